@@ -1,0 +1,63 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny")
+]
+
+let package = Package(
+    name: "ShoppingAssistant",
+    products: [
+        .library(name: "ShoppingAssistant", targets: ["ShoppingAssistant"]),
+        .library(name: "ShoppingAssistantTesting", targets: ["ShoppingAssistantTesting"]),
+        .library(name: "DemoStore", targets: ["DemoStore"]),
+        .executable(name: "assistant", targets: ["assistant"]),
+    ],
+    targets: [
+        // The engine: no terminal code, embeddable by any Swift tool.
+        .target(name: "ShoppingAssistant", swiftSettings: swiftSettings),
+        // Manual clock and scripted transport, public so embedders can test their hosts too.
+        .target(
+            name: "ShoppingAssistantTesting",
+            dependencies: ["ShoppingAssistant"],
+            swiftSettings: swiftSettings
+        ),
+        // The built-in backend: answers both services at the transport seam.
+        .target(name: "DemoStore", dependencies: ["ShoppingAssistant"], swiftSettings: swiftSettings),
+        // libedit, linked from the system (`apt-get install libedit-dev`).
+        .systemLibrary(
+            name: "CLibedit",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
+        // Fixed-argument wrappers around libedit's variadic calls, which Swift cannot call.
+        .target(name: "CLibeditShim", dependencies: ["CLibedit"]),
+        // The REPL core: screens, chat presenter, carousel, commands; reads lines via a protocol.
+        .target(
+            name: "AssistantREPL",
+            dependencies: ["ShoppingAssistant", "DemoStore", "CLibeditShim"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "assistant",
+            dependencies: ["AssistantREPL"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ShoppingAssistantTests",
+            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DemoStoreTests",
+            dependencies: ["DemoStore", "ShoppingAssistant", "ShoppingAssistantTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AssistantREPLTests",
+            dependencies: ["AssistantREPL", "ShoppingAssistant", "ShoppingAssistantTesting", "DemoStore"],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,155 @@
+/// Fixed-argument wrappers around libedit, plus a small editing session.
+///
+/// Swift cannot call C-variadic functions, and `el_set`, `el_get` and `history` take `...`,
+/// so every call the REPL needs is wrapped here in a function with a fixed signature.
+///
+/// The session (`cle_session`) exists because two things cannot be done safely from Swift:
+///
+/// - Signal handling. A `SIGINT` handler must only touch async-signal-safe state, and in a
+///   multi-threaded process the kernel may deliver the signal to any thread, not the one
+///   blocked in `read(2)`. The handler therefore only sets a flag and writes one byte to a
+///   per-session pipe; the session's read function waits on both the terminal and that pipe,
+///   so Ctrl-C wakes the reading thread wherever the signal landed.
+/// - Output while the user types. libedit is not thread-safe. The session's read function
+///   holds a mutex while libedit processes a key and releases it only while it waits for the
+///   next one (lldb's Editline does the same), so `cle_session_print_async` can clear the
+///   input, print and redraw without racing libedit's own screen updates.
+#ifndef CLIBEDIT_SHIM_H_WRAPPERS
+#define CLIBEDIT_SHIM_H_WRAPPERS
+
+#include <stddef.h>
+#include <stdio.h>
+#include <histedit.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: - el_set / el_get wrappers
+
+/// A libedit prompt function: returns the prompt for the line being edited.
+typedef char *(*cle_prompt_function)(EditLine *editline);
+
+/// A libedit editor function, as registered with `EL_ADDFN`; returns a `CC_*` code.
+typedef unsigned char (*cle_editor_function)(EditLine *editline, int key);
+
+/// `el_set(EL_PROMPT_ESC, prompt, ignore)`: characters between two `ignore` characters are
+/// printed but take no column, which keeps colour escapes out of libedit's cursor math.
+int cle_set_prompt(EditLine *editline, cle_prompt_function prompt, char ignore);
+
+/// `el_set(EL_EDITOR, mode)`, mode `"emacs"` or `"vi"`.
+int cle_set_editor(EditLine *editline, const char *mode);
+
+/// `el_set(EL_TERMINAL, type)`: the terminfo entry to use instead of `$TERM`.
+int cle_set_terminal(EditLine *editline, const char *type);
+
+/// `el_set(EL_SIGNAL, flag)`. The session sets 0: with 1, libedit re-raises signals to the
+/// whole process group, and the REPL wants to handle Ctrl-C itself.
+int cle_set_signal(EditLine *editline, int flag);
+
+/// `el_set(EL_UNBUFFERED, flag)`: one character per `el_gets` call. Not used by the session,
+/// wrapped for completeness of the raw API.
+int cle_set_unbuffered(EditLine *editline, int flag);
+
+/// `el_set(EL_CLIENTDATA, data)`.
+int cle_set_clientdata(EditLine *editline, void *data);
+
+/// `el_get(EL_CLIENTDATA)`, or NULL when unset.
+void *cle_get_clientdata(EditLine *editline);
+
+/// `el_set(EL_HIST, history, history_handle)`: attaches a history list for up/down keys.
+int cle_set_history(EditLine *editline, History *history_handle);
+
+/// `el_set(EL_ADDFN, name, help, function)`. Register before binding a key to `name`.
+int cle_add_function(EditLine *editline, const char *name, const char *help, cle_editor_function function);
+
+/// `el_set(EL_BIND, key, function_name, NULL)`, e.g. `("^I", "assistant-complete")`.
+int cle_bind(EditLine *editline, const char *key, const char *function_name);
+
+/// `el_set(EL_REFRESH)`: forgets what libedit believes is on screen and redraws the prompt
+/// and the current input from the cursor's position.
+int cle_refresh(EditLine *editline);
+
+/// `el_get(EL_GETTC, "co")`: the terminal width libedit works with, or 80 when unknown.
+int cle_get_columns(EditLine *editline);
+
+// MARK: - history wrappers
+
+/// `history(H_SETSIZE, size)`.
+int cle_history_set_size(History *history_handle, int size);
+
+/// `history(H_SETUNIQUE, flag)`: with 1, a line equal to the previous one is not stored.
+int cle_history_set_unique(History *history_handle, int flag);
+
+/// `history(H_ENTER, line)`.
+int cle_history_enter(History *history_handle, const char *line);
+
+/// `history(H_LOAD, path)`: the number of entries read, or -1.
+int cle_history_load(History *history_handle, const char *path);
+
+/// `history(H_SAVE, path)`: the number of entries written, or -1. Not atomic.
+int cle_history_save(History *history_handle, const char *path);
+
+/// `history(H_SAVE_FP, file)`: writes to an already open file, so the caller chooses how the
+/// file is created (mode 0600, temporary name, rename into place).
+int cle_history_save_fp(History *history_handle, FILE *file);
+
+// MARK: - Session
+
+/// One line editor on one terminal, with its history, lock, prompt and wake-up pipe.
+typedef struct cle_session cle_session;
+
+/// Switches `LC_CTYPE` to the environment's locale, or to `C.UTF-8` when that is not UTF-8.
+/// libedit decodes input with the C library's multibyte functions, and a Swift program starts
+/// in the "C" locale, where every non-ASCII byte (any Cyrillic letter) is invalid.
+/// Returns 1 when the resulting character set is UTF-8. Process-wide: call before opening.
+int cle_prepare_utf8_locale(void);
+
+/// Opens a session on the given descriptors (they are duplicated, the caller keeps its own),
+/// in emacs mode, with `EL_SIGNAL 0` and the session's own read function. `terminal_type`
+/// may be NULL for `$TERM`. `context` is returned by `cle_context` inside callbacks.
+/// Installs the process's SIGINT and SIGWINCH handlers while at least one session is open.
+/// Returns NULL when libedit or the pipe cannot be set up.
+cle_session *cle_session_open(const char *program, int input_fd, int output_fd, const char *terminal_type, void *context);
+
+/// Ends libedit (restoring the terminal), frees the history and the session, and restores
+/// the previous signal handlers when this was the last open session.
+void cle_session_close(cle_session *session);
+
+/// The session's `EditLine`, for further `cle_set_*` calls made before the first read.
+EditLine *cle_session_editline(cle_session *session);
+
+/// The session's history list (already attached to the editor).
+History *cle_session_history(cle_session *session);
+
+/// The `context` given to `cle_session_open`, found from the `EditLine` a callback receives.
+void *cle_context(EditLine *editline);
+
+/// Replaces the prompt (copied). Bytes between two `\1` characters take no column.
+void cle_session_set_prompt(cle_session *session, const char *prompt);
+
+/// Reads one line with editing. Returns the line (with its trailing newline, owned by
+/// libedit and valid until the next call), or NULL: then `*interrupted` is 1 when Ctrl-C (or
+/// `cle_session_interrupt`) ended the read, and `*count` is 0 at end of input.
+/// Must not be called by two threads at once.
+const char *cle_session_gets(cle_session *session, int *count, int *interrupted);
+
+/// Makes a read in progress (or the next one) return as interrupted. Safe from any thread.
+void cle_session_interrupt(cle_session *session);
+
+/// Prints `length` bytes. While a line is being edited it first clears the prompt and the
+/// partial input, then prints, then redraws both, so the user's typing is never garbled.
+/// Safe from any thread, and from inside an editor function on the reading thread.
+void cle_session_print_async(cle_session *session, const char *text, size_t length);
+
+/// Holds the session's lock (recursive), for code that calls libedit between reads.
+void cle_session_lock(cle_session *session);
+
+/// Releases what `cle_session_lock` took.
+void cle_session_unlock(cle_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

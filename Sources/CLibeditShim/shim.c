@@ -1,0 +1,472 @@
+/// Fixed-argument wrappers around libedit and the editing session described in
+/// include/CLibeditShim.h. Kept in C because Swift cannot call variadic functions and
+/// because signal handlers must stay async-signal-safe.
+#include "CLibeditShim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <locale.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+
+// MARK: - el_set / el_get wrappers
+
+int cle_set_prompt(EditLine *editline, cle_prompt_function prompt, char ignore) {
+    return el_set(editline, EL_PROMPT_ESC, prompt, ignore);
+}
+
+int cle_set_editor(EditLine *editline, const char *mode) { return el_set(editline, EL_EDITOR, mode); }
+
+int cle_set_terminal(EditLine *editline, const char *type) { return el_set(editline, EL_TERMINAL, type); }
+
+int cle_set_signal(EditLine *editline, int flag) { return el_set(editline, EL_SIGNAL, flag); }
+
+int cle_set_unbuffered(EditLine *editline, int flag) { return el_set(editline, EL_UNBUFFERED, flag); }
+
+int cle_set_clientdata(EditLine *editline, void *data) { return el_set(editline, EL_CLIENTDATA, data); }
+
+void *cle_get_clientdata(EditLine *editline) {
+    void *data = NULL;
+    if (el_get(editline, EL_CLIENTDATA, &data) != 0) return NULL;
+    return data;
+}
+
+int cle_set_history(EditLine *editline, History *history_handle) {
+    return el_set(editline, EL_HIST, history, history_handle);
+}
+
+int cle_add_function(EditLine *editline, const char *name, const char *help, cle_editor_function function) {
+    return el_set(editline, EL_ADDFN, name, help, function);
+}
+
+int cle_bind(EditLine *editline, const char *key, const char *function_name) {
+    return el_set(editline, EL_BIND, key, function_name, (const char *)NULL);
+}
+
+int cle_refresh(EditLine *editline) { return el_set(editline, EL_REFRESH); }
+
+int cle_get_columns(EditLine *editline) {
+    int columns = 0;
+    if (el_get(editline, EL_GETTC, "co", &columns, (void *)NULL) != 0 || columns <= 0) return 80;
+    return columns;
+}
+
+// MARK: - history wrappers
+
+int cle_history_set_size(History *history_handle, int size) {
+    HistEvent event;
+    return history(history_handle, &event, H_SETSIZE, size);
+}
+
+int cle_history_set_unique(History *history_handle, int flag) {
+    HistEvent event;
+    return history(history_handle, &event, H_SETUNIQUE, flag);
+}
+
+int cle_history_enter(History *history_handle, const char *line) {
+    HistEvent event;
+    return history(history_handle, &event, H_ENTER, line);
+}
+
+int cle_history_load(History *history_handle, const char *path) {
+    HistEvent event;
+    return history(history_handle, &event, H_LOAD, path);
+}
+
+int cle_history_save(History *history_handle, const char *path) {
+    HistEvent event;
+    return history(history_handle, &event, H_SAVE, path);
+}
+
+int cle_history_save_fp(History *history_handle, FILE *file) {
+    HistEvent event;
+    return history(history_handle, &event, H_SAVE_FP, file);
+}
+
+// MARK: - Signals
+
+// Each open session owns one slot. The handler only reads the slot's pipe descriptor, sets
+// the slot's flags and writes one byte: all async-signal-safe. Slots hold `fd + 1` so that
+// the zero-initialised table means "free".
+enum { CLE_MAX_SESSIONS = 32 };
+static atomic_int cle_slot_wake_fd[CLE_MAX_SESSIONS];
+static atomic_int cle_slot_interrupt[CLE_MAX_SESSIONS];
+static atomic_int cle_slot_resize[CLE_MAX_SESSIONS];
+
+static pthread_mutex_t cle_signal_lock = PTHREAD_MUTEX_INITIALIZER;
+static int cle_open_sessions = 0;
+static struct sigaction cle_previous_sigint;
+static struct sigaction cle_previous_sigwinch;
+
+static void cle_wake_slot(int slot) {
+    int fd = atomic_load(&cle_slot_wake_fd[slot]) - 1;
+    if (fd < 0) return;
+    char byte = 0;
+    ssize_t ignored = write(fd, &byte, 1);
+    (void)ignored;
+}
+
+static void cle_on_signal(int signal_number) {
+    int saved_errno = errno;
+    for (int slot = 0; slot < CLE_MAX_SESSIONS; slot++) {
+        if (atomic_load(&cle_slot_wake_fd[slot]) == 0) continue;
+        if (signal_number == SIGINT) {
+            atomic_store(&cle_slot_interrupt[slot], 1);
+        } else {
+            atomic_store(&cle_slot_resize[slot], 1);
+        }
+        cle_wake_slot(slot);
+    }
+    errno = saved_errno;
+}
+
+// Without SA_RESTART, so a blocking call in the thread that receives the signal returns
+// EINTR instead of swallowing the first Ctrl-C.
+static void cle_install_handlers(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = cle_on_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0;
+    sigaction(SIGINT, &action, &cle_previous_sigint);
+    sigaction(SIGWINCH, &action, &cle_previous_sigwinch);
+}
+
+static void cle_restore_handlers(void) {
+    sigaction(SIGINT, &cle_previous_sigint, NULL);
+    sigaction(SIGWINCH, &cle_previous_sigwinch, NULL);
+}
+
+static int cle_claim_slot(int wake_fd) {
+    pthread_mutex_lock(&cle_signal_lock);
+    int claimed = -1;
+    for (int slot = 0; slot < CLE_MAX_SESSIONS; slot++) {
+        if (atomic_load(&cle_slot_wake_fd[slot]) == 0) {
+            atomic_store(&cle_slot_interrupt[slot], 0);
+            atomic_store(&cle_slot_resize[slot], 0);
+            atomic_store(&cle_slot_wake_fd[slot], wake_fd + 1);
+            claimed = slot;
+            break;
+        }
+    }
+    if (claimed >= 0 && cle_open_sessions++ == 0) cle_install_handlers();
+    pthread_mutex_unlock(&cle_signal_lock);
+    return claimed;
+}
+
+static void cle_release_slot(int slot) {
+    pthread_mutex_lock(&cle_signal_lock);
+    atomic_store(&cle_slot_wake_fd[slot], 0);
+    if (--cle_open_sessions == 0) cle_restore_handlers();
+    pthread_mutex_unlock(&cle_signal_lock);
+}
+
+// MARK: - Session
+
+struct cle_session {
+    EditLine *editline;
+    History *history;
+    FILE *input;
+    FILE *output;
+    FILE *errors;
+    int input_fd;
+    int wake_read;
+    int wake_write;
+    int slot;
+    pthread_mutex_t lock;
+    char *prompt;
+    void *context;
+    int editing;
+    int interrupted;
+};
+
+int cle_prepare_utf8_locale(void) {
+    setlocale(LC_CTYPE, "");
+    if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0) setlocale(LC_CTYPE, "C.UTF-8");
+    return strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+}
+
+static cle_session *cle_session_of(EditLine *editline) { return (cle_session *)cle_get_clientdata(editline); }
+
+void *cle_context(EditLine *editline) {
+    cle_session *session = cle_session_of(editline);
+    return session ? session->context : NULL;
+}
+
+static char *cle_prompt(EditLine *editline) {
+    static char empty[] = "";
+    cle_session *session = cle_session_of(editline);
+    return session && session->prompt ? session->prompt : empty;
+}
+
+static void cle_drain(int fd) {
+    char buffer[64];
+    while (read(fd, buffer, sizeof buffer) > 0) {
+    }
+}
+
+// libedit's built-in read function blocks in read(2) with no way to be woken from another
+// thread and cannot release our lock, so the session reads characters itself. It holds the
+// lock while libedit works and drops it only while waiting for input.
+static int cle_read_char(EditLine *editline, wchar_t *character) {
+    cle_session *session = cle_session_of(editline);
+    char bytes[MB_LEN_MAX];
+    size_t have = 0;
+    int result = -1;
+    *character = L'\0';
+    pthread_mutex_unlock(&session->lock);
+    for (;;) {
+        struct pollfd fds[2] = {{session->input_fd, POLLIN, 0}, {session->wake_read, POLLIN, 0}};
+        int ready = poll(fds, 2, -1);
+        if (ready < 0 && errno != EINTR) break;
+        if (ready > 0 && (fds[1].revents & POLLIN)) cle_drain(session->wake_read);
+        if (atomic_exchange(&cle_slot_interrupt[session->slot], 0)) {
+            session->interrupted = 1;
+            errno = EINTR;
+            break;
+        }
+        if (atomic_exchange(&cle_slot_resize[session->slot], 0)) {
+            pthread_mutex_lock(&session->lock);
+            el_resize(editline);
+            pthread_mutex_unlock(&session->lock);
+        }
+        if (ready <= 0 || !(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        ssize_t count = read(session->input_fd, bytes + have, 1);
+        if (count < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            break;
+        }
+        if (count == 0) {
+            result = 0;
+            break;
+        }
+        have += 1;
+        mbstate_t state;
+        memset(&state, 0, sizeof state);
+        size_t decoded = mbrtowc(character, bytes, have, &state);
+        if (decoded == (size_t)-2 && have < sizeof bytes) continue;
+        if (decoded == (size_t)-1 || decoded == (size_t)-2) {
+            // An invalid byte sequence is dropped rather than shown as garbage.
+            have = 0;
+            continue;
+        }
+        result = 1;
+        break;
+    }
+    pthread_mutex_lock(&session->lock);
+    return result;
+}
+
+static int cle_make_pipe(int fds[2]) {
+    if (pipe(fds) != 0) return -1;
+    for (int index = 0; index < 2; index++) {
+        fcntl(fds[index], F_SETFD, FD_CLOEXEC);
+        fcntl(fds[index], F_SETFL, fcntl(fds[index], F_GETFL) | O_NONBLOCK);
+    }
+    return 0;
+}
+
+static FILE *cle_open_copy(int fd, const char *mode) {
+    int copy = dup(fd);
+    if (copy < 0) return NULL;
+    FILE *file = fdopen(copy, mode);
+    if (!file) close(copy);
+    return file;
+}
+
+static void cle_session_free(cle_session *session) {
+    if (session->editline) el_end(session->editline);
+    if (session->history) history_end(session->history);
+    if (session->input) fclose(session->input);
+    if (session->output) fclose(session->output);
+    if (session->errors) fclose(session->errors);
+    if (session->slot >= 0) cle_release_slot(session->slot);
+    if (session->wake_read >= 0) close(session->wake_read);
+    if (session->wake_write >= 0) close(session->wake_write);
+    pthread_mutex_destroy(&session->lock);
+    free(session->prompt);
+    free(session);
+}
+
+cle_session *cle_session_open(const char *program, int input_fd, int output_fd, const char *terminal_type, void *context) {
+    cle_session *session = calloc(1, sizeof *session);
+    if (!session) return NULL;
+    session->slot = -1;
+    session->wake_read = -1;
+    session->wake_write = -1;
+    session->context = context;
+    pthread_mutexattr_t attributes;
+    pthread_mutexattr_init(&attributes);
+    pthread_mutexattr_settype(&attributes, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&session->lock, &attributes);
+    pthread_mutexattr_destroy(&attributes);
+
+    session->prompt = strdup("");
+    session->input = cle_open_copy(input_fd, "r");
+    session->output = cle_open_copy(output_fd, "w");
+    session->errors = cle_open_copy(output_fd, "w");
+    int wake[2];
+    if (!session->prompt || !session->input || !session->output || !session->errors || cle_make_pipe(wake) != 0) {
+        cle_session_free(session);
+        return NULL;
+    }
+    session->wake_read = wake[0];
+    session->wake_write = wake[1];
+    session->input_fd = fileno(session->input);
+
+    session->editline = el_init(program, session->input, session->output, session->errors);
+    session->history = history_init();
+    if (!session->editline || !session->history) {
+        cle_session_free(session);
+        return NULL;
+    }
+    EditLine *editline = session->editline;
+    cle_set_clientdata(editline, session);
+    if (terminal_type) cle_set_terminal(editline, terminal_type);
+    cle_set_editor(editline, "emacs");
+    cle_set_signal(editline, 0);
+    cle_set_prompt(editline, cle_prompt, '\1');
+    cle_set_history(editline, session->history);
+    el_set(editline, EL_GETCFN, cle_read_char);
+
+    session->slot = cle_claim_slot(session->wake_write);
+    if (session->slot < 0) {
+        cle_session_free(session);
+        return NULL;
+    }
+    return session;
+}
+
+void cle_session_close(cle_session *session) {
+    if (session) cle_session_free(session);
+}
+
+EditLine *cle_session_editline(cle_session *session) { return session->editline; }
+
+History *cle_session_history(cle_session *session) { return session->history; }
+
+void cle_session_set_prompt(cle_session *session, const char *prompt) {
+    char *copy = strdup(prompt ? prompt : "");
+    if (!copy) return;
+    pthread_mutex_lock(&session->lock);
+    free(session->prompt);
+    session->prompt = copy;
+    pthread_mutex_unlock(&session->lock);
+}
+
+const char *cle_session_gets(cle_session *session, int *count, int *interrupted) {
+    pthread_mutex_lock(&session->lock);
+    // A Ctrl-C pressed while nothing was being read must not cancel the new prompt.
+    atomic_store(&cle_slot_interrupt[session->slot], 0);
+    cle_drain(session->wake_read);
+    session->interrupted = 0;
+    session->editing = 1;
+    const char *line = el_gets(session->editline, count);
+    session->editing = 0;
+    *interrupted = session->interrupted;
+    pthread_mutex_unlock(&session->lock);
+    return line;
+}
+
+void cle_session_interrupt(cle_session *session) {
+    atomic_store(&cle_slot_interrupt[session->slot], 1);
+    cle_wake_slot(session->slot);
+}
+
+void cle_session_lock(cle_session *session) { pthread_mutex_lock(&session->lock); }
+
+void cle_session_unlock(cle_session *session) { pthread_mutex_unlock(&session->lock); }
+
+// MARK: - Printing while a line is edited
+
+// Moves a simulated cursor the way libedit's refresh does: a glyph that does not fit wraps
+// whole to the next row, and filling the last column moves to the next row at once.
+static void cle_advance(int *column, int *row, int width, int columns) {
+    if (width <= 0) return;
+    if (*column + width > columns) {
+        *row += 1;
+        *column = 0;
+    }
+    *column += width;
+    if (*column >= columns) {
+        *row += 1;
+        *column = 0;
+    }
+}
+
+static int cle_glyph_width(wchar_t character, int column) {
+    if (character == L'\t') return 8 - column % 8;
+    if (character < 0x20 || character == 0x7f) return 2;  // shown as ^X
+    int width = wcwidth(character);
+    return width < 0 ? 1 : width;
+}
+
+// The row, counted from the prompt's first row, on which libedit left the cursor.
+static int cle_cursor_row(cle_session *session) {
+    int columns = cle_get_columns(session->editline);
+    int column = 0;
+    int row = 0;
+    const char *prompt = session->prompt;
+    size_t remaining = strlen(prompt);
+    int ignoring = 0;
+    mbstate_t state;
+    memset(&state, 0, sizeof state);
+    while (remaining > 0) {
+        wchar_t character;
+        size_t length = mbrtowc(&character, prompt, remaining, &state);
+        if (length == 0 || length == (size_t)-1 || length == (size_t)-2) {
+            memset(&state, 0, sizeof state);
+            length = 1;
+            character = L'?';
+        }
+        prompt += length;
+        remaining -= length;
+        if (character == L'\1') {
+            ignoring = !ignoring;
+        } else if (ignoring) {
+            continue;
+        } else if (character == L'\n') {
+            row += 1;
+            column = 0;
+        } else {
+            cle_advance(&column, &row, cle_glyph_width(character, column), columns);
+        }
+    }
+    const LineInfoW *line = el_wline(session->editline);
+    for (const wchar_t *cursor = line->buffer; cursor < line->cursor; cursor++) {
+        cle_advance(&column, &row, cle_glyph_width(*cursor, column), columns);
+    }
+    return row;
+}
+
+void cle_session_print_async(cle_session *session, const char *text, size_t length) {
+    pthread_mutex_lock(&session->lock);
+    FILE *output = session->output;
+    if (!session->editing) {
+        fwrite(text, 1, length, output);
+        fflush(output);
+        pthread_mutex_unlock(&session->lock);
+        return;
+    }
+    int rows = cle_cursor_row(session);
+    fputc('\r', output);
+    if (rows > 0) fprintf(output, "\x1b[%dA", rows);
+    fputs("\x1b[J", output);
+    // The terminal is in libedit's raw mode, so each newline gets its carriage return here.
+    for (size_t index = 0; index < length; index++) {
+        if (text[index] == '\n' && (index == 0 || text[index - 1] != '\r')) fputc('\r', output);
+        fputc(text[index], output);
+    }
+    if (length == 0 || text[length - 1] != '\n') fputs("\r\n", output);
+    fflush(output);
+    cle_refresh(session->editline);
+    pthread_mutex_unlock(&session->lock);
+}

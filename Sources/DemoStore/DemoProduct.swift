@@ -1,0 +1,179 @@
+import Foundation
+
+/// One product of the demo catalogue, with everything the store needs to put it on the wire.
+///
+/// The catalogue deliberately contains the awkward cases the engine must survive (PR1, AN5):
+/// prices as strings, missing prices and pictures, SKU-only products, one product with neither
+/// SKU nor URL, products without tracking events and products with repeated click URLs.
+public struct DemoProduct: Sendable, Hashable {
+    /// The store's departments; the raw value is the Russian name sent as `category`.
+    public enum Category: String, Sendable, Hashable, CaseIterable {
+        case kitchen = "Посуда"
+        case electronics = "Электроника"
+        case clothing = "Одежда"
+        case home = "Дом"
+        case sport = "Спорт"
+        case books = "Книги"
+        case toys = "Игрушки"
+        case cosmetics = "Косметика"
+
+        /// The path segment of the category's page on the demo shop site.
+        public var slug: String {
+            switch self {
+            case .kitchen: "kitchen"
+            case .electronics: "electronics"
+            case .clothing: "clothing"
+            case .home: "home"
+            case .sport: "sport"
+            case .books: "books"
+            case .toys: "toys"
+            case .cosmetics: "cosmetics"
+            }
+        }
+    }
+
+    /// Labels the reply composer matches questions against.
+    public enum Tag: String, Sendable, Hashable, CaseIterable {
+        /// A good present.
+        case gift
+        /// Suits a man.
+        case men
+        /// Suits a woman.
+        case women
+        /// Suits a child.
+        case kids
+        /// Shown when nothing specific matches.
+        case popular
+    }
+
+    /// Which tracking URLs the product carries in `events`.
+    public enum Tracking: Sendable, Hashable {
+        /// One `visible_impression` URL and one `click` URL.
+        case standard
+        /// Two different `click` URLs on two tracking hosts.
+        case twoClickHosts
+        /// The same `click` URL listed twice, to show de-duplication within one action (AN5).
+        case duplicatedClick
+        /// No `events` at all: shown and openable, but without tracking (AN5).
+        case none
+    }
+
+    /// The item identifier on the wire (`itemId`), unique in the catalogue.
+    public let itemId: String
+    /// The shop's SKU, if the product has one.
+    public let sku: String?
+    /// The display name.
+    public let name: String
+    /// The product page on the demo shop site, if the product has one.
+    public let url: String?
+    /// The picture, if the product has one.
+    public let imageUrl: String?
+    /// The price in roubles, if known.
+    public let price: Int?
+    /// The price before a discount, if any.
+    public let oldPrice: Int?
+    /// Whether prices go on the wire as formatted strings (`"1 990 ₽"`) instead of numbers.
+    public let pricesAsText: Bool
+    /// The department, if the product is in one.
+    public let category: Category?
+    /// The brand, if known.
+    public let brand: String?
+    /// Labels for matching questions.
+    public let tags: Set<Tag>
+    /// The tracking URLs the product carries.
+    public let tracking: Tracking
+    /// A customer rating, an extra item field the engine must keep (PR1).
+    public let rating: Double?
+
+    /// Creates a product. `url`/`imageUrl` are whole URLs; pass `nil` for "absent".
+    public init(
+        itemId: String,
+        sku: String?,
+        name: String,
+        url: String?,
+        imageUrl: String?,
+        price: Int?,
+        oldPrice: Int? = nil,
+        pricesAsText: Bool = false,
+        category: Category?,
+        brand: String?,
+        tags: Set<Tag> = [],
+        tracking: Tracking = .standard,
+        rating: Double? = nil
+    ) {
+        self.itemId = itemId
+        self.sku = sku
+        self.name = name
+        self.url = url
+        self.imageUrl = imageUrl
+        self.price = price
+        self.oldPrice = oldPrice
+        self.pricesAsText = pricesAsText
+        self.category = category
+        self.brand = brand
+        self.tags = tags
+        self.tracking = tracking
+        self.rating = rating
+    }
+
+    /// The `visible_impression` URLs this product carries.
+    public var visibleImpressionURLs: [String] {
+        tracking == .none ? [] : ["https://\(DemoStore.trackingHost)/vi?i=\(itemId)"]
+    }
+
+    /// The `click` URLs this product carries, duplicates included.
+    public var clickURLs: [String] {
+        let primary = "https://\(DemoStore.trackingHost)/c?i=\(itemId)"
+        switch tracking {
+        case .standard: return [primary]
+        case .twoClickHosts: return [primary, "https://\(DemoStore.secondaryTrackingHost)/c?i=\(itemId)"]
+        case .duplicatedClick: return [primary, primary]
+        case .none: return []
+        }
+    }
+
+    /// The product as a wire item (wire.md, `products.items[*]`).
+    var wireJSON: DemoJSON {
+        var members: [(String, DemoJSON?)] = [
+            ("itemId", .string(itemId)),
+            ("sku", sku.map(DemoJSON.string)),
+            ("name", .string(name)),
+            ("url", url.map(DemoJSON.string)),
+            ("imageUrl", imageUrl.map(DemoJSON.string)),
+            ("price", price.map(priceJSON)),
+            ("oldPrice", oldPrice.map(priceJSON)),
+            ("currency", price == nil ? nil : .string("RUB")),
+            ("category", category.map { .string($0.rawValue) }),
+            ("brand", brand.map(DemoJSON.string)),
+            ("rating", rating.map(DemoJSON.double)),
+        ]
+        if tracking != .none {
+            members.append(
+                (
+                    "events",
+                    .array([
+                        .object(["type": "visible_impression", "urls": .strings(visibleImpressionURLs)]),
+                        .object(["type": "click", "urls": .strings(clickURLs)]),
+                    ])
+                ))
+        }
+        return .compactObject(members)
+    }
+
+    private func priceJSON(_ amount: Int) -> DemoJSON {
+        pricesAsText ? .string(Self.formatPrice(amount)) : .int(amount)
+    }
+
+    /// A price as the shop writes it: thousands separated by a space, then the rouble sign.
+    public static func formatPrice(_ amount: Int) -> String {
+        let digits = String(amount)
+        var groups: [String] = []
+        var end = digits.endIndex
+        while end > digits.startIndex {
+            let start = digits.index(end, offsetBy: -3, limitedBy: digits.startIndex) ?? digits.startIndex
+            groups.insert(String(digits[start..<end]), at: 0)
+            end = start
+        }
+        return groups.joined(separator: " ") + " ₽"
+    }
+}

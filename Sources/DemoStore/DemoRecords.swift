@@ -1,0 +1,69 @@
+/// One request the demo store handled, for the REPL's request log.
+public struct DemoRequestRecord: Sendable, Hashable, CustomStringConvertible {
+    /// Which service the request was addressed to.
+    public enum Service: String, Sendable, Hashable {
+        case gravity, shopping, tracking, unknown
+    }
+
+    /// How the request ended.
+    public enum Outcome: Sendable, Hashable {
+        /// Still waiting (a slow reply, a reply timeout).
+        case pending
+        /// Answered with this HTTP status.
+        case status(Int)
+        /// Ended without a response: the transport error or cancellation, described.
+        case failed(String)
+    }
+
+    /// 1-based position in the log.
+    public let sequence: Int
+    /// The service.
+    public let service: Service
+    /// `GET` or `POST`.
+    public let method: String
+    /// The URL path with its query, without scheme and host.
+    public let path: String
+    /// How the request ended (so far).
+    public internal(set) var outcome: Outcome
+
+    /// The HTTP status, if the request was answered.
+    public var status: Int? {
+        if case .status(let status) = outcome { return status }
+        return nil
+    }
+
+    /// One line: `#3 POST /v2/choose → 200`.
+    public var description: String {
+        let result: String
+        switch outcome {
+        case .pending: result = "pending"
+        case .status(let status): result = String(status)
+        case .failed(let reason): result = reason
+        }
+        return "#\(sequence) \(method) \(path) → \(result)"
+    }
+}
+
+/// A custom event received on Gravity `/event` (AN1), as the REPL's analytics log shows it.
+public struct DemoGravityEvent: Sendable, Hashable {
+    /// The event type, e.g. `chat_message_send`.
+    public let type: String
+    /// The human-readable name, if sent.
+    public let name: String?
+    /// The event properties; non-string values are kept in their JSON spelling.
+    public let customProps: [String: String]
+    /// The `user.uid` the event was sent under, if any (AN3).
+    public let uid: String?
+}
+
+/// A rating received on `POST /v1/feedback` (D11).
+public struct DemoFeedbackRecord: Sendable, Hashable {
+    /// The dialog.
+    public let threadId: String
+    /// The rated assistant message.
+    public let messageId: String
+    /// The rating user.
+    public let resourceId: String
+    /// `like` or `dislike`.
+    public let rating: String
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+// MARK: - Products and reply actions (PR1–PR10, AC1–AC6, AN5–AN8)
+
+extension AssistantEngine {
+    /// Reports a visible impression or a tap of a product card (PR4).
+    ///
+    /// An accepted tap queues click tracking, closes the chat, and only after the close
+    /// completed calls the handler with `.openProduct` exactly once (PR10). This call returns
+    /// when that is done.
+    public func performAssistantProductAction(
+        product ref: AssistantProductRef, action: AssistantProductAction
+    ) async -> AssistantInteractionResult {
+        let scope = ProductActionLedger.Scope(
+            opening: presentation.currentOpening?.value, dialog: dialog.epoch, identity: identity.epoch)
+        let decision = ledger.perform(
+            ref, action, scope: scope, product: dialog.product(reply: ref.reply, item: ref.item))
+        logger.log(.info, "product \(action.rawValue) \(ref): \(decision.result.rawValue)")
+        guard case .accepted(let product) = decision else { return decision.result }
+        switch action {
+        case .visibleImpression:
+            enqueueURLs(product.tracking["visible_impression"] ?? [])
+        case .tap:
+            enqueueURLs(product.tracking["click"] ?? [])  // queued before the close (AN8)
+            afterClose.append(.openProduct(product.product(ref: ref)))
+            await closeChat(reason: "product tap")
+        }
+        return .accepted
+    }
+
+    /// Presses reply button `index` of the reply `assistantMessageId` (AC1–AC6): closes the
+    /// chat, then hands the action to the handler once. No product tracking is sent (AC6).
+    public func performReplyButton(assistantMessageId: String, index: Int) async -> AssistantInteractionResult {
+        guard case .open = presentation.state, ledger.transition == nil,
+            let message = makeSnapshot().messages.first(where: { $0.role == .assistant && $0.id == assistantMessageId }),
+            message.buttons.indices.contains(index)
+        else { return .staleReference }
+        let button = message.buttons[index]
+        guard button.isEnabled else { return .notActionable }
+        track(
+            type: "chat_action",
+            props: [
+                "threadId": dialog.context?.threadId, "assistantMessageId": assistantMessageId, "action": button.action.name,
+            ])
+        afterClose.append(button.action)
+        await closeChat(reason: "reply action")
+        return .accepted
+    }
+
+    /// Renders a block with the registered builder, refusing a zero or unbounded height (PR3).
+    public func renderProductBlock(_ block: AssistantProductBlock, layout: AssistantProductLayout) -> (
+        any AssistantProductBlockRendering
+    )? {
+        guard let builder else { return nil }
+        let rendering = builder.build(block: block, layout: layout)
+        guard rendering.height > 0, rendering.height < 10_000 else {
+            logger.log(.error, "product block builder returned an invalid height \(rendering.height)")
+            return nil
+        }
+        return rendering
+    }
+
+    // MARK: - Snapshot
+
+    func makeSnapshot() -> AssistantChatSnapshot {
+        let start = dialog.context?.prepared.configuration ?? latestReady?.configuration
+        let opening = presentation.currentOpening?.value ?? 0
+        var messages: [AssistantChatMessage] = []
+        var lastSuggests: [String] = []
+        for (index, entry) in dialog.entries.enumerated() {
+            switch entry {
+            case .user(let user):
+                let status: AssistantChatMessage.Status
+                var canRetry = false
+                switch user.status {
+                case .sending: status = .sending
+                case .sent: status = .sent
+                case .failed(let error, let retryable):
+                    status = .failed(error)
+                    canRetry = retryable
+                }
+                messages.append(AssistantChatMessage(id: user.messageId, role: .user, text: user.text, status: status, canRetry: canRetry))
+            case .reply(let reply):
+                let content = reply.content
+                let block = content.products.map { products in
+                    AssistantProductBlock(
+                        title: content.productsTitle,
+                        products: products.enumerated().map { item, product in
+                            product.product(
+                                ref: AssistantProductRef(
+                                    opening: opening, dialog: dialog.epoch, identity: identity.epoch, reply: index, item: item))
+                        })
+                }
+                let buttons = content.buttons.compactMap { button -> AssistantReplyButton? in
+                    guard let action = AssistantAction(button: button) else { return nil }  // AC3
+                    return AssistantReplyButton(
+                        title: button["value"]?.stringValue ?? action.name, action: action,
+                        isEnabled: handler?.canHandle(action) ?? false)  // AC4
+                }
+                lastSuggests = content.suggests
+                messages.append(
+                    AssistantChatMessage(
+                        id: content.assistantMessageId ?? "reply-\(index)", role: .assistant, text: content.text,
+                        productBlock: block, buttons: buttons,
+                        canRate: content.assistantMessageId != nil && reply.rating == nil, rating: reply.rating))
+            }
+        }
+        let sending: Bool
+        if case .sending = dialog.state { sending = true } else { sending = false }
+        let suggests = dialog.entries.isEmpty ? (start?.suggests ?? []) : (sending ? [] : lastSuggests)
+        return AssistantChatSnapshot(
+            title: start?.title ?? "", subtitle: start?.subtitle, messages: messages, suggests: suggests,
+            isSending: sending, canSend: !sending && (dialog.context != nil || latestReady != nil))
+    }
+}

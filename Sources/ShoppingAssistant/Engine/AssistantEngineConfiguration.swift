@@ -1,0 +1,37 @@
+import Foundation
+
+/// What an engine is created with (B1).
+public struct AssistantEngineConfiguration: Sendable, Hashable {
+    /// The Gravity API key; sent only to Gravity, never logged, never to the Shopping API (B2, S5).
+    public var apiKey: String
+    /// The shop's section: Gravity `sec` and the Shopping API tenant (S2).
+    public var section: String
+    /// Gravity API V2 base URL, or a proxy that replaces it.
+    public var gravityBaseURL: URL
+    /// Shopping API base URL (S1).
+    public var shoppingBaseURL: URL
+    public var logLevel: AssistantLogLevel
+    /// Reported in `attributes.app_version` (B4).
+    public var appVersion: String
+    /// Reported as `device.userAgent`.
+    public var userAgent: String
+
+    public static let defaultGravityBaseURL = URL(string: "https://evs-01.gravityfield.ai/v2")!
+    public static let defaultShoppingBaseURL = URL(string: "https://shopping-assistant-api.gravityfield.ai")!
+    /// This engine's version, reported in `attributes.sdk_version` (B4).
+    public static let sdkVersion = "1.0.0"
+
+    public init(
+        apiKey: String, section: String, gravityBaseURL: URL? = nil, shoppingBaseURL: URL? = nil,
+        logLevel: AssistantLogLevel = .error, appVersion: String = "0.0.0",
+        userAgent: String = "ShoppingAssistant-Swift/\(AssistantEngineConfiguration.sdkVersion) (Linux)"
+    ) {
+        self.apiKey = apiKey
+        self.section = section
+        self.gravityBaseURL = gravityBaseURL ?? Self.defaultGravityBaseURL
+        self.shoppingBaseURL = shoppingBaseURL ?? Self.defaultShoppingBaseURL
+        self.logLevel = logLevel
+        self.appVersion = appVersion
+        self.userAgent = userAgent
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Synchronization
+
+/// One entry of the analytics log, for inspection (REPL `:log`, tests).
+public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable {
+        /// A lifecycle event through Gravity `/event` (AN1).
+        case event
+        /// A tracking URL request (AN5, AN7).
+        case url
+    }
+
+    public let kind: Kind
+    /// The event type, or the tracking URL.
+    public let name: String
+    /// The uid the record was sent as (AN3).
+    public let uid: String?
+    public let properties: [String: String]
+    /// `nil` on success, else the error code.
+    public let failure: String?
+
+    public var description: String {
+        let props = properties.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let outcome = failure.map { " FAILED \($0)" } ?? ""
+        return "\(kind.rawValue) \(name) uid=\(uid ?? "-")\(props.isEmpty ? "" : " " + props)\(outcome)"
+    }
+}
+
+/// Delivers lifecycle events and tracking URLs in order, each bound to the identity it
+/// happened under (AN3, AN8). Delivery continues after the chat closes and across identity
+/// changes; nothing is retried forever and nothing is promised at process exit (AN4, AN9).
+final class Tracker: Sendable {
+    enum Job: Sendable {
+        case event(GravityCustomEvent, identity: GravityIdentity, context: PageContext)
+        case url(String, uid: String?)
+    }
+
+    private struct State {
+        var queue: [Job] = []
+        var draining = false
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var log: [TrackingRecord] = []
+    }
+
+    private let state = Mutex(State())
+    private let gravity: GravityClient
+    private let call: WireCall
+
+    init(gravity: GravityClient, call: WireCall) {
+        self.gravity = gravity
+        self.call = call
+    }
+
+    var log: [TrackingRecord] { state.withLock { $0.log } }
+
+    func enqueue(_ jobs: [Job]) {
+        guard !jobs.isEmpty else { return }
+        let start = state.withLock { state -> Bool in
+            state.queue += jobs
+            guard !state.draining else { return false }
+            state.draining = true
+            return true
+        }
+        if start { Task { await drain() } }
+    }
+
+    /// Suspends until everything queued so far has been attempted.
+    func flush() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state -> Bool in
+                if !state.draining && state.queue.isEmpty { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    private func drain() async {
+        while true {
+            let job = state.withLock { state -> Job? in
+                guard !state.queue.isEmpty else {
+                    state.draining = false
+                    return nil
+                }
+                return state.queue.removeFirst()
+            }
+            guard let job else { break }
+            let record = await deliver(job)
+            state.withLock { $0.log.append(record) }
+        }
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard !state.draining else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func deliver(_ job: Job) async -> TrackingRecord {
+        switch job {
+        case .event(let event, let identity, let context):
+            let result = await gravity.event([event], identity: identity, context: context)
+            return TrackingRecord(
+                kind: .event, name: event.type, uid: identity.uid, properties: event.customProps,
+                failure: failureCode(result.map { _ in () }))
+        case .url(let string, let uid):
+            guard let url = URL(string: string) else {
+                return TrackingRecord(kind: .url, name: string, uid: uid, properties: [:], failure: "invalid_url")
+            }
+            let result = await call.perform(HTTPRequest(method: .get, url: url))
+            return TrackingRecord(
+                kind: .url, name: string, uid: uid, properties: [:], failure: failureCode(result.map { _ in () }))
+        }
+    }
+
+    private func failureCode(_ result: Result<Void, WireFailure>) -> String? {
+        switch result {
+        case .success: return nil
+        case .failure(.cancelled): return "cancelled"
+        case .failure(.failed(let error, _)): return error.code.rawValue
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// Decides product actions (PR4–PR9) from the refs alone: a ref names the opening, dialog and
+/// identity it was issued under, so staleness needs no lookup beyond the product itself.
+struct ProductActionLedger: Sendable {
+    /// Where refs are current right now.
+    struct Scope: Sendable, Hashable {
+        /// The open chat's opening, or `nil` when the chat is not open.
+        let opening: UInt64?
+        let dialog: UInt64
+        let identity: UInt64
+    }
+
+    enum Decision: Sendable, Hashable {
+        case accepted(ReplyProduct)
+        case duplicate
+        case staleReference
+        case notActionable
+
+        var result: AssistantInteractionResult {
+            switch self {
+            case .accepted: return .accepted
+            case .duplicate: return .duplicate
+            case .staleReference: return .staleReference
+            case .notActionable: return .notActionable
+            }
+        }
+    }
+
+    private var impressed: Set<AssistantProductRef> = []
+    /// The opening in which a tap was accepted and whose close-then-navigate is under way (PR9, PR10).
+    private(set) var transition: UInt64?
+
+    /// A new opening: older refs are stale by construction, so their bookkeeping can go (PR6).
+    mutating func beginOpening() {
+        impressed.removeAll(keepingCapacity: true)
+        transition = nil
+    }
+
+    /// The navigation of an accepted tap has been handed to the host.
+    mutating func endTransition() { transition = nil }
+
+    mutating func perform(
+        _ ref: AssistantProductRef, _ action: AssistantProductAction, scope: Scope, product: ReplyProduct?
+    ) -> Decision {
+        if action == .tap, let transition, ref.opening == transition { return .duplicate }  // PR9
+        guard ref.opening == scope.opening, ref.dialog == scope.dialog, ref.identity == scope.identity,
+            let product
+        else { return .staleReference }  // PR8
+        switch action {
+        case .visibleImpression:
+            guard impressed.insert(ref).inserted else { return .duplicate }  // PR6
+            return .accepted(product)
+        case .tap:
+            guard product.canOpen else { return .notActionable }  // PR1, PR7
+            if transition != nil { return .duplicate }  // one transition per opening
+            transition = ref.opening
+            return .accepted(product)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// Where the host should navigate after the chat closed (AC1).
+public enum AssistantAction: Sendable, Hashable {
+    case openProduct(AssistantProduct)
+    /// `payload` is the server button object, keys as received (AC2).
+    case openSupportChat(payload: [String: JSONValue])
+    case followUrl(URL)
+    case custom(type: String, payload: [String: JSONValue])
+
+    /// Routes a server reply button (AC3). A `follow_url` without a valid http(s) URL yields
+    /// `nil`, so it is never offered; a button without a string `action` is not a button.
+    public init?(button: [String: JSONValue]) {
+        guard let action = button["action"]?.stringValue, !action.isEmpty else { return nil }
+        switch action {
+        case "follow_url":
+            guard let raw = button["url"]?.stringValue, let url = URL(string: raw),
+                let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                let host = url.host, !host.isEmpty
+            else { return nil }
+            self = .followUrl(url)
+        case "open_support_chat":
+            self = .openSupportChat(payload: button)
+        default:
+            self = .custom(type: action, payload: button)
+        }
+    }
+
+    /// The wire name of the action, as sent in `chat_action` events.
+    public var name: String {
+        switch self {
+        case .openProduct: return "open_product"
+        case .openSupportChat: return "open_support_chat"
+        case .followUrl: return "follow_url"
+        case .custom(let type, _): return type
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// The assistant campaign's settings (C1): what the start screen shows.
+public struct AssistantConfiguration: Sendable, Hashable {
+    public let enabled: Bool
+    public let title: String
+    public let subtitle: String?
+    public let suggests: [String]
+
+    public init(enabled: Bool, title: String, subtitle: String?, suggests: [String]) {
+        self.enabled = enabled
+        self.title = title
+        self.subtitle = subtitle
+        self.suggests = suggests
+    }
+
+    /// Parses one `custom.json` string strictly: `enabled` must be a boolean, the other known
+    /// fields must have their types when present, unknown fields are ignored (C3, C6).
+    static func parse(json: String) -> AssistantConfiguration? {
+        guard let data = json.data(using: .utf8),
+            let value = try? JSONDecoder().decode(JSONValue.self, from: data),
+            let object = value.objectValue,
+            let enabled = object["enabled"]?.boolValue
+        else { return nil }
+        func optionalString(_ key: String) -> String?? {
+            switch object[key] {
+            case nil, .null?: return .some(nil)
+            case .string(let text)?: return .some(text)
+            default: return nil
+            }
+        }
+        guard let title = optionalString("title"), let subtitle = optionalString("subtitle") else { return nil }
+        var suggests: [String] = []
+        switch object["suggests"] {
+        case nil, .null?: break
+        case .array(let items)?:
+            let strings = items.compactMap(\.stringValue)
+            guard strings.count == items.count else { return nil }
+            suggests = strings
+        default: return nil
+        }
+        return AssistantConfiguration(enabled: enabled, title: title ?? "", subtitle: subtitle, suggests: suggests)
+    }
+}
+
+/// The outcome of reading the assistant selector's content (C2–C6), before identity is known.
+enum ConfigurationOutcome: Sendable, Hashable {
+    case ready(AssistantConfiguration, campaignId: String?)
+    case unavailable(AssistantUnavailableReason)
+    case invalid(String)
+
+    init(_ response: ContentResponse) {
+        let contents = response.campaigns.flatMap { campaign in campaign.contents.map { (campaign, $0) } }
+        guard !contents.isEmpty else {
+            self = .unavailable(.notFound)  // C5: a typo or an inactive campaign
+            return
+        }
+        var configurations: [(AssistantConfiguration, String?)] = []
+        for (campaign, content) in contents {
+            guard let json = content.customJSON else {
+                self = .invalid("a selected content carries no custom.json")  // C5, C6
+                return
+            }
+            guard let configuration = AssistantConfiguration.parse(json: json) else {
+                self = .invalid("the assistant configuration cannot be parsed")  // C6
+                return
+            }
+            configurations.append((configuration, campaign.campaignId))
+        }
+        let distinct = Set(configurations.map(\.0))
+        guard distinct.count == 1, let (configuration, campaignId) = configurations.first else {
+            self = .invalid("\(distinct.count) different configurations for one selector")  // C4
+            return
+        }
+        self = configuration.enabled ? .ready(configuration, campaignId: campaignId) : .unavailable(.disabled)
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// The host's "ask the assistant" button settings from the entry campaign (E1).
+public struct AssistantEntry: Sendable, Hashable {
+    public let enabled: Bool
+    public let title: String
+
+    public init(enabled: Bool, title: String) {
+        self.enabled = enabled
+        self.title = title
+    }
+
+    /// Reads the entry from a `getContentBySelector` result. Returns `nil` — button hidden —
+    /// when the request failed, nothing matched, or the JSON is malformed (E1).
+    ///
+    /// Only the one selected content is used: the first content of the first campaign that
+    /// has one. Variations of different campaigns are never merged (E2).
+    public static func parse(_ response: ContentResponse?) -> AssistantEntry? {
+        guard let content = response?.campaigns.lazy.compactMap({ $0.contents.first }).first,
+            let data = content.customJSON?.data(using: .utf8),
+            let object = (try? JSONDecoder().decode(JSONValue.self, from: data))?.objectValue,
+            let enabled = object["enabled"]?.boolValue
+        else { return nil }
+        switch object["title"] {
+        case .string(let title)?: return AssistantEntry(enabled: enabled, title: title)
+        case nil, .null?: return AssistantEntry(enabled: enabled, title: "")
+        default: return nil
+        }
+    }
+}

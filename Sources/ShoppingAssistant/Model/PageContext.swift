@@ -1,0 +1,47 @@
+/// The screen a request is made from (B4). Values travel byte for byte: the engine never
+/// changes case, trims or normalises them, because campaigns target exact SKUs and paths.
+public struct PageContext: Sendable, Hashable, Codable {
+    /// The kind of screen, with the raw values Gravity expects.
+    public enum PageType: String, Sendable, Hashable, Codable, CaseIterable {
+        case homepage, product, cart, category, search, other
+    }
+
+    public var type: PageType
+    public var data: [String]
+    public var location: String
+    public var lng: String?
+    public var pageNumber: Int?
+    public var referrer: String?
+    public var utm: [String: String]?
+    public var attributes: [String: String]?
+
+    public init(
+        type: PageType,
+        data: [String] = [],
+        location: String = "",
+        lng: String? = nil,
+        pageNumber: Int? = nil,
+        referrer: String? = nil,
+        utm: [String: String]? = nil,
+        attributes: [String: String]? = nil
+    ) {
+        self.type = type
+        self.data = data
+        self.location = location
+        self.lng = lng
+        self.pageNumber = pageNumber
+        self.referrer = referrer
+        self.utm = utm
+        self.attributes = attributes
+    }
+
+    /// This context with the SDK's own attributes added, as it is sent to Gravity (B4).
+    /// Host attributes with the same names win, so a host can pin its app version.
+    func withSDKAttributes(appVersion: String, sdkVersion: String, platform: String) -> PageContext {
+        var copy = self
+        var merged = ["app_version": appVersion, "sdk_version": sdkVersion, "app_platform": platform]
+        merged.merge(attributes ?? [:]) { _, host in host }
+        copy.attributes = merged
+        return copy
+    }
+}

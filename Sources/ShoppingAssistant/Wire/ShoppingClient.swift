@@ -1,0 +1,62 @@
+import Foundation
+
+/// Builds Shopping API requests and decodes replies (wire.md § Shopping API). No Gravity key
+/// and no `Authorization` header ever go here (S5).
+struct ShoppingClient: Sendable {
+    let baseURL: URL
+    let call: WireCall
+
+    /// The exact bytes of a message request, kept by the dialog so a retry is byte-identical (D6).
+    static func messageBody(_ request: ShoppingMessageRequest) -> Data { WireJSON.encode(request) }
+
+    func sendMessage(body: Data) async -> Result<ReplyContent, WireFailure> {
+        let request = HTTPRequest(
+            method: .post, url: baseURL.appendingPathComponent("v1/messages"), headers: Self.headers, body: body)
+        return await call.perform(request).flatMap { response in
+            guard let json = try? JSONDecoder().decode(JSONValue.self, from: response.body),
+                let reply = ReplyContent(json: json, idKey: "assistantMessageId")
+            else {
+                return .failure(
+                    .failed(AssistantError(code: .invalidResponse, message: "undecodable reply envelope"), uncertain: false))
+            }
+            return .success(reply)
+        }
+    }
+
+    func history(threadId: String, resourceId: String, tenantId: String) async -> Result<[HistoryMessage], WireFailure> {
+        var components = URLComponents(
+            url: baseURL.appendingPathComponent("v1/threads").appendingPathComponent(threadId)
+                .appendingPathComponent("messages"),
+            resolvingAgainstBaseURL: false)
+        components?.queryItems = [
+            URLQueryItem(name: "resourceId", value: resourceId), URLQueryItem(name: "tenant_id", value: tenantId),
+        ]
+        guard let url = components?.url else {
+            return .failure(.failed(AssistantError(code: .invalidConfiguration, message: "bad history URL"), uncertain: false))
+        }
+        let request = HTTPRequest(method: .get, url: url, headers: Self.headers)
+        return await call.perform(request).flatMap { response in
+            guard let json = try? JSONDecoder().decode(JSONValue.self, from: response.body),
+                let messages = json["messages"]?.arrayValue
+            else {
+                return .failure(
+                    .failed(AssistantError(code: .invalidResponse, message: "undecodable history envelope"), uncertain: false))
+            }
+            return .success(
+                messages.compactMap { message in
+                    guard let role = message["role"]?.stringValue else { return nil }
+                    return HistoryMessage(
+                        id: message["id"]?.stringValue, role: role, replyTo: message["replyTo"]?.stringValue, json: message)
+                })
+        }
+    }
+
+    func feedback(_ body: ShoppingFeedbackRequest) async -> Result<Void, WireFailure> {
+        let request = HTTPRequest(
+            method: .post, url: baseURL.appendingPathComponent("v1/feedback"), headers: Self.headers,
+            body: WireJSON.encode(body))
+        return await call.perform(request).map { _ in () }
+    }
+
+    private static let headers = ["Content-Type": "application/json", "Accept": "application/json"]
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// A failed call, with what D5 needs to know: could the server have acted on it?
+enum WireFailure: Error, Sendable, Hashable {
+    /// The caller's task was cancelled; never reported as a network error (P4).
+    case cancelled
+    case failed(AssistantError, uncertain: Bool)
+
+    var error: AssistantError? {
+        if case .failed(let error, _) = self { return error }
+        return nil
+    }
+}
+
+/// Sends one request through the transport, logs it, and maps every failure to the error
+/// table of wire.md § Errors. Shared by both service clients so the mapping is one table.
+struct WireCall: Sendable {
+    let transport: any HTTPTransport
+    let logger: AssistantLogger
+    let service: String
+
+    /// Returns the 2xx response, or the mapped failure.
+    func perform(_ request: HTTPRequest) async -> Result<HTTPResponse, WireFailure> {
+        if logger.isEnabled(.debug) {
+            logger.log(.debug, "\(service) → \(request.method.rawValue) \(request.url.absoluteString)\(Self.describe(request.body))")
+        }
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch is CancellationError {
+            return .failure(.cancelled)
+        } catch let error as HTTPTransportError {
+            if Task.isCancelled { return .failure(.cancelled) }
+            let failure = Self.map(error)
+            logger.log(.error, "\(service) \(request.method.rawValue) \(request.url.path) failed: \(failure.error?.description ?? "")")
+            return .failure(failure)
+        } catch {
+            if Task.isCancelled { return .failure(.cancelled) }
+            let failure = WireFailure.failed(AssistantError(code: .network, message: "\(error)"), uncertain: true)
+            logger.log(.error, "\(service) \(request.method.rawValue) \(request.url.path) failed: \(error)")
+            return .failure(failure)
+        }
+        if logger.isEnabled(.debug) {
+            logger.log(.debug, "\(service) ← \(response.status) \(request.url.path)\(Self.describe(response.body))")
+        }
+        guard (200..<300).contains(response.status) else {
+            let failure = Self.map(response)
+            logger.log(.error, "\(service) \(request.method.rawValue) \(request.url.path): \(failure.error?.description ?? "")")
+            return .failure(failure)
+        }
+        return .success(response)
+    }
+
+    static func map(_ error: HTTPTransportError) -> WireFailure {
+        switch error {
+        case .cannotConnect(let detail):
+            return .failed(AssistantError(code: .network, message: "cannot connect: \(detail)"), uncertain: false)
+        case .connectionLost(let detail):
+            return .failed(AssistantError(code: .network, message: "connection lost: \(detail)"), uncertain: true)
+        case .timedOut:
+            return .failed(AssistantError(code: .timeout, message: "the transport timed out"), uncertain: true)
+        }
+    }
+
+    /// wire.md § Errors: status and the body's `error.code` decide the code.
+    static func map(_ response: HTTPResponse) -> WireFailure {
+        let status = response.status
+        let body = try? JSONDecoder().decode(JSONValue.self, from: response.body)
+        let serverCode = body?["error"]?["code"]?.stringValue
+        let serverMessage = body?["error"]?["message"]?.stringValue
+        var detail = "HTTP \(status)"
+        if let serverCode { detail += " \(serverCode)" }
+        if let serverMessage { detail += ": \(serverMessage)" }
+        let code: AssistantError.Code
+        switch (status, serverCode) {
+        case (401, _), (403, _): code = .unauthorized
+        case (409, "MESSAGE_ID_CONFLICT"): code = .messageConflict
+        case (404, "SHOPPING_HISTORY_NOT_FOUND"): code = .historyUnavailable
+        case (429, _):
+            code = .rateLimited
+            if let retryAfter = response.header("Retry-After") { detail += " (Retry-After: \(retryAfter))" }
+        default: code = .server
+        }
+        let uncertain = [502, 503, 504].contains(status)
+        return .failed(AssistantError(code: code, message: detail, httpStatus: status), uncertain: uncertain)
+    }
+
+    private static func describe(_ body: Data?) -> String {
+        guard let body, !body.isEmpty else { return "" }
+        let text = String(decoding: body.prefix(4096), as: UTF8.self)
+        return " " + text + (body.count > 4096 ? "…(\(body.count) bytes)" : "")
+    }
+}
+
+/// Deterministic JSON for requests: sorted keys make retries byte-identical (D6) and
+/// transcripts stable.
+enum WireJSON {
+    static func encode<T: Encodable>(_ value: T) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding our own Codable models cannot fail; fall back to an empty object regardless.
+        return (try? encoder.encode(value)) ?? Data("{}".utf8)
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import ShoppingAssistant
+import Synchronization
+
+/// A transport that answers only what a test told it to expect, in the spirit of an
+/// exhaustive test store: any other request is a failure, and `unmetExpectations` lists
+/// expected exchanges that never happened. "Nothing was resent" becomes a real assertion.
+public final class ScriptedTransport: HTTPTransport, Sendable {
+    /// How an expected exchange ends.
+    public enum Reply: Sendable {
+        /// Answer at once.
+        case respond(HTTPResponse)
+        /// Answer after `latency` on the injected clock.
+        case respondAfter(Duration, HTTPResponse)
+        /// Fail at once, as the network would.
+        case fail(HTTPTransportError)
+        /// Wait until the test calls `complete(_:with:)` or `fail(_:with:)`, or the caller is cancelled.
+        case deferred
+    }
+
+    /// Which requests an expectation accepts.
+    public struct Matcher: Sendable, CustomStringConvertible {
+        public let description: String
+        let accepts: @Sendable (HTTPRequest) -> Bool
+
+        public init(_ description: String, accepts: @escaping @Sendable (HTTPRequest) -> Bool) {
+            self.description = description
+            self.accepts = accepts
+        }
+
+        /// Method and a path suffix (`/choose`, `/v1/messages`), the common case.
+        public static func request(_ method: HTTPRequest.Method, pathSuffix: String) -> Matcher {
+            Matcher("\(method.rawValue) …\(pathSuffix)") { $0.method == method && $0.url.path.hasSuffix(pathSuffix) }
+        }
+
+        /// A request whose path ends with `pathSuffix` and whose JSON body satisfies `body`.
+        public static func request(
+            _ method: HTTPRequest.Method, pathSuffix: String, where body: @escaping @Sendable ([String: Any]) -> Bool
+        ) -> Matcher {
+            Matcher("\(method.rawValue) …\(pathSuffix) (with body condition)") { request in
+                guard request.method == method, request.url.path.hasSuffix(pathSuffix), let data = request.body,
+                    let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+                else { return false }
+                return body(object)
+            }
+        }
+
+        /// Exactly this URL, as for tracking pixels.
+        public static func get(_ url: String) -> Matcher {
+            Matcher("GET \(url)") { $0.method == .get && $0.url.absoluteString == url }
+        }
+    }
+
+    /// A handle on one expectation, for deferred replies and for reading what was sent.
+    public struct Exchange: Sendable, Hashable {
+        public let id: Int
+    }
+
+    private struct Expectation {
+        let id: Int
+        let matcher: Matcher
+        let reply: Reply
+        var request: HTTPRequest?
+        var continuation: CheckedContinuation<HTTPResponse, any Error>?
+        var pendingOutcome: Result<HTTPResponse, any Error>?
+    }
+
+    private struct RequestWaiter {
+        let count: Int
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
+    private struct State {
+        var expectations: [Expectation] = []
+        var nextID = 0
+        var requests: [HTTPRequest] = []
+        var unexpected: [HTTPRequest] = []
+        var waiters: [RequestWaiter] = []
+    }
+
+    private let state = Mutex(State())
+    private let clock: any Clock<Duration>
+    private let onUnexpected: @Sendable (String) -> Void
+
+    /// - Parameters:
+    ///   - clock: the clock latencies are measured on (the test's manual clock).
+    ///   - onUnexpected: called with a description of each unexpected request; pass
+    ///     `{ Issue.record(Comment(rawValue: $0)) }` to fail the running test at once.
+    public init(clock: any Clock<Duration>, onUnexpected: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.clock = clock
+        self.onUnexpected = onUnexpected
+    }
+
+    /// Expects one request accepted by `matcher` and answers it with `reply`.
+    @discardableResult
+    public func expect(_ matcher: Matcher, _ reply: Reply) -> Exchange {
+        state.withLock { state in
+            state.nextID += 1
+            state.expectations.append(Expectation(id: state.nextID, matcher: matcher, reply: reply))
+            return Exchange(id: state.nextID)
+        }
+    }
+
+    /// Every request received, in order, expected or not.
+    public var requests: [HTTPRequest] { state.withLock { $0.requests } }
+
+    /// Requests nobody expected.
+    public var unexpectedRequests: [HTTPRequest] { state.withLock { $0.unexpected } }
+
+    /// Expectations that no request has met yet.
+    public var unmetExpectations: [String] {
+        state.withLock { $0.expectations.filter { $0.request == nil }.map(\.matcher.description) }
+    }
+
+    /// The request that met an expectation, if it arrived.
+    public func request(for exchange: Exchange) -> HTTPRequest? {
+        state.withLock { $0.expectations.first { $0.id == exchange.id }?.request }
+    }
+
+    /// Suspends until at least `count` requests have arrived in total.
+    public func waitForRequests(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.requests.count >= count { return true }
+                state.waiters.append(RequestWaiter(count: count, continuation: continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Answers a deferred exchange.
+    public func complete(_ exchange: Exchange, with response: HTTPResponse) {
+        finish(exchange, with: .success(response))
+    }
+
+    /// Fails a deferred exchange.
+    public func fail(_ exchange: Exchange, with error: HTTPTransportError) {
+        finish(exchange, with: .failure(error))
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try Task.checkCancellation()
+        let (expectation, waiters) = state.withLock { state -> (Expectation?, [RequestWaiter]) in
+            state.requests.append(request)
+            let count = state.requests.count
+            let ready = state.waiters.filter { $0.count <= count }
+            state.waiters.removeAll { $0.count <= count }
+            guard let index = state.expectations.firstIndex(where: { $0.request == nil && $0.matcher.accepts(request) })
+            else {
+                state.unexpected.append(request)
+                return (nil, ready)
+            }
+            state.expectations[index].request = request
+            return (state.expectations[index], ready)
+        }
+        for waiter in waiters { waiter.continuation.resume() }
+        guard let expectation else {
+            let text = "Unexpected request: \(request.method.rawValue) \(request.url.absoluteString)"
+            onUnexpected(text)
+            throw HTTPTransportError.cannotConnect(text)
+        }
+        switch expectation.reply {
+        case .respond(let response):
+            return response
+        case .respondAfter(let latency, let response):
+            try await clock.sleep(for: latency)
+            return response
+        case .fail(let error):
+            throw error
+        case .deferred:
+            return try await awaitDeferred(expectation.id)
+        }
+    }
+
+    private func awaitDeferred(_ id: Int) async throws -> HTTPResponse {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                let ready = state.withLock { state -> Result<HTTPResponse, any Error>? in
+                    guard let index = state.expectations.firstIndex(where: { $0.id == id }) else { return nil }
+                    if let outcome = state.expectations[index].pendingOutcome { return outcome }
+                    state.expectations[index].continuation = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            finish(Exchange(id: id), with: .failure(CancellationError()))
+        }
+    }
+
+    private func finish(_ exchange: Exchange, with outcome: Result<HTTPResponse, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<HTTPResponse, any Error>? in
+            guard let index = state.expectations.firstIndex(where: { $0.id == exchange.id }) else { return nil }
+            if let continuation = state.expectations[index].continuation {
+                state.expectations[index].continuation = nil
+                return continuation
+            }
+            if state.expectations[index].pendingOutcome == nil { state.expectations[index].pendingOutcome = outcome }
+            return nil
+        }
+        continuation?.resume(with: outcome)
+    }
+}
+
+extension HTTPResponse {
+    /// A JSON response from a literal object, for scripts.
+    public static func json(_ status: Int = 200, _ object: Any) -> HTTPResponse {
+        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body)
+    }
+
+    /// A response with a raw text body.
+    public static func text(_ status: Int, _ body: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [:], body: Data(body.utf8))
+    }
+}
