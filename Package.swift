@@ -35,7 +35,7 @@ let package = Package(
         // The REPL core: screens, chat presenter, carousel, commands; reads lines via a protocol.
         .target(
             name: "AssistantREPL",
-            dependencies: ["ShoppingAssistant", "DemoStore", "CLibeditShim"],
+            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "DemoStore", "CLibeditShim"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -56,6 +56,12 @@ let package = Package(
         .testTarget(
             name: "AssistantREPLTests",
             dependencies: ["AssistantREPL", "ShoppingAssistant", "ShoppingAssistantTesting", "DemoStore"],
+            swiftSettings: swiftSettings
+        ),
+        // One test case per file in transcripts/.
+        .testTarget(
+            name: "TranscriptTests",
+            dependencies: ["AssistantREPL"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,6 +1,10 @@
 /// Fixed-argument wrappers around libedit and the editing session described in
 /// include/CLibeditShim.h. Kept in C because Swift cannot call variadic functions and
 /// because signal handlers must stay async-signal-safe.
+
+// glibc declares wcwidth(3) only with X/Open extensions enabled.
+#define _GNU_SOURCE 1
+
 #include "CLibeditShim.h"
 
 #include <errno.h>
@@ -29,8 +33,6 @@ int cle_set_terminal(EditLine *editline, const char *type) { return el_set(editl
 
 int cle_set_signal(EditLine *editline, int flag) { return el_set(editline, EL_SIGNAL, flag); }
 
-int cle_set_unbuffered(EditLine *editline, int flag) { return el_set(editline, EL_UNBUFFERED, flag); }
-
 int cle_set_clientdata(EditLine *editline, void *data) { return el_set(editline, EL_CLIENTDATA, data); }
 
 void *cle_get_clientdata(EditLine *editline) {
@@ -50,6 +52,8 @@ int cle_add_function(EditLine *editline, const char *name, const char *help, cle
 int cle_bind(EditLine *editline, const char *key, const char *function_name) {
     return el_set(editline, EL_BIND, key, function_name, (const char *)NULL);
 }
+
+int cle_set_prepared_terminal(EditLine *editline, int flag) { return el_set(editline, EL_PREP_TERM, flag); }
 
 int cle_refresh(EditLine *editline) { return el_set(editline, EL_REFRESH); }
 
@@ -79,11 +83,6 @@ int cle_history_enter(History *history_handle, const char *line) {
 int cle_history_load(History *history_handle, const char *path) {
     HistEvent event;
     return history(history_handle, &event, H_LOAD, path);
-}
-
-int cle_history_save(History *history_handle, const char *path) {
-    HistEvent event;
-    return history(history_handle, &event, H_SAVE, path);
 }
 
 int cle_history_save_fp(History *history_handle, FILE *file) {
@@ -195,6 +194,8 @@ int cle_prepare_utf8_locale(void) {
 }
 
 static cle_session *cle_session_of(EditLine *editline) { return (cle_session *)cle_get_clientdata(editline); }
+
+cle_session *cle_editline_session(EditLine *editline) { return cle_session_of(editline); }
 
 void *cle_context(EditLine *editline) {
     cle_session *session = cle_session_of(editline);
@@ -369,6 +370,10 @@ const char *cle_session_gets(cle_session *session, int *count, int *interrupted)
     cle_drain(session->wake_read);
     session->interrupted = 0;
     session->editing = 1;
+    // el_gets draws the prompt first and switches to raw mode only before reading the first
+    // key, so keys typed in between were echoed twice (by the terminal, then by libedit) and
+    // could be split between two lines. Raw mode before the prompt closes that window.
+    cle_set_prepared_terminal(session->editline, 1);
     const char *line = el_gets(session->editline, count);
     session->editing = 0;
     *interrupted = session->interrupted;
@@ -380,10 +385,6 @@ void cle_session_interrupt(cle_session *session) {
     atomic_store(&cle_slot_interrupt[session->slot], 1);
     cle_wake_slot(session->slot);
 }
-
-void cle_session_lock(cle_session *session) { pthread_mutex_lock(&session->lock); }
-
-void cle_session_unlock(cle_session *session) { pthread_mutex_unlock(&session->lock); }
 
 // MARK: - Printing while a line is edited
 
@@ -448,6 +449,7 @@ static int cle_cursor_row(cle_session *session) {
 }
 
 void cle_session_print_async(cle_session *session, const char *text, size_t length) {
+    if (length == 0) return;
     pthread_mutex_lock(&session->lock);
     FILE *output = session->output;
     if (!session->editing) {
@@ -465,7 +467,7 @@ void cle_session_print_async(cle_session *session, const char *text, size_t leng
         if (text[index] == '\n' && (index == 0 || text[index - 1] != '\r')) fputc('\r', output);
         fputc(text[index], output);
     }
-    if (length == 0 || text[length - 1] != '\n') fputs("\r\n", output);
+    if (text[length - 1] != '\n') fputs("\r\n", output);
     fflush(output);
     cle_refresh(session->editline);
     pthread_mutex_unlock(&session->lock);

@@ -107,9 +107,13 @@ enum DemoJSON: Sendable, Equatable {
     }
 }
 
-extension DemoJSON: ExpressibleByStringLiteral {
+extension DemoJSON: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral {
     init(stringLiteral value: String) {
         self = .string(value)
+    }
+
+    init(booleanLiteral value: Bool) {
+        self = .bool(value)
     }
 }
 

@@ -94,8 +94,9 @@ enum DemoKeywords {
     static let similar = ["похож", "аналог", "similar", "alternativ"]
     static let popular = ["популяр", "хит", "popular", "bestseller", "=top"]
     static let skuMarkers = ["=sku", "артикул"]
+    static let greeting = ["привет", "здравств", "=добрый", "=доброе", "=hello", "=hi", "=hey"]
     /// Words that say who or why rather than what; never compared with product names.
-    static let intent = gift + men + women + kids + cheaper + popular + similar
+    static let intent = gift + men + women + kids + cheaper + popular + similar + greeting
 
     static let categories: [(DemoProduct.Category, [String])] = [
         (

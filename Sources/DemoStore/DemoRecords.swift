@@ -54,6 +54,14 @@ public struct DemoGravityEvent: Sendable, Hashable {
     public let customProps: [String: String]
     /// The `user.uid` the event was sent under, if any (AN3).
     public let uid: String?
+
+    /// Creates a record (the store creates them; tests compare against them).
+    public init(type: String, name: String?, customProps: [String: String], uid: String?) {
+        self.type = type
+        self.name = name
+        self.customProps = customProps
+        self.uid = uid
+    }
 }
 
 /// A rating received on `POST /v1/feedback` (D11).
@@ -66,4 +74,12 @@ public struct DemoFeedbackRecord: Sendable, Hashable {
     public let resourceId: String
     /// `like` or `dislike`.
     public let rating: String
+
+    /// Creates a record (the store creates them; tests compare against them).
+    public init(threadId: String, messageId: String, resourceId: String, rating: String) {
+        self.threadId = threadId
+        self.messageId = messageId
+        self.resourceId = resourceId
+        self.rating = rating
+    }
 }

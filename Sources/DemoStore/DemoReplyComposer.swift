@@ -18,7 +18,8 @@ struct DemoReply: Sendable {
 /// deterministic: the same question in the same thread state gives the same reply.
 ///
 /// Order of precedence: support, delivery, SKU lookup, "cheaper" (relative to the last
-/// carousel), popular, explicit filters (category, gift, audience, budget, product names),
+/// carousel), popular, "similar", a greeting, explicit filters (category, gift, audience,
+/// budget, product names),
 /// the page the dialog started on (product or category page), then a gentle fallback.
 struct DemoReplyComposer: Sendable {
     /// How many products a carousel shows at most.
@@ -70,6 +71,12 @@ struct DemoReplyComposer: Sendable {
         }
         if query.mentions(DemoKeywords.similar), let base = page.product ?? lastShown.first {
             return similarReply(to: base, onPage: page.product == base)
+        }
+        if query.mentions(DemoKeywords.greeting), !filters.narrows {
+            return popularReply(
+                text: "Здравствуйте! Я помогу выбрать товар: спросите про подарок, категорию или бюджет. "
+                    + "Вот что сейчас популярно."
+            )
         }
         if filters.narrows || !filters.nameStems.isEmpty, let reply = filteredReply(filters, page: page) {
             return reply
@@ -150,12 +157,18 @@ struct DemoReplyComposer: Sendable {
             picked = ranked(catalogue.filter { filters.nameMatches($0) > 0 }, by: score)
             if picked.isEmpty { return nil }
         }
-        if picked.count < Self.carouselMinimum, !(filters.priceLimit != nil && picked.isEmpty) {
-            // Too narrow: relax audience, then gift, keeping the category and the budget.
+        if picked.count < Self.carouselMinimum, let first = picked.first, !filters.narrows {
+            // Found by name only: complete with products like the best match.
+            for product in Self.similar(to: first, limit: Self.carouselLimit) where picked.count < Self.carouselMinimum
+            {
+                if !picked.contains(product) { picked.append(product) }
+            }
+        } else if picked.count < Self.carouselMinimum, !(filters.priceLimit != nil && picked.isEmpty) {
+            // Too narrow: drop the audience, keeping the category, the gift wish and the budget.
             let relaxed = catalogue.filter { product in
                 (filters.categories.isEmpty || product.category.map(filters.categories.contains) == true)
+                    && (!filters.gift || product.tags.contains(.gift) || !filters.categories.isEmpty)
                     && filters.fitsBudget(product)
-                    && (filters.categories.isEmpty ? product.tags.contains(.gift) || !filters.gift : true)
             }
             for product in ranked(relaxed, by: score) where picked.count < Self.carouselMinimum {
                 if !picked.contains(product) { picked.append(product) }
@@ -178,7 +191,7 @@ struct DemoReplyComposer: Sendable {
             text += "\(shown.count) \(Self.plural(shown.count, "товар", "товара", "товаров"))."
             text += filters.priceLimit.map { " Всё — до \(DemoProduct.formatPrice($0))." } ?? ""
         } else {
-            text = "Нашёл \(shown.count) \(Self.plural(shown.count, "подходящий товар", "подходящих товара", "подходящих товаров"))."
+            text = "Вот что нашлось по вашему запросу. Уточните категорию или бюджет, и я подберу точнее."
         }
         if let product = page.product, let sku = product.sku, !shown.isEmpty {
             text += " Вы смотрите «\(product.name)» (артикул \(sku)) — могу подобрать к нему похожие."
@@ -235,8 +248,10 @@ struct DemoReplyComposer: Sendable {
 
     private func cheaperReply(filters: Filters, lastShown: [DemoProduct]) -> DemoReply {
         let priced = DemoCatalog.products.filter { $0.price != nil }
-        let thresholdSource = lastShown.compactMap(\.price)
-        guard let threshold = thresholdSource.min() else {
+        // "Cheaper" means below the typical (lower median) price of the last carousel.
+        let shownPrices = lastShown.compactMap(\.price).sorted()
+        let median = shownPrices.isEmpty ? nil : shownPrices[(shownPrices.count - 1) / 2]
+        guard let threshold = median else {
             // Nothing shown yet: the cheapest products, within the asked categories if any.
             let base = priced.filter { product in
                 filters.categories.isEmpty || product.category.map(filters.categories.contains) == true
@@ -252,9 +267,13 @@ struct DemoReplyComposer: Sendable {
         }
         let categories = Set(lastShown.compactMap(\.category))
         let shownIds = Set(lastShown.map(\.itemId))
+        let giftsOnly = lastShown.allSatisfy { $0.tags.contains(.gift) }
         let cheaper = priced.filter { ($0.price ?? .max) < threshold && !shownIds.contains($0.itemId) }
             .sorted { ($0.price ?? 0) > ($1.price ?? 0) }
-        var picked = cheaper.filter { $0.category.map(categories.contains) == true }
+        // Closest first: same departments (and still gifts, if only gifts were shown).
+        var picked = cheaper.filter { product in
+            product.category.map(categories.contains) == true && (!giftsOnly || product.tags.contains(.gift))
+        }
         for product in cheaper where picked.count < Self.carouselMinimum && !picked.contains(product) {
             picked.append(product)
         }
@@ -369,7 +388,9 @@ struct DemoReplyComposer: Sendable {
     static func similar(to product: DemoProduct, limit: Int) -> [DemoProduct] {
         var result = DemoCatalog.products.filter { $0.category == product.category && $0 != product }
         if result.count < carouselMinimum {
-            result += DemoCatalog.products.filter { $0.tags.contains(.popular) && $0 != product && !result.contains($0) }
+            result += DemoCatalog.products.filter {
+                $0.tags.contains(.popular) && $0 != product && !result.contains($0)
+            }
         }
         return Array(result.prefix(limit))
     }

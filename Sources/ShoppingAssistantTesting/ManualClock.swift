@@ -1,3 +1,4 @@
+import ShoppingAssistant
 import Synchronization
 
 /// A clock that moves only when a test says so, so the 10 s preparation timeout, the 120 s
@@ -38,8 +39,12 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private let state = Mutex(State())
+    /// Told when a task parks on this clock and when it is woken, for replay quiescence.
+    private let activity: ActivityMonitor?
 
-    public init() {}
+    public init(activity: ActivityMonitor? = nil) {
+        self.activity = activity
+    }
 
     public var now: Instant { state.withLock { $0.now } }
     public var minimumResolution: Duration { .nanoseconds(1) }
@@ -66,6 +71,7 @@ public final class ManualClock: Clock, Sendable {
                 if let outcome {
                     continuation.resume(with: outcome)
                 } else {
+                    activity?.end()
                     resumeSatisfiedWaiters()
                 }
             }
@@ -77,7 +83,10 @@ public final class ManualClock: Clock, Sendable {
                 state.cancelledBeforeSleeping.insert(id)
                 return nil
             }
-            sleeper?.continuation.resume(throwing: CancellationError())
+            if let sleeper {
+                activity?.begin()
+                sleeper.continuation.resume(throwing: CancellationError())
+            }
         }
     }
 
@@ -102,6 +111,7 @@ public final class ManualClock: Clock, Sendable {
                 return sleeper
             }
             guard let next else { return }
+            activity?.begin()
             next.continuation.resume()
         }
     }

@@ -47,10 +47,6 @@ int cle_set_terminal(EditLine *editline, const char *type);
 /// whole process group, and the REPL wants to handle Ctrl-C itself.
 int cle_set_signal(EditLine *editline, int flag);
 
-/// `el_set(EL_UNBUFFERED, flag)`: one character per `el_gets` call. Not used by the session,
-/// wrapped for completeness of the raw API.
-int cle_set_unbuffered(EditLine *editline, int flag);
-
 /// `el_set(EL_CLIENTDATA, data)`.
 int cle_set_clientdata(EditLine *editline, void *data);
 
@@ -65,6 +61,10 @@ int cle_add_function(EditLine *editline, const char *name, const char *help, cle
 
 /// `el_set(EL_BIND, key, function_name, NULL)`, e.g. `("^I", "assistant-complete")`.
 int cle_bind(EditLine *editline, const char *key, const char *function_name);
+
+/// `el_set(EL_PREP_TERM, flag)`: 1 puts the terminal into libedit's raw mode now, 0 restores
+/// the normal mode.
+int cle_set_prepared_terminal(EditLine *editline, int flag);
 
 /// `el_set(EL_REFRESH)`: forgets what libedit believes is on screen and redraws the prompt
 /// and the current input from the cursor's position.
@@ -87,11 +87,9 @@ int cle_history_enter(History *history_handle, const char *line);
 /// `history(H_LOAD, path)`: the number of entries read, or -1.
 int cle_history_load(History *history_handle, const char *path);
 
-/// `history(H_SAVE, path)`: the number of entries written, or -1. Not atomic.
-int cle_history_save(History *history_handle, const char *path);
-
 /// `history(H_SAVE_FP, file)`: writes to an already open file, so the caller chooses how the
-/// file is created (mode 0600, temporary name, rename into place).
+/// file is created (mode 0600, temporary name, rename into place); `H_SAVE` truncates the
+/// history file in place, so a crash mid-write would lose it.
 int cle_history_save_fp(History *history_handle, FILE *file);
 
 // MARK: - Session
@@ -125,6 +123,9 @@ History *cle_session_history(cle_session *session);
 /// The `context` given to `cle_session_open`, found from the `EditLine` a callback receives.
 void *cle_context(EditLine *editline);
 
+/// The session an `EditLine` belongs to, for editor functions that need to print.
+cle_session *cle_editline_session(EditLine *editline);
+
 /// Replaces the prompt (copied). Bytes between two `\1` characters take no column.
 void cle_session_set_prompt(cle_session *session, const char *prompt);
 
@@ -141,12 +142,6 @@ void cle_session_interrupt(cle_session *session);
 /// partial input, then prints, then redraws both, so the user's typing is never garbled.
 /// Safe from any thread, and from inside an editor function on the reading thread.
 void cle_session_print_async(cle_session *session, const char *text, size_t length);
-
-/// Holds the session's lock (recursive), for code that calls libedit between reads.
-void cle_session_lock(cle_session *session);
-
-/// Releases what `cle_session_lock` took.
-void cle_session_unlock(cle_session *session);
 
 #ifdef __cplusplus
 }

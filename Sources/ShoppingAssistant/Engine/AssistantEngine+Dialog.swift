@@ -48,7 +48,7 @@ extension AssistantEngine {
 
     /// "New chat": a fresh dialog on the latest ready start screen (D13, D16).
     public func startNewChat() async {
-        await runDialog(dialog.end(.newChat), identity: nil)
+        await endDialog(.newChat, identity: nil)
     }
 
     /// Rates a reply once, by its assistant message ID (D11). False when rating is unavailable.
@@ -63,25 +63,37 @@ extension AssistantEngine {
     /// Cancelling the waiting task does not cancel the message (O8, D12).
     public func waitForReply() async {
         guard case .sending = dialog.state else { return }
-        await withCheckedContinuation { dialogIdleWaiters.append($0) }
+        await withCheckedContinuation {
+            dialogIdleWaiters.append($0)
+            activity?.end()  // the caller parks until the reply lands
+        }
     }
 
     // MARK: - Executing dialog actions
 
-    /// Runs the dialog machine's actions. `identity` overrides the identity lifecycle events
-    /// are bound to (the old one, for an identity change's `chat_dialog_end`).
-    func runDialog(_ actions: [DialogMachine.Action], identity override: GravityIdentity?) async {
+    /// Ends the current dialog (D13). Its `chat_dialog_end` keeps the ended dialog's page
+    /// (wire.md) and `identity`, the old one for an identity change (AN3).
+    func endDialog(_ reason: DialogEndReason, identity override: GravityIdentity?) async {
+        let page = dialog.context?.prepared.pageContext
+        await runDialog(dialog.end(reason), identity: override, page: page)
+    }
+
+    /// Runs the dialog machine's actions. `identity` and `page` override the identity and page
+    /// lifecycle events are bound to, for a dialog that has already ended.
+    func runDialog(
+        _ actions: [DialogMachine.Action], identity override: GravityIdentity?, page: PageContext? = nil
+    ) async {
         for action in actions {
             switch action {
             case .sendMessage(let tag, let body):
                 let shopping = self.shopping
-                dialogRequests[tag] = Task {
+                dialogRequests[tag] = spawn {
                     let result = await shopping.sendMessage(body: body)
                     await self.replyArrived(tag, result)
                 }
             case .startReplyTimeout(let tag, let duration):
                 let clock = self.clock
-                replyTimers[tag] = Task {
+                replyTimers[tag] = spawn {
                     do { try await clock.sleep(for: duration) } catch { return }
                     await self.replyTimedOut(tag)
                 }
@@ -91,25 +103,28 @@ extension AssistantEngine {
                 dialogRequests.removeValue(forKey: tag)?.cancel()
             case .fetchHistory(let tag, let threadId, let resourceId, let tenant):
                 let shopping = self.shopping
-                Task {
+                spawn {
                     let result = await shopping.history(threadId: threadId, resourceId: resourceId, tenantId: tenant)
                     await self.historyArrived(tag, result)
                 }
             case .sendFeedback(let epoch, let request):
                 let shopping = self.shopping
-                Task {
+                spawn {
                     if case .failure(let failure) = await shopping.feedback(request) {
                         self.logger.log(.error, "rating not delivered: \(failure)")
                         await self.feedbackFailed(epoch, request.messageId)
                     }
                 }
             case .track(let lifecycle):
-                track(lifecycle, identity: override)
+                track(lifecycle, identity: override, page: page)
             case .publish:
                 if case .sending = dialog.state {} else {
                     let waiters = dialogIdleWaiters
                     dialogIdleWaiters = []
-                    for waiter in waiters { waiter.resume() }
+                    for waiter in waiters {
+                        activity?.begin()
+                        waiter.resume()
+                    }
                 }
                 await publish()
             case .diagnostics(let lines):
@@ -136,7 +151,7 @@ extension AssistantEngine {
         await runDialog(dialog.feedbackFailed(dialog: epoch, assistantMessageId: assistantMessageId), identity: nil)
     }
 
-    private func track(_ lifecycle: DialogMachine.Lifecycle, identity override: GravityIdentity?) {
+    private func track(_ lifecycle: DialogMachine.Lifecycle, identity override: GravityIdentity?, page: PageContext?) {
         switch lifecycle {
         case .messageSend(let threadId, let messageId, let attempt):
             track(
@@ -162,7 +177,9 @@ extension AssistantEngine {
                 props: ["threadId": threadId, "assistantMessageId": assistantMessageId, "rating": rating.rawValue],
                 identity: override)
         case .dialogEnd(let threadId, let reason):
-            track(type: "chat_dialog_end", props: ["threadId": threadId, "reason": reason.rawValue], identity: override)
+            track(
+                type: "chat_dialog_end", props: ["threadId": threadId, "reason": reason.rawValue], identity: override,
+                page: page)
         }
     }
 
@@ -180,9 +197,12 @@ extension AssistantEngine {
     }
 
     /// Queues a lifecycle event bound to the current identity (or `override`) and the dialog's
-    /// page (AN1–AN3). Properties are IDs only, never chat text.
-    func track(type: String, props: [String: String?], identity override: GravityIdentity? = nil) {
-        let context = dialog.context?.prepared.pageContext ?? latestReady?.pageContext ?? PageContext(type: .other)
+    /// page (or `page`) (AN1–AN3). Properties are IDs only, never chat text.
+    func track(
+        type: String, props: [String: String?], identity override: GravityIdentity? = nil, page: PageContext? = nil
+    ) {
+        let context =
+            page ?? dialog.context?.prepared.pageContext ?? latestReady?.pageContext ?? PageContext(type: .other)
         let event = GravityCustomEvent(
             type: type, name: type.replacingOccurrences(of: "_", with: " "), customProps: props.compactMapValues { $0 })
         tracker.enqueue([.event(event, identity: override ?? identity.wire, context: sdkContext(context))])

@@ -119,8 +119,7 @@ extension AssistantEngine {
     private func identityDidChange(previous: GravityIdentity) async {
         logger.log(.info, "identity changed")
         // The old dialog's end is reported as the old user (AN3).
-        let ending = dialog.end(.identityChange)
-        await runDialog(ending, identity: previous)
+        await endDialog(.identityChange, identity: previous)
         runPreparation(preparation.identityChanged())
         latestReady = nil
         await closeChat(reason: "identity change")

@@ -18,19 +18,16 @@ extension AssistantEngine {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<AssistantPrepareResult, Never>) in
                 prepareWaiters[id] = continuation
-                if Task.isCancelled {
-                    runPreparation(preparation.prepare(
-                        id, selector: assistantSelector, pageContext: pageContext, timeout: timeout, hostRegistered: registered))
-                    runPreparation(preparation.cancelled(id))
-                    return
-                }
                 runPreparation(
                     preparation.prepare(
                         id, selector: assistantSelector, pageContext: pageContext, timeout: timeout,
                         hostRegistered: registered))
+                if Task.isCancelled { runPreparation(preparation.cancelled(id)) }
+                // The caller parks until its result is decided; counted after the work it started.
+                activity?.end()
             }
         } onCancel: {
-            Task { await self.preparationCancelled(id) }
+            self.spawn { await self.preparationCancelled(id) }
         }
     }
 
@@ -46,16 +43,16 @@ extension AssistantEngine {
                 let wireIdentity = identity.wire
                 let context = sdkContext(pageContext)
                 let gravity = self.gravity
-                let task = Task {
+                let task = spawn {
                     let result = await gravity.choose(selector: selector, identity: wireIdentity, context: context)
-                    self.configurationArrived(id, result, epoch: epoch)
+                    await self.configurationArrived(id, result, epoch: epoch)
                 }
                 preparationWork[id, default: []].append(task)
             case .startTimeout(let id, let duration):
                 let clock = self.clock
-                let task = Task {
+                let task = spawn {
                     do { try await clock.sleep(for: duration) } catch { return }
-                    self.preparationTimedOut(id)
+                    await self.preparationTimedOut(id)
                 }
                 preparationWork[id, default: []].append(task)
             case .stopWork(let id):
@@ -84,10 +81,14 @@ extension AssistantEngine {
             // P8: another selector than the current dialog's is an assistant change (D13).
             if let current = dialog.context, current.prepared.selector != ready.selector {
                 let actions = dialog.end(.assistantChange)
-                Task { await self.runDialog(actions, identity: nil) }
+                let page = current.prepared.pageContext
+                spawn { await self.runDialog(actions, identity: nil, page: page) }
             }
             latestReady = ready
         }
-        prepareWaiters.removeValue(forKey: id)?.resume(returning: result)
+        if let waiter = prepareWaiters.removeValue(forKey: id) {
+            activity?.begin()
+            waiter.resume(returning: result)
+        }
     }
 }

@@ -6,6 +6,11 @@ extension AssistantEngine {
     /// Presents the chat on `presenter` (O1–O4). The assistant takes its own presentation
     /// lock first and releases it only once the chat is fully closed (O5, O6).
     public func openAssistant(presenter: any AssistantPresenter) async -> AssistantOpenResult {
+        if presentation.state != .closed, self.presenter == nil {
+            // O5: the presenter of the open chat went away; the chat is closed, not "already open".
+            logger.log(.info, "the presenter went away: closing the chat")
+            await runPresentation(presentation.dismissed())
+        }
         let (result, actions) = presentation.open(isReady: preparation.ready != nil, presenter: presenter.availability)
         guard result == .opened else {
             logger.log(.info, "openAssistant: \(result)")

@@ -23,6 +23,8 @@ public actor AssistantEngine {
     let gravity: GravityClient
     let shopping: ShoppingClient
     let tracker: Tracker
+    /// Counts runnable work for deterministic replay; `nil` in production.
+    let activity: ActivityMonitor?
 
     // MARK: - State
 
@@ -61,8 +63,10 @@ public actor AssistantEngine {
         clock: any Clock<Duration> = ContinuousClock(),
         identityStore: any IdentityStore = InMemoryIdentityStore(),
         uuid: @escaping @Sendable () -> UUID = { UUID() },
-        logger: AssistantLogger? = nil
+        logger: AssistantLogger? = nil,
+        activity: ActivityMonitor? = nil
     ) {
+        self.activity = activity
         self.configuration = configuration
         self.clock = clock
         self.identityStore = identityStore
@@ -77,7 +81,8 @@ public actor AssistantEngine {
         shopping = ShoppingClient(
             baseURL: configuration.shoppingBaseURL,
             call: WireCall(transport: transport, logger: logger, service: "shopping"))
-        tracker = Tracker(gravity: gravity, call: WireCall(transport: transport, logger: logger, service: "tracking"))
+        tracker = Tracker(
+            gravity: gravity, call: WireCall(transport: transport, logger: logger, service: "tracking"), activity: activity)
         identity = IdentityState(storedUID: identityStore.loadUID())
     }
 
@@ -118,6 +123,13 @@ public actor AssistantEngine {
 
     /// Lifecycle events and tracking URLs attempted so far, in order.
     public var trackingLog: [TrackingRecord] { tracker.log }
+
+    /// Starts engine work as a task that the activity monitor counts until it ends.
+    @discardableResult
+    nonisolated func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        if let activity { return activity.spawn(body) }
+        return Task(operation: body)
+    }
 
     /// Suspends until every queued lifecycle event and tracking URL has been attempted.
     public func flushTracking() async { await tracker.flush() }

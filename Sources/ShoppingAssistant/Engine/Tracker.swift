@@ -46,9 +46,12 @@ final class Tracker: Sendable {
     private let gravity: GravityClient
     private let call: WireCall
 
-    init(gravity: GravityClient, call: WireCall) {
+    private let activity: ActivityMonitor?
+
+    init(gravity: GravityClient, call: WireCall, activity: ActivityMonitor?) {
         self.gravity = gravity
         self.call = call
+        self.activity = activity
     }
 
     var log: [TrackingRecord] { state.withLock { $0.log } }
@@ -61,7 +64,9 @@ final class Tracker: Sendable {
             state.draining = true
             return true
         }
-        if start { Task { await drain() } }
+        if start {
+            if let activity { activity.spawn { await self.drain() } } else { Task { await self.drain() } }
+        }
     }
 
     /// Suspends until everything queued so far has been attempted.
@@ -70,6 +75,7 @@ final class Tracker: Sendable {
             let idle = state.withLock { state -> Bool in
                 if !state.draining && state.queue.isEmpty { return true }
                 state.idleWaiters.append(continuation)
+                activity?.end()  // the caller parks until the queue drains
                 return false
             }
             if idle { continuation.resume() }
@@ -94,7 +100,10 @@ final class Tracker: Sendable {
             defer { state.idleWaiters = [] }
             return state.idleWaiters
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters {
+            activity?.begin()
+            waiter.resume()
+        }
     }
 
     private func deliver(_ job: Job) async -> TrackingRecord {

@@ -15,13 +15,16 @@ public struct AssistantConfiguration: Sendable, Hashable {
     }
 
     /// Parses one `custom.json` string strictly: `enabled` must be a boolean, the other known
-    /// fields must have their types when present, unknown fields are ignored (C3, C6).
+    /// fields must have their types when present (unless disabled, C2), unknown fields are
+    /// ignored (C3, C6).
     static func parse(json: String) -> AssistantConfiguration? {
         guard let data = json.data(using: .utf8),
             let value = try? JSONDecoder().decode(JSONValue.self, from: data),
             let object = value.objectValue,
             let enabled = object["enabled"]?.boolValue
         else { return nil }
+        // C2: a disabled assistant's other fields are not used, so they cannot make it invalid.
+        guard enabled else { return AssistantConfiguration(enabled: false, title: "", subtitle: nil, suggests: []) }
         func optionalString(_ key: String) -> String?? {
             switch object[key] {
             case nil, .null?: return .some(nil)

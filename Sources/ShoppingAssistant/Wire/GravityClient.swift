@@ -27,6 +27,7 @@ struct GravityClient: Sendable {
         let body = envelope(identity: identity, context: context, type: nil, data: [GravitySelectorRequest(selector: selector)])
         return await post("choose", body: body).flatMap { response in
             guard let decoded = try? JSONDecoder().decode(GravityChooseResponse.self, from: response.body) else {
+                call.logger.log(.error, "gravity POST /choose: undecodable response")  // B5
                 return .failure(.failed(AssistantError(code: .invalidResponse, message: "undecodable /choose response"), uncertain: false))
             }
             return .success(Answer(value: ContentResponse(wire: decoded), user: decoded.user))
@@ -48,6 +49,7 @@ struct GravityClient: Sendable {
     private func decodeEventResponse(_ response: HTTPResponse) -> Result<Answer<[InAppCampaign]>, WireFailure> {
         if response.body.isEmpty { return .success(Answer(value: [], user: nil)) }
         guard let decoded = try? JSONDecoder().decode(GravityEventResponse.self, from: response.body) else {
+            call.logger.log(.error, "gravity: undecodable event response")
             return .failure(.failed(AssistantError(code: .invalidResponse, message: "undecodable event response"), uncertain: false))
         }
         let campaigns = (decoded.campaigns ?? []).compactMap { wire in

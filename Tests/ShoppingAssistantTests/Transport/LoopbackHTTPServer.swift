@@ -109,15 +109,18 @@ final class LoopbackHTTPServer: Sendable {
         var replies: [Reply] = []
         var requests: [ReceivedRequest] = []
         var events: Set<Event> = []
-        var waiters: [(event: Event, continuation: CheckedContinuation<Bool, Never>)] = []
+        var waiters: [Int: (event: Event, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var nextWaiterID = 0
+        /// Waiters whose task was cancelled before they could register.
+        var cancelledWaiters: Set<Int> = []
         var isStopped = false
 
         /// Notes that `event` happened and hands back the waiters to resume (outside the lock).
         mutating func insert(_ event: Event) -> [CheckedContinuation<Bool, Never>] {
             events.insert(event)
-            let ready = waiters.filter { $0.event == event }.map(\.continuation)
-            waiters.removeAll { $0.event == event }
-            return ready
+            let ready = waiters.filter { $0.value.event == event }
+            for id in ready.keys { waiters[id] = nil }
+            return ready.values.map(\.continuation)
         }
     }
 
@@ -182,8 +185,8 @@ final class LoopbackHTTPServer: Sendable {
         let waiters = state.withLock { state in
             guard !state.isStopped else { return [CheckedContinuation<Bool, Never>]() }
             state.isStopped = true
-            defer { state.waiters = [] }
-            return state.waiters.map(\.continuation)
+            defer { state.waiters = [:] }
+            return state.waiters.values.map(\.continuation)
         }
         Gate.writeByte(to: stopWriteFD)
         for waiter in waiters { waiter.resume(returning: false) }
@@ -214,15 +217,33 @@ final class LoopbackHTTPServer: Sendable {
 
     // MARK: - Waiting for events
 
+    /// Suspends until `event` happened (`true`), or the server stopped or the waiting task was
+    /// cancelled (`false`). Honouring cancellation lets a suite time limit end a test whose
+    /// event never comes, instead of hanging the whole run.
     private func wait(for event: Event) async -> Bool {
-        await withCheckedContinuation { continuation in
-            let answer = state.withLock { state -> Bool? in
-                if state.events.contains(event) { return true }
-                if state.isStopped { return false }
-                state.waiters.append((event, continuation))
-                return nil
+        let id = state.withLock { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let answer = state.withLock { state -> Bool? in
+                    if state.events.contains(event) { return true }
+                    if state.isStopped || state.cancelledWaiters.remove(id) != nil { return false }
+                    state.waiters[id] = (event, continuation)
+                    return nil
+                }
+                if let answer { continuation.resume(returning: answer) }
             }
-            if let answer { continuation.resume(returning: answer) }
+        } onCancel: {
+            let waiter = state.withLock { state in
+                guard let waiter = state.waiters.removeValue(forKey: id) else {
+                    state.cancelledWaiters.insert(id)
+                    return CheckedContinuation<Bool, Never>?.none
+                }
+                return waiter.continuation
+            }
+            waiter?.resume(returning: false)
         }
     }
 

@@ -1,0 +1,49 @@
+import ShoppingAssistant
+import Synchronization
+
+/// The REPL's product block builder with scroll positions. The engine calls `builder`
+/// (PR2, PR3); the REPL scrolls by changing the offset of a block and asking for a redraw.
+final class CarouselState: Sendable {
+    private let offsets = Mutex<[String: Int]>([:])
+    private let currentWidth: Mutex<Int>
+    let style: TerminalStyle
+
+    init(width: Int, style: TerminalStyle) {
+        currentWidth = Mutex(max(20, width))
+        self.style = style
+    }
+
+    /// The terminal's width: a resize (or a phone's rotation) re-lays the blocks out (PR3).
+    var width: Int { currentWidth.withLock { $0 } }
+
+    func setWidth(_ width: Int) { currentWidth.withLock { $0 = max(20, width) } }
+
+    var layout: AssistantProductLayout { AssistantProductLayout(availableWidth: width, isInteractionEnabled: true) }
+
+    /// A builder that reads the current offsets at build time.
+    var builder: Builder { Builder(state: self) }
+
+    struct Builder: AssistantProductBlockBuilder {
+        let state: CarouselState
+
+        func build(block: AssistantProductBlock, layout: AssistantProductLayout) -> any AssistantProductBlockRendering {
+            let offset = state.offsets.withLock { $0[CarouselState.key(block)] ?? 0 }
+            return CarouselBuilder(scrollOffset: offset, style: state.style).render(block: block, layout: layout)
+        }
+    }
+
+    /// Moves the viewport of `block` by one page of cards.
+    func scroll(_ block: AssistantProductBlock, by pages: Int) {
+        let perPage = max(1, CarouselBuilder(style: style).render(block: block, layout: layout).visibleRange.count)
+        offsets.withLock { offsets in
+            let current = offsets[Self.key(block)] ?? 0
+            offsets[Self.key(block)] = min(max(0, current + pages * perPage), max(0, block.products.count - 1))
+        }
+    }
+
+    /// Scroll positions survive redraws and reopenings: keyed by the reply, not the opening.
+    static func key(_ block: AssistantProductBlock) -> String {
+        guard let first = block.products.first else { return "empty" }
+        return "\(first.ref.description.split(separator: ".").dropFirst().joined(separator: "."))"
+    }
+}

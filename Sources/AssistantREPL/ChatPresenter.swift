@@ -1,0 +1,159 @@
+import ShoppingAssistant
+import Synchronization
+
+/// The chat screen the SDK would own on a phone, drawn as terminal lines (§ 0). It prints
+/// what changed between snapshots: new messages, a message whose status changed, the sending
+/// indicator. It keeps the latest snapshot so commands can refer to "suggest 2" or "card 3".
+final class ChatPresenter: AssistantPresenter {
+    /// Renders a product block to lines and reports which cards are in the viewport.
+    typealias BlockRenderer = @Sendable (AssistantProductBlock) async -> (lines: [String], visible: [AssistantProduct])
+
+    private struct State {
+        var availability: AssistantPresenterAvailability = .available
+        var snapshot: AssistantChatSnapshot?
+        var printed: [String: String] = [:]
+        var wasSending = false
+        var isPresented = false
+        var visibleCards: [AssistantProduct] = []
+        /// The carousel the user last saw; it stays on screen after a close or a new chat,
+        /// so a tap on it can be stale (PR8).
+        var lastShownBlock: AssistantProductBlock?
+    }
+
+    private let state = Mutex(State())
+    private let output: REPLOutput
+    private let render: BlockRenderer
+    private let onVisibleCardsChanged: @Sendable ([AssistantProduct]) async -> Void
+
+    init(
+        output: REPLOutput, render: @escaping BlockRenderer,
+        onVisibleCardsChanged: @escaping @Sendable ([AssistantProduct]) async -> Void
+    ) {
+        self.output = output
+        self.render = render
+        self.onVisibleCardsChanged = onVisibleCardsChanged
+    }
+
+    var availability: AssistantPresenterAvailability { state.withLock { $0.availability } }
+    var snapshot: AssistantChatSnapshot? { state.withLock { $0.snapshot } }
+    var isPresented: Bool { state.withLock { $0.isPresented } }
+
+    /// The window went to the background or came back (PR5: background is not visibility).
+    func setAvailability(_ availability: AssistantPresenterAvailability) {
+        state.withLock { $0.availability = availability }
+    }
+
+    /// The latest reply that has products, for `:left` and `:right`.
+    var latestProductReply: AssistantChatMessage? {
+        snapshot?.messages.last { $0.productBlock != nil }
+    }
+
+    /// The cards of the latest carousel inside its viewport.
+    var visibleCards: [AssistantProduct] { state.withLock { $0.visibleCards } }
+
+    /// The carousel last drawn, for `:tap`, even if the chat has moved on since.
+    var lastShownBlock: AssistantProductBlock? { state.withLock { $0.lastShownBlock } }
+
+    /// The latest reply, for ratings and buttons.
+    var latestReply: AssistantChatMessage? {
+        snapshot?.messages.last { $0.role == .assistant }
+    }
+
+    func presentAssistant(_ chat: AssistantChatSnapshot) async {
+        state.withLock { state in
+            state.isPresented = true
+            state.printed = [:]
+            state.wasSending = false
+        }
+        output.line(.bold, "┌─ " + TerminalSanitizer.sanitize(chat.title))
+        if let subtitle = chat.subtitle, !subtitle.isEmpty { output.untrusted(subtitle, prefix: "│  ") }
+        output.line(.dim, "└─ type a message, :s N for a suggest, :close to leave")
+        await draw(chat)
+    }
+
+    func updateAssistant(_ chat: AssistantChatSnapshot) async {
+        await draw(chat)
+    }
+
+    func dismissAssistant() async {
+        state.withLock { state in
+            state.isPresented = false
+            state.visibleCards = []
+        }
+        output.line(.dim, "── chat closed ──")
+        await onVisibleCardsChanged([])
+    }
+
+    /// Redraws the latest carousel, after scrolling.
+    func redrawLatestCarousel() async {
+        guard let message = latestProductReply, let block = message.productBlock else { return }
+        await drawBlock(block)
+    }
+
+    private func draw(_ chat: AssistantChatSnapshot) async {
+        let (toPrint, showSending, showSuggests) = state.withLock { state -> ([AssistantChatMessage], Bool, Bool) in
+            state.snapshot = chat
+            var fresh: [AssistantChatMessage] = []
+            for message in chat.messages {
+                let signature = Self.signature(message)
+                if state.printed[message.id] != signature {
+                    state.printed[message.id] = signature
+                    fresh.append(message)
+                }
+            }
+            let showSending = chat.isSending && !state.wasSending
+            state.wasSending = chat.isSending
+            return (fresh, showSending, !chat.isSending && (chat.messages.isEmpty || !fresh.isEmpty))
+        }
+        for message in toPrint { await drawMessage(message) }
+        if showSending { output.line(.dim, "… the assistant is answering") }
+        if showSuggests, !chat.suggests.isEmpty {
+            let items = chat.suggests.enumerated().map { "[s\($0.offset + 1)] " + TerminalSanitizer.sanitize($0.element) }
+            output.line(.accent, "suggests: " + items.joined(separator: "  "))
+        }
+    }
+
+    private func drawMessage(_ message: AssistantChatMessage) async {
+        switch message.role {
+        case .user:
+            switch message.status {
+            case .sending: output.untrusted(message.text, prefix: "you › ")
+            case .sent: break
+            case .failed(let error):
+                let retry = message.canRetry ? " — :retry to send it again" : ""
+                output.line(.error, "✗ not delivered (\(error.code.rawValue))\(retry)")
+                output.untrusted(message.text, prefix: "  your text: ")
+            }
+        case .assistant:
+            output.untrusted(message.text, prefix: "assistant › ")
+            if let block = message.productBlock { await drawBlock(block) }
+            for (index, button) in message.buttons.enumerated() {
+                let title = TerminalSanitizer.sanitize(button.title)
+                if button.isEnabled {
+                    output.line(.accent, "[b\(index + 1)] \(title)")
+                } else {
+                    output.line(.dim, "[--] \(title) (not available)")
+                }
+            }
+            if message.canRate { output.line(.dim, "rate this reply: :like or :dislike") }
+        }
+    }
+
+    private func drawBlock(_ block: AssistantProductBlock) async {
+        let rendered = await render(block)
+        for line in rendered.lines { output.line(line) }
+        state.withLock { state in
+            state.visibleCards = rendered.visible
+            state.lastShownBlock = block
+        }
+        await onVisibleCardsChanged(rendered.visible)
+    }
+
+    private static func signature(_ message: AssistantChatMessage) -> String {
+        switch message.status {
+        case .sending: return "sending"
+        case .sent: return message.role == .assistant ? "reply" : "sent"
+        case .failed(let error): return "failed|\(error.code.rawValue)|\(message.canRetry)"
+        }
+    }
+}

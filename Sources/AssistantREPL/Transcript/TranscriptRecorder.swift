@@ -1,0 +1,111 @@
+import Foundation
+import ShoppingAssistant
+import Synchronization
+
+/// Records a live session (demo store or real services) as a transcript: each input line,
+/// what the REPL printed, and every HTTP exchange with its latency or fault. Headers are
+/// never recorded and the API key is replaced, so secrets never reach the file.
+public final class TranscriptRecorder: Sendable {
+    private struct State {
+        var transcript: Transcript
+    }
+
+    private let state: Mutex<State>
+    private let apiKey: String
+    let classify: ServiceClassifier
+
+    public init(settings: Transcript.Settings, configuration: AssistantEngineConfiguration, summary: String) {
+        state = Mutex(
+            State(
+                transcript: Transcript(
+                    comments: [summary, "Recorded with assistant --record."], settings: settings, segments: [])))
+        apiKey = configuration.apiKey
+        classify = ServiceClassifier(
+            gravityBase: configuration.gravityBaseURL, shoppingBase: configuration.shoppingBaseURL)
+    }
+
+    /// A transport that records what passes through `transport`.
+    public func recording(_ transport: any HTTPTransport) -> any HTTPTransport {
+        RecordingTransport(inner: transport, recorder: self)
+    }
+
+    public func beginInput(_ line: String) {
+        state.withLock { $0.transcript.segments.append(Transcript.Segment(step: .input(line))) }
+    }
+
+    public func output(_ line: String) {
+        state.withLock { state in
+            guard !state.transcript.segments.isEmpty else { return }  // the banner is not a step's output
+            state.transcript.segments[state.transcript.segments.count - 1].output.append(line)
+        }
+    }
+
+    func exchange(_ exchange: Transcript.Exchange) {
+        state.withLock { state in
+            guard !state.transcript.segments.isEmpty else { return }
+            state.transcript.segments[state.transcript.segments.count - 1].exchanges.append(exchange)
+        }
+    }
+
+    /// The recording so far, secrets removed and generated IDs named.
+    public var transcript: Transcript {
+        var transcript = state.withLock { $0.transcript }
+        var namer = UUIDNamer()
+        let clean: (String) -> String = { [apiKey] text in
+            apiKey.isEmpty ? text : text.replacingOccurrences(of: apiKey, with: "<api-key>")
+        }
+        for index in transcript.segments.indices {
+            transcript.segments[index].exchanges = transcript.segments[index].exchanges.map { exchange in
+                var copy = exchange
+                copy.target = namer.name(in: clean(exchange.target))
+                copy.body = namer.name(in: clean(exchange.body))
+                if case .response(let status, let latency, let body) = exchange.outcome {
+                    copy.outcome = .response(status: status, latency: latency, body: namer.name(in: clean(body)))
+                }
+                return copy
+            }
+            transcript.segments[index].output = transcript.segments[index].output.map { namer.name(in: clean($0)) }
+        }
+        return transcript
+    }
+
+    public func write(to path: String) throws {
+        try TranscriptFormat.render(transcript).write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}
+
+/// Passes requests through and tells the recorder what happened.
+struct RecordingTransport: HTTPTransport {
+    let inner: any HTTPTransport
+    let recorder: TranscriptRecorder
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (service, target) = recorder.classify.describe(request.url)
+        let body = CanonicalJSON.text(request.body)
+        let clock = ContinuousClock()
+        let start = clock.now
+        func record(_ outcome: Transcript.Outcome) {
+            recorder.exchange(
+                Transcript.Exchange(
+                    method: request.method.rawValue, service: service, target: target, body: body, outcome: outcome))
+        }
+        do {
+            let response = try await inner.send(request)
+            let elapsed = start.duration(to: clock.now)
+            // Sub-second latencies are noise in a replay; longer ones can change what happens.
+            let latency: Duration = elapsed >= .seconds(1) ? .milliseconds(elapsed.components.seconds * 1000) : .zero
+            record(.response(status: response.status, latency: latency, body: CanonicalJSON.text(response.body)))
+            return response
+        } catch let error as HTTPTransportError {
+            switch error {
+            case .cannotConnect: record(.refused)
+            case .connectionLost: record(.lost)
+            case .timedOut: record(.timeout)
+            }
+            throw error
+        } catch {
+            record(.timeout)  // the engine gave up waiting
+            throw error
+        }
+    }
+}

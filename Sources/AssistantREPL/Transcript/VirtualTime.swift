@@ -1,0 +1,43 @@
+import ShoppingAssistant
+import ShoppingAssistantTesting
+import Synchronization
+
+/// Virtual time for piped demo sessions and transcript replay: the clock moves only when
+/// nothing can run, straight to the next deadline. A 120 s reply timeout takes no wall time,
+/// and the same input always produces the same output.
+public struct VirtualTime: Sendable {
+    public let clock: ManualClock
+    public let activity: ActivityMonitor
+
+    public init() {
+        activity = ActivityMonitor()
+        clock = ManualClock(activity: activity)
+    }
+
+    /// Runs `body` as counted work and moves time whenever everything waits on the clock.
+    /// Returns false if `body` waits for something no deadline will bring.
+    public func run(_ body: @escaping @Sendable () async -> Void) async -> Bool {
+        let done = Mutex(false)
+        activity.spawn {
+            await body()
+            done.withLock { $0 = true }
+        }
+        while true {
+            await activity.waitUntilIdle()
+            if done.withLock({ $0 }) { return true }
+            guard clock.advanceToNextDeadline() else { return false }
+        }
+    }
+
+    /// Lets `duration` pass, firing every deadline on the way in order.
+    public func advance(by duration: Duration) async {
+        let target = clock.now.advanced(by: duration)
+        while true {
+            await activity.waitUntilIdle()
+            guard let next = clock.pendingDeadlines.first, next <= target else { break }
+            clock.advance(to: next)
+        }
+        clock.advance(to: target)
+        await activity.waitUntilIdle()
+    }
+}

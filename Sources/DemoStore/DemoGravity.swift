@@ -1,0 +1,203 @@
+import ShoppingAssistant
+
+/// The Gravity API V2 half of the demo store: identity, `/choose`, `/visit`, `/event`.
+struct DemoGravity: Sendable {
+    private var nextUser = 1
+    private var nextSession = 1
+    private var nextDecision = 1
+    private var sessions: [String: String] = [:]
+    /// Bearer keys seen on Gravity requests; the Shopping half rejects requests carrying them (S5).
+    private(set) var seenKeys: Set<String> = []
+    /// Custom events received on `/event`, in order.
+    private(set) var events: [DemoGravityEvent] = []
+
+    mutating func clearEvents() {
+        events.removeAll()
+    }
+
+    /// Answers a Gravity request; the endpoint is `.choose`, `.visit` or `.event`.
+    mutating func respond(
+        to endpoint: DemoEndpoint, request: HTTPRequest, configuration: DemoStore.Configuration
+    ) -> HTTPResponse {
+        let authorization = request.header("Authorization") ?? ""
+        let key = authorization.hasPrefix("Bearer ") ? String(authorization.dropFirst("Bearer ".count)) : ""
+        guard !key.trimmingCharacters(in: .whitespaces).isEmpty else {
+            return DemoHTTP.error(401, code: "UNAUTHORIZED", message: "Authorization: Bearer <apiKey> is required")
+        }
+        if let expected = configuration.apiKey, key != expected {
+            return DemoHTTP.error(401, code: "INVALID_API_KEY", message: "The API key is not valid for this section")
+        }
+        seenKeys.insert(key)
+        if let refusal = DemoHTTP.requireJSONContentType(request) { return refusal }
+        guard let body = JSONValue.parse(request.body), body.objectValue != nil else {
+            return DemoHTTP.error(400, code: "INVALID_REQUEST", message: "The body must be a JSON object")
+        }
+        let user = resolveUser(body["user"])
+        switch endpoint {
+        case .choose:
+            let data = choose(body, configuration: configuration)
+            return DemoHTTP.json(200, .object(["user": user.json, "data": .array(data)]))
+        case .event:
+            for event in body["data"]?.arrayValue ?? [] {
+                record(event, uid: user.uid)
+            }
+            return DemoHTTP.json(200, .object(["user": user.json, "campaigns": campaigns(configuration)]))
+        default:
+            return DemoHTTP.json(200, .object(["user": user.json, "campaigns": campaigns(configuration)]))
+        }
+    }
+
+    // MARK: - Identity
+
+    private struct User {
+        var uid: String
+        var ses: String
+        var json: DemoJSON { .object(["uid": .string(uid), "ses": .string(ses)]) }
+    }
+
+    /// The canonical user: the request's uid, or a new one on first launch (B3); the request's
+    /// session, or the user's current one, or a new one.
+    private mutating func resolveUser(_ json: JSONValue?) -> User {
+        let uid: String
+        if let known = json?.nonEmptyString("uid") {
+            uid = known
+        } else {
+            uid = "demo-u-\(nextUser)"
+            nextUser += 1
+        }
+        let ses: String
+        if let given = json?.nonEmptyString("ses") {
+            ses = given
+        } else if let current = sessions[uid] {
+            ses = current
+        } else {
+            ses = "demo-s-\(nextSession)"
+            nextSession += 1
+        }
+        sessions[uid] = ses
+        return User(uid: uid, ses: ses)
+    }
+
+    // MARK: - /choose
+
+    private mutating func choose(_ body: JSONValue, configuration: DemoStore.Configuration) -> [DemoJSON] {
+        let pageType = body["ctx"]?["type"]?.stringValue.flatMap(PageContext.PageType.init(rawValue:)) ?? .other
+        var data: [DemoJSON] = []
+        for request in body["data"]?.arrayValue ?? [] {
+            guard let selector = request["selector"]?.stringValue else { continue }
+            if selector == configuration.entrySelector,
+                configuration.entryPageTypes.map({ $0.contains(pageType) }) ?? true
+            {
+                let json = DemoJSON.object([
+                    "enabled": .bool(configuration.entryEnabled), "title": .string(configuration.entryTitle),
+                ])
+                let content = content(id: "entry", customJSON: json.text)
+                data.append(selection(selector, [campaign(id: "entry", contents: [content])]))
+            } else if selector == configuration.assistantSelector,
+                configuration.assistantPageTypes.map({ $0.contains(pageType) }) ?? true,
+                let campaigns = assistantCampaigns(configuration)
+            {
+                data.append(selection(selector, campaigns))
+            }
+        }
+        return data
+    }
+
+    private mutating func assistantCampaigns(_ configuration: DemoStore.Configuration) -> [DemoJSON]? {
+        let json: DemoJSON =
+            configuration.assistantEnabled
+            ? .object([
+                "enabled": true,
+                "title": .string(configuration.assistantTitle),
+                "subtitle": .string(configuration.assistantSubtitle),
+                "suggests": .strings(configuration.assistantSuggests),
+            ])
+            : .object(["enabled": false])
+        switch configuration.assistantCampaignShape {
+        case .normal:
+            return [campaign(id: "assistant", contents: [content(id: "assistant", customJSON: json.text)])]
+        case .duplicated:
+            return [
+                campaign(id: "assistant", contents: [content(id: "assistant", customJSON: json.text)]),
+                campaign(id: "assistant-copy", contents: [content(id: "assistant-copy", customJSON: json.text)]),
+            ]
+        case .conflicting:
+            let other = DemoJSON.object([
+                "enabled": true, "title": "Другой помощник", "subtitle": "Конфликтующая кампания.",
+                "suggests": .strings(["Что нового?"]),
+            ])
+            return [
+                campaign(id: "assistant", contents: [content(id: "assistant", customJSON: json.text)]),
+                campaign(id: "assistant-b", contents: [content(id: "assistant-b", customJSON: other.text)]),
+            ]
+        case .missingJSON:
+            return [campaign(id: "assistant", contents: [content(id: "assistant", customJSON: nil)])]
+        case .malformedJSON:
+            return [campaign(id: "assistant", contents: [content(id: "assistant", customJSON: "{\"enabled\": tru")])]
+        case .absent:
+            return nil
+        }
+    }
+
+    private func selection(_ selector: String, _ payload: [DemoJSON]) -> DemoJSON {
+        .object(["selector": .string(selector), "payload": .array(payload)])
+    }
+
+    private mutating func campaign(id: String, contents: [DemoJSON]) -> DemoJSON {
+        let decision = "demo-d-\(nextDecision)"
+        nextDecision += 1
+        let withLoadEvents = contents.map { content -> DemoJSON in
+            guard case .object(var members) = content else { return content }
+            let url = "https://\(DemoStore.trackingHost)/l?d=\(decision)"
+            members.append(.init(key: "events", value: .array([.object(["type": "load", "urls": .strings([url])])])))
+            return .object(members)
+        }
+        return .object([
+            "campaignId": .string("demo-c-\(id)"),
+            "experienceId": .string("demo-e-\(id)"),
+            "variationId": .string("demo-v-\(id)"),
+            "decisionId": .string(decision),
+            "contents": .array(withLoadEvents),
+        ])
+    }
+
+    private func content(id: String, customJSON: String?) -> DemoJSON {
+        .compactObject([
+            ("contentId", .string("demo-ct-\(id)")),
+            ("deliveryMethod", "inline"),
+            ("contentType", "custom"),
+            ("custom", customJSON.map { .object(["json": .string($0)]) } ?? .object([:])),
+        ])
+    }
+
+    // MARK: - /visit, /event
+
+    private func campaigns(_ configuration: DemoStore.Configuration) -> DemoJSON {
+        guard configuration.promoCampaignOnVisit else { return .array([]) }
+        return .array([
+            .object(["campaignId": "demo-c-promo", "trigger": "screenview", "priority": .int(1), "delayTime": .int(0)])
+        ])
+    }
+
+    private mutating func record(_ event: JSONValue, uid: String) {
+        guard let type = event["type"]?.stringValue else { return }
+        var props: [String: String] = [:]
+        for (key, value) in event["customProps"]?.objectValue ?? [:] {
+            props[key] = value.stringValue ?? value.jsonSpelling
+        }
+        events.append(DemoGravityEvent(type: type, name: event["name"]?.stringValue, customProps: props, uid: uid))
+    }
+}
+
+extension JSONValue {
+    /// A compact JSON spelling of a scalar, for logging non-string event properties.
+    fileprivate var jsonSpelling: String {
+        switch self {
+        case .null: "null"
+        case .bool(let value): value ? "true" : "false"
+        case .number(let value): value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        case .string(let value): value
+        case .array, .object: "…"
+        }
+    }
+}

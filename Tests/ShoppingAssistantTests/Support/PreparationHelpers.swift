@@ -1,0 +1,224 @@
+import Foundation
+import ShoppingAssistantTesting
+import Synchronization
+import Testing
+
+@testable import ShoppingAssistant
+
+/// `/choose` answers and configuration strings for preparation, presentation and wire tests.
+enum PrepFixtures {
+    /// A configuration with its own title, so tests can tell start screens apart (O9, P2).
+    static func configuration(
+        title: String, subtitle: String = "Подзаголовок", suggests: [String] = ["Подскажи"], enabled: Bool = true
+    ) -> String {
+        let object: [String: Any] = ["enabled": enabled, "title": title, "subtitle": subtitle, "suggests": suggests]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A `/choose` answer with one payload per entry; each entry is a campaign ID and the
+    /// `custom.json` of each of its contents (`nil`: a content without `custom`).
+    static func choose(
+        campaigns: [(id: String, contents: [String?])], uid: String? = "u-8f3c", ses: String = "s-1",
+        selector: String = Fixtures.assistantSelector
+    ) -> HTTPResponse {
+        let payloads: [[String: Any]] = campaigns.map { campaign in
+            [
+                "campaignId": campaign.id, "experienceId": "e-\(campaign.id)", "variationId": "v-\(campaign.id)",
+                "decisionId": "d-\(campaign.id)",
+                "contents": campaign.contents.enumerated().map { index, json -> [String: Any] in
+                    var content: [String: Any] = [
+                        "contentId": "ct-\(campaign.id)-\(index)", "deliveryMethod": "inline", "contentType": "custom",
+                    ]
+                    if let json { content["custom"] = ["json": json] }
+                    return content
+                },
+            ]
+        }
+        var body: [String: Any] = ["data": [["selector": selector, "payload": payloads]]]
+        if let uid { body["user"] = ["uid": uid, "ses": ses] }
+        return .json(200, body)
+    }
+
+    /// A `ContentResponse` as `GravityClient` decodes it, for the pure parsers.
+    static func content(_ campaigns: [(id: String?, contents: [String?])]) -> ContentResponse {
+        ContentResponse(
+            campaigns: campaigns.map { campaign in
+                Campaign(
+                    campaignId: campaign.id, experienceId: nil, variationId: nil, decisionId: nil,
+                    contents: campaign.contents.map {
+                        CampaignContent(contentId: nil, contentType: "custom", deliveryMethod: "inline", customJSON: $0)
+                    })
+            })
+    }
+
+    /// A `/visit` or `/event` answer announcing auto-shown in-app campaigns (B6, O7).
+    static func campaigns(_ ids: [String], uid: String = "u-8f3c") -> HTTPResponse {
+        Fixtures.eventResponse(
+            uid: uid, campaigns: ids.map { ["campaignId": $0, "trigger": "screenview", "priority": 1, "delayTime": 0] })
+    }
+
+    /// The raw text of a request body.
+    static func bodyText(_ request: HTTPRequest?) -> String {
+        String(decoding: request?.body ?? Data(), as: UTF8.self)
+    }
+}
+
+/// Hands every request to `inner` in a task of its own, so cancelling the engine's request
+/// does not reach the server: an older `/choose` can still answer after a newer one (P2).
+struct CancellationIgnoringTransport: HTTPTransport {
+    let inner: any HTTPTransport
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let inner = self.inner
+        return try await Task { try await inner.send(request) }.value
+    }
+}
+
+/// Reports a cancelled request as a lost connection, as some HTTP stacks do (P4).
+struct CancellationAsNetworkErrorTransport: HTTPTransport {
+    let inner: any HTTPTransport
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        do {
+            return try await inner.send(request)
+        } catch is CancellationError {
+            throw HTTPTransportError.connectionLost("cancelled")
+        }
+    }
+}
+
+/// An identity store that lets a test wait until the engine persisted a uid (B3). The save
+/// happens inside the engine's actor turn, so once it is seen, the rest of that turn is done
+/// before the test's next call to the engine.
+final class ObservedIdentityStore: IdentityStore {
+    private struct State {
+        var uid: String?
+        var saves: [String?] = []
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(uid: String? = nil) { state = Mutex(State(uid: uid)) }
+
+    var saves: [String?] { state.withLock { $0.saves } }
+
+    func loadUID() -> String? { state.withLock { $0.uid } }
+
+    func saveUID(_ uid: String?) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.uid = uid
+            state.saves.append(uid)
+            let count = state.saves.count
+            let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
+            state.waiters.removeAll { $0.count <= count }
+            return ready
+        }
+        for waiter in ready { waiter.resume() }
+    }
+
+    /// Suspends until `count` saves have happened in total.
+    func waitForSaves(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.saves.count >= count { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+}
+
+/// Collects what a listener receives: log lines, lock changes, in-app campaigns.
+final class CollectedValues<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
+    func append(_ item: Element) { items.withLock { $0.append(item) } }
+    var all: [Element] { items.withLock { $0 } }
+}
+
+/// An engine built by hand, for tests that need another transport or configuration than
+/// `EngineHarness` offers.
+struct HandBuiltEngine {
+    let clock: ManualClock
+    let transport: ScriptedTransport
+    let engine: AssistantEngine
+    let presenter: RecordingPresenter
+
+    init(
+        configuration: AssistantEngineConfiguration = AssistantEngineConfiguration(
+            apiKey: Fixtures.apiKey, section: Fixtures.section),
+        identityStore: any IdentityStore = InMemoryIdentityStore(uid: "u-8f3c"),
+        wrap: (ScriptedTransport) -> any HTTPTransport = { $0 }
+    ) async {
+        let clock = ManualClock()
+        self.clock = clock
+        transport = ScriptedTransport(clock: clock) { Issue.record(Comment(rawValue: $0)) }
+        let uuids = SequentialUUIDs()
+        engine = AssistantEngine(
+            configuration: configuration, transport: wrap(transport), clock: clock, identityStore: identityStore,
+            uuid: { uuids.next() })
+        presenter = RecordingPresenter()
+        await engine.setAssistantProductBlockBuilder(LineCountBuilder())
+        await engine.setAssistantActionHandler(RecordingHandler())
+    }
+
+    func verify(sourceLocation: SourceLocation = #_sourceLocation) async {
+        await engine.flushTracking()
+        #expect(transport.unexpectedRequests.isEmpty, sourceLocation: sourceLocation)
+        #expect(
+            transport.unmetExpectations.isEmpty, "unmet: \(transport.unmetExpectations)", sourceLocation: sourceLocation
+        )
+    }
+}
+
+extension EngineHarness {
+    /// Starts `prepareAssistant` in a task of its own and waits until its `/choose` was sent
+    /// (`requestsBefore + 1` requests in total).
+    func startPreparing(
+        selector: String = Fixtures.assistantSelector, page: PageContext = Fixtures.productPage,
+        timeout: Duration = .seconds(10), requestsBefore: Int
+    ) async -> Task<AssistantPrepareResult, Never> {
+        let engine = self.engine
+        let task = Task {
+            await engine.prepareAssistant(assistantSelector: selector, pageContext: page, timeout: timeout)
+        }
+        await transport.waitForRequests(requestsBefore + 1)
+        return task
+    }
+
+    /// Sends one message with the chat closed and lands its reply; returns the message ID.
+    @discardableResult
+    func landOneReply(_ text: String = "Помогите выбрать подарок", sourceLocation: SourceLocation = #_sourceLocation)
+        async -> String
+    {
+        transport.expect(.request(.post, pathSuffix: "/v1/messages"), .respond(Fixtures.reply(to: "m")))
+        expectEvents(2)  // chat_message_send, chat_message_reply
+        let sent = await engine.sendMessage(text)
+        guard case .success(let messageId) = sent else {
+            Issue.record("send refused: \(sent)", sourceLocation: sourceLocation)
+            return ""
+        }
+        await engine.waitForReply()
+        return messageId
+    }
+}
+
+extension ManualClock {
+    /// Waits until `count` tasks sleep on the clock or `task` has finished, whichever comes
+    /// first, so a regression that finishes a preparation early fails the test instead of
+    /// leaving it waiting for a deadline that was never set.
+    func waitForSleepersOrFinish<Value: Sendable>(_ count: Int = 1, of task: Task<Value, Never>) async {
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        Task {
+            await self.waitForSleepers(count)
+            continuation.yield()
+        }
+        Task {
+            _ = await task.value
+            continuation.yield()
+        }
+        for await _ in stream { return }
+    }
+}
