@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ShoppingAssistantTesting", targets: ["ShoppingAssistantTesting"]),
         .library(name: "DemoStore", targets: ["DemoStore"]),
         .executable(name: "assistant", targets: ["assistant"]),
+        .executable(name: "assistant-bench", targets: ["assistant-bench"]),
     ],
     targets: [
         // The engine: no terminal code, embeddable by any Swift tool.
@@ -41,6 +42,12 @@ let package = Package(
         .executableTarget(
             name: "assistant",
             dependencies: ["AssistantREPL"],
+            swiftSettings: swiftSettings
+        ),
+        // Benchmarks that print ratios measured side by side: `swift run -c release assistant-bench`.
+        .executableTarget(
+            name: "assistant-bench",
+            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "DemoStore", "AssistantREPL"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
