@@ -50,6 +50,12 @@ let package = Package(
             dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "DemoStore", "AssistantREPL"],
             swiftSettings: swiftSettings
         ),
+        // libFuzzer target over the wire decoders and the transcript parser (see fuzz/README.md).
+        .executableTarget(
+            name: "WireFuzzer",
+            dependencies: ["ShoppingAssistant", "AssistantREPL"],
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
+        ),
         .testTarget(
             name: "ShoppingAssistantTests",
             dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting"],

@@ -18,6 +18,8 @@ final class ChatPresenter: AssistantPresenter {
         /// The carousel the user last saw; it stays on screen after a close or a new chat,
         /// so a tap on it can be stale (PR8).
         var lastShownBlock: AssistantProductBlock?
+        /// Runs inside the next dismissal, while the engine's close transition is under way.
+        var duringDismiss: (@Sendable () async -> Void)?
     }
 
     private let state = Mutex(State())
@@ -62,20 +64,44 @@ final class ChatPresenter: AssistantPresenter {
     func presentAssistant(_ chat: AssistantChatSnapshot) async {
         state.withLock { state in
             state.isPresented = true
+            state.snapshot = nil
             state.printed = [:]
             state.wasSending = false
         }
+        drawStartScreen(chat)
+        await draw(chat)
+    }
+
+    /// The start screen's title and subtitle: on opening, and again when a new chat (or an
+    /// identity or assistant change) empties the dialog on screen, so the user sees which
+    /// start screen the new chat has (D16).
+    private func drawStartScreen(_ chat: AssistantChatSnapshot) {
         output.line(.bold, "┌─ " + TerminalSanitizer.sanitize(chat.title))
         if let subtitle = chat.subtitle, !subtitle.isEmpty { output.untrusted(subtitle, prefix: "│  ") }
         output.line(.dim, "└─ type a message, :s N for a suggest, :close to leave")
-        await draw(chat)
     }
 
     func updateAssistant(_ chat: AssistantChatSnapshot) async {
         await draw(chat)
     }
 
+    /// Runs `body` once inside the next dismissal, while the close transition is under way:
+    /// the second press of a double tap lands there, so it is always "a tap while a transition
+    /// is already under way" (PR9), whatever order the scheduler would pick.
+    func duringNextDismiss(_ body: @escaping @Sendable () async -> Void) {
+        state.withLock { $0.duringDismiss = body }
+    }
+
+    /// Disarms and returns the `duringNextDismiss` body if no dismissal ran it.
+    func takeDuringNextDismiss() -> (@Sendable () async -> Void)? {
+        state.withLock { state in
+            defer { state.duringDismiss = nil }
+            return state.duringDismiss
+        }
+    }
+
     func dismissAssistant() async {
+        if let during = takeDuringNextDismiss() { await during() }
         state.withLock { state in
             state.isPresented = false
             state.visibleCards = []
@@ -91,21 +117,25 @@ final class ChatPresenter: AssistantPresenter {
     }
 
     private func draw(_ chat: AssistantChatSnapshot) async {
-        let (toPrint, showSending, showSuggests) = state.withLock { state -> ([AssistantChatMessage], Bool, Bool) in
+        let (toPrint, showSending, showSuggests, startedOver) = state.withLock {
+            state -> ([(message: AssistantChatMessage, firstSight: Bool)], Bool, Bool, Bool) in
+            let startedOver = chat.messages.isEmpty && !(state.snapshot?.messages.isEmpty ?? true)
             state.snapshot = chat
-            var fresh: [AssistantChatMessage] = []
+            var fresh: [(message: AssistantChatMessage, firstSight: Bool)] = []
             for message in chat.messages {
                 let signature = Self.signature(message)
-                if state.printed[message.id] != signature {
+                let previous = state.printed[message.id]
+                if previous != signature {
                     state.printed[message.id] = signature
-                    fresh.append(message)
+                    fresh.append((message, previous == nil))
                 }
             }
             let showSending = chat.isSending && !state.wasSending
             state.wasSending = chat.isSending
-            return (fresh, showSending, !chat.isSending && (chat.messages.isEmpty || !fresh.isEmpty))
+            return (fresh, showSending, !chat.isSending && (chat.messages.isEmpty || !fresh.isEmpty), startedOver)
         }
-        for message in toPrint { await drawMessage(message) }
+        if startedOver { drawStartScreen(chat) }
+        for item in toPrint { await drawMessage(item.message, firstSight: item.firstSight) }
         if showSending { output.line(.dim, "… the assistant is answering") }
         if showSuggests, !chat.suggests.isEmpty {
             let items = chat.suggests.enumerated().map { "[s\($0.offset + 1)] " + TerminalSanitizer.sanitize($0.element) }
@@ -113,12 +143,15 @@ final class ChatPresenter: AssistantPresenter {
         }
     }
 
-    private func drawMessage(_ message: AssistantChatMessage) async {
+    /// Draws a new message, or one whose status changed. `firstSight` is true when this
+    /// opening of the chat has not drawn the message yet: a reopened chat redraws the dialog
+    /// in memory, the user's own sent messages included.
+    private func drawMessage(_ message: AssistantChatMessage, firstSight: Bool) async {
         switch message.role {
         case .user:
             switch message.status {
             case .sending: output.untrusted(message.text, prefix: "you › ")
-            case .sent: break
+            case .sent: if firstSight { output.untrusted(message.text, prefix: "you › ") }
             case .failed(let error):
                 let retry = message.canRetry ? " — :retry to send it again" : ""
                 output.line(.error, "✗ not delivered (\(error.code.rawValue))\(retry)")

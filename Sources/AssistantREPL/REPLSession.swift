@@ -36,7 +36,15 @@ public actor REPLSession {
     private let carousel: CarouselState
     private var presenter: ChatPresenter!
     private var foreground = true
-    private var impressionTimers: [AssistantProductRef: Task<Void, Never>] = [:]
+    /// Cards timing towards their impression, in due order (PR5).
+    private var pendingImpressions: [PendingImpression] = []
+    /// Cards timed (or reported) during their current stretch of visibility: a redraw does not
+    /// start their second again.
+    private var timedRefs: Set<AssistantProductRef> = []
+    private var impressionTicker: Task<Void, Never>?
+    private var tickerGeneration: UInt64 = 0
+    /// Time on the session's clock since it started.
+    private let elapsed: @Sendable () -> Duration
 
     public init(
         engine: AssistantEngine, demoStore: DemoStore?, output: REPLOutput, settings: REPLSettings,
@@ -52,6 +60,7 @@ public actor REPLSession {
         self.output = output
         self.settings = settings
         self.clock = clock
+        elapsed = stopwatch(on: clock)
         screens = ScreenController(
             engine: engine, output: output, entrySelector: settings.entrySelector,
             assistantSelector: settings.assistantSelector, activity: activity)
@@ -265,6 +274,11 @@ public actor REPLSession {
             output.line(.warning, "usage: :s N")
             return
         }
+        // The engine reports a suggest that is not there as empty text; say what happened.
+        guard await engine.chatSnapshot.suggests.indices.contains(index - 1) else {
+            output.line(.warning, "no suggest \(index) on screen (suggests are hidden while a message is on its way)")
+            return
+        }
         switch await engine.sendSuggest(at: index - 1) {
         case .success: await settleReply()
         case .failure(let refusal): output.line(.warning, "not sent: \(Self.describe(refusal))")
@@ -299,17 +313,18 @@ public actor REPLSession {
         let engine = self.engine
         let output = self.output
         let presses = words.count == 2 ? 2 : 1
-        // A double tap: both presses reach the engine before the first transition completes (PR9).
-        await withTaskGroup(of: Void.self) { group in
-            for press in 1...presses {
-                group.addTask {
-                    let result = await engine.performAssistantProductAction(product: product.ref, action: .tap)
-                    if result != .accepted {
-                        output.line(.warning, "tap\(presses > 1 ? " #\(press)" : ""): \(result.rawValue)")
-                    }
-                }
+        let press: @Sendable (Int) async -> Void = { number in
+            let result = await engine.performAssistantProductAction(product: product.ref, action: .tap)
+            if result != .accepted {
+                output.line(.warning, "tap\(presses > 1 ? " #\(number)" : ""): \(result.rawValue)")
             }
         }
+        guard presses == 2 else { return await press(1) }
+        // A double tap: the second press reaches the engine while the first one's transition
+        // (the chat closing) is under way (PR9), deterministically, not as a race.
+        presenter.duringNextDismiss { await press(2) }
+        await press(1)
+        if let second = presenter.takeDuringNextDismiss() { await second() }  // no transition started
     }
 
     private func prepare(_ argument: String) async {
@@ -394,33 +409,71 @@ public actor REPLSession {
 
     // MARK: - Impressions (PR5)
 
+    /// A card waiting for its 1 s of visibility.
+    private struct PendingImpression: Sendable {
+        let card: AssistantProduct
+        /// When it has been visible for 1 s, on `elapsed`.
+        let due: Duration
+    }
+
     /// A card counts after 1 s continuously in the carousel viewport, with the chat open and
-    /// the window in the foreground. Piped sessions run no timers, so their output stays
-    /// deterministic.
+    /// the window in the foreground. Piped sessions on live services run no timers, so their
+    /// output stays deterministic.
+    ///
+    /// One ticker task reports due cards one after another in carousel order: cards that
+    /// became visible together fire at the same instant, and separate timer tasks would
+    /// report them in whatever order the scheduler woke them, so a transcript would not
+    /// replay byte for byte.
     private func visibleCardsChanged(_ cards: [AssistantProduct]) {
         guard settings.interactive || time != nil else { return }
         let visible = Set(cards.map(\.ref))
-        for (ref, task) in impressionTimers where !visible.contains(ref) {
-            task.cancel()
-            impressionTimers[ref] = nil
+        pendingImpressions.removeAll { !visible.contains($0.card.ref) }
+        timedRefs.formIntersection(visible)
+        guard foreground, presenter.isPresented else {
+            cancelImpressionTimers()
+            return
         }
-        guard foreground, presenter.isPresented else { return }
-        for card in cards where impressionTimers[card.ref] == nil {
-            let engine = self.engine
-            let clock = self.clock
-            let output = self.output
-            let body: @Sendable () async -> Void = {
-                do { try await clock.sleep(for: .seconds(1)) } catch { return }
-                let result = await engine.performAssistantProductAction(product: card.ref, action: .visibleImpression)
-                if result == .accepted { output.line(.dim, "(impression: \(TerminalSanitizer.sanitize(card.name)))") }
+        let due = elapsed() + .seconds(1)
+        for card in cards where !timedRefs.contains(card.ref) {
+            timedRefs.insert(card.ref)
+            pendingImpressions.append(PendingImpression(card: card, due: due))
+        }
+        guard impressionTicker == nil, !pendingImpressions.isEmpty else { return }
+        tickerGeneration += 1
+        let generation = tickerGeneration
+        let body: @Sendable () async -> Void = { [weak self] in await self?.runImpressionTicker(generation) }
+        impressionTicker = activity.map { $0.spawn(body) } ?? Task(operation: body)
+    }
+
+    /// Sleeps until the earliest pending card is due, reports every due card in order, and
+    /// goes on until nothing is pending. Cards are appended with ever later due times, so the
+    /// list stays in due order.
+    private func runImpressionTicker(_ generation: UInt64) async {
+        defer { if tickerGeneration == generation { impressionTicker = nil } }
+        while tickerGeneration == generation, let next = pendingImpressions.first {
+            let wait = next.due - elapsed()
+            if wait > .zero {
+                do { try await clock.sleep(for: wait) } catch { return }
             }
-            impressionTimers[card.ref] = activity.map { $0.spawn(body) } ?? Task(operation: body)
+            guard tickerGeneration == generation, !Task.isCancelled else { return }
+            let now = elapsed()
+            let ready = Array(pendingImpressions.prefix { $0.due <= now })
+            pendingImpressions.removeFirst(ready.count)
+            for item in ready {
+                let result = await engine.performAssistantProductAction(product: item.card.ref, action: .visibleImpression)
+                if result == .accepted {
+                    output.line(.dim, "(impression: \(TerminalSanitizer.sanitize(item.card.name)))")
+                }
+            }
         }
     }
 
     private func cancelImpressionTimers() {
-        for task in impressionTimers.values { task.cancel() }
-        impressionTimers = [:]
+        impressionTicker?.cancel()
+        impressionTicker = nil
+        tickerGeneration += 1
+        pendingImpressions = []
+        timedRefs = []
     }
 
     // MARK: - Descriptions

@@ -73,13 +73,7 @@ actor ScreenController {
     /// Wakes `settle()` callers, counting them runnable before this task ends (replay quiescence).
     private func screenFinished(_ my: Int) {
         guard my == generation else { return }
-        screenRunning = false
-        let waiters = settleWaiters
-        settleWaiters = []
-        for waiter in waiters {
-            activity?.begin()
-            waiter.resume()
-        }
+        releaseSettleWaiters()
     }
 
     /// `onScreenHiddenOrIdentityChanged`.

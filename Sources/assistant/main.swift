@@ -49,7 +49,8 @@ transcriptSettings.assistantSelector = options.assistantSelector
 let recorder = options.recordPath.map { _ in
     TranscriptRecorder(
         settings: transcriptSettings, configuration: configuration,
-        summary: "A session recorded \(demoStore != nil ? "on the demo store" : "against live services").")
+        summary: "A session recorded \(demoStore != nil ? "on the demo store" : "against live services").",
+        clock: virtualTime?.clock ?? ContinuousClock())
 }
 let baseTransport: any HTTPTransport = demoStore ?? URLSessionTransport()
 let transport = recorder?.recording(baseTransport) ?? baseTransport

@@ -103,5 +103,10 @@ public struct TranscriptError: Error, Sendable, Hashable, CustomStringConvertibl
     public let line: Int
     public let message: String
 
+    public init(line: Int, message: String) {
+        self.line = line
+        self.message = message
+    }
+
     public var description: String { "line \(line): \(message)" }
 }

@@ -120,11 +120,16 @@ public enum TranscriptFormat {
         return .response(status: status, latency: latency, body: rest)
     }
 
+    /// The longest duration a transcript or `:wait` may name: a week is plenty, and a bound
+    /// keeps absurd values from overflowing.
+    public static let maximumDuration: Double = 7 * 24 * 3600
+
     /// `10s`, `1.5s`, `250ms`, `2m`.
     public static func parseDuration(_ text: String) -> Duration? {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite else { return nil }
+            guard let value = Double(text.dropLast(suffix.count)), value >= 0, value * scale <= maximumDuration
+            else { return nil }
             return .milliseconds(Int64((value * scale * 1000).rounded()))
         }
         return nil

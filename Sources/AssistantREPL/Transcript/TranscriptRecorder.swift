@@ -13,8 +13,15 @@ public final class TranscriptRecorder: Sendable {
     private let state: Mutex<State>
     private let apiKey: String
     let classify: ServiceClassifier
+    /// The session's clock: latencies are measured on it, so a piped demo session on virtual
+    /// time records the virtual delay (a slow reply's 5 s), not the wall time it took.
+    let clock: any Clock<Duration>
 
-    public init(settings: Transcript.Settings, configuration: AssistantEngineConfiguration, summary: String) {
+    public init(
+        settings: Transcript.Settings, configuration: AssistantEngineConfiguration, summary: String,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        self.clock = clock
         state = Mutex(
             State(
                 transcript: Transcript(
@@ -40,10 +47,18 @@ public final class TranscriptRecorder: Sendable {
         }
     }
 
-    func exchange(_ exchange: Transcript.Exchange) {
+    /// The step now running: requests are filed under the step that sent them.
+    var currentSegment: Int? {
+        state.withLock { $0.transcript.segments.isEmpty ? nil : $0.transcript.segments.count - 1 }
+    }
+
+    /// Files `exchange` under the step that sent it (`segment`), even when the answer came
+    /// during a later step: on replay the request is made while that step runs, and only
+    /// that step's and earlier steps' exchanges can answer it.
+    func exchange(_ exchange: Transcript.Exchange, segment: Int?) {
         state.withLock { state in
-            guard !state.transcript.segments.isEmpty else { return }
-            state.transcript.segments[state.transcript.segments.count - 1].exchanges.append(exchange)
+            guard let segment, state.transcript.segments.indices.contains(segment) else { return }
+            state.transcript.segments[segment].exchanges.append(exchange)
         }
     }
 
@@ -82,18 +97,19 @@ struct RecordingTransport: HTTPTransport {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (service, target) = recorder.classify.describe(request.url)
         let body = CanonicalJSON.text(request.body)
-        let clock = ContinuousClock()
-        let start = clock.now
+        let elapsed = stopwatch(on: recorder.clock)
+        let segment = recorder.currentSegment
         func record(_ outcome: Transcript.Outcome) {
             recorder.exchange(
                 Transcript.Exchange(
-                    method: request.method.rawValue, service: service, target: target, body: body, outcome: outcome))
+                    method: request.method.rawValue, service: service, target: target, body: body, outcome: outcome),
+                segment: segment)
         }
         do {
             let response = try await inner.send(request)
-            let elapsed = start.duration(to: clock.now)
+            let took = elapsed()
             // Sub-second latencies are noise in a replay; longer ones can change what happens.
-            let latency: Duration = elapsed >= .seconds(1) ? .milliseconds(elapsed.components.seconds * 1000) : .zero
+            let latency: Duration = took >= .seconds(1) ? .milliseconds(took.components.seconds * 1000) : .zero
             record(.response(status: response.status, latency: latency, body: CanonicalJSON.text(response.body)))
             return response
         } catch let error as HTTPTransportError {

@@ -3,7 +3,9 @@ import ShoppingAssistant
 import ShoppingAssistantTesting
 import Testing
 
-@Suite struct DialogEngineTests {
+/// A broken engine can leave a dialog sending forever; the time limit turns that hang into a
+/// failure. Nothing here waits on wall time.
+@Suite(.timeLimit(.minutes(1))) struct DialogEngineTests {
     static let text = "Помогите выбрать подарок"
 
     // MARK: - Timeout and history reconciliation
@@ -23,6 +25,7 @@ import Testing
             .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: "am-h")))
         await h.clock.waitForSleepers(2)  // the reply deadline and the reply still on its way
         #expect(h.transport.request(for: post) != nil)
+        try #require(h.clock.pendingDeadlines.map(\.offset) == [.seconds(120), .seconds(121)])
 
         h.clock.advance(by: .seconds(119))
         #expect(await h.engine.dialogState == .sending)
@@ -46,7 +49,7 @@ import Testing
     }
 
     // covers: D3
-    @Test func replyWithin120SecondsIsAdoptedWithoutReadingHistory() async {
+    @Test func replyWithin120SecondsIsAdoptedWithoutReadingHistory() async throws {
         let h = await EngineHarness()
         await h.prepareReady()
         h.transport.expect(
@@ -54,6 +57,7 @@ import Testing
         h.expectEvents(2)
         let messageId = await h.sendAccepted(Self.text)
         await h.clock.waitForSleepers(2)
+        try #require(h.clock.pendingDeadlines.map(\.offset) == [.seconds(119), .seconds(120)])
         h.clock.advance(by: .seconds(119))
         await h.engine.waitForReply()
         let snapshot = await h.engine.chatSnapshot
@@ -525,6 +529,7 @@ import Testing
                 .request(.get, pathSuffix: "/v1/threads/\(threadId)/messages"),
                 .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: nil)))
             await h.clock.waitForSleepers(1)
+            try #require(h.clock.pendingDeadlines.map(\.offset) == [.seconds(120)])
             h.clock.advance(by: .seconds(120))
         case .conflict:
             h.transport.complete(post, with: Fixtures.errorBody(409, code: "MESSAGE_ID_CONFLICT"))

@@ -1,4 +1,5 @@
 import Foundation
+import ShoppingAssistantTesting
 import Testing
 
 @testable import ShoppingAssistant

@@ -342,7 +342,7 @@ extension Result where Failure == WireFailure {
 }
 
 /// Shopping API requests as the engine really sends them (S1–S3, S5).
-@Suite struct ShoppingRequestsThroughTheEngineTests {
+@Suite(.timeLimit(.minutes(1))) struct ShoppingRequestsThroughTheEngineTests {
     // covers: S1
     @Test func defaultBaseURLIsTheShoppingAssistantAPI() async {
         let defaults = AssistantEngineConfiguration(apiKey: "k", section: "s")

@@ -6,36 +6,49 @@ import Synchronization
 #endif
 
 /// A minimal HTTP/1.1 server on 127.0.0.1 and an ephemeral port, so that the real
-/// `URLSessionTransport` can be exercised end to end without leaving the machine.
+/// `URLSessionTransport` (or any HTTP client) can be exercised end to end without leaving the
+/// machine: the engine's transport tests and the `assistant-bench` loopback figure use it, and
+/// embedders can point their own tests at it.
 ///
 /// Every accepted connection carries exactly one request (answers say `Connection: close`), and
 /// the test scripts what happens to each request, in arrival order, with `enqueue(_:)`. Nothing
 /// here waits on wall time: a held answer waits on a `Gate` the test opens, and tests wait for
 /// server-side events (`request(_:)`, `clientHungUp(onRequest:)`) instead of sleeping.
 ///
-/// All blocking happens in `poll(2)` on background threads, and every poll also watches a stop
-/// pipe, so `stop()` ends every thread promptly whatever it was waiting for.
-final class LoopbackHTTPServer: Sendable {
+/// All blocking happens in `poll(2)` on background threads (one for accepting, one per
+/// connection), and every poll also watches a stop pipe, so `stop()` ends every thread
+/// promptly whatever it was waiting for. Call `stop()` when done: the threads keep the server
+/// alive until then.
+///
+/// ```swift
+/// let server = try LoopbackHTTPServer()
+/// defer { server.stop() }
+/// server.enqueue(.answer(status: 200, headers: ["Content-Type": "application/json"], text: #"{"ok":true}"#))
+/// let transport = URLSessionTransport()
+/// let response = try await transport.send(HTTPRequest(method: .get, url: server.baseURL))
+/// let request = await server.request(0)  // what the client sent, byte for byte
+/// ```
+public final class LoopbackHTTPServer: Sendable {
     /// A request as it arrived on the socket.
-    struct ReceivedRequest: Sendable, Equatable {
-        var method: String
+    public struct ReceivedRequest: Sendable, Equatable {
+        public var method: String
         /// The request target as sent: path plus query.
-        var target: String
+        public var target: String
         /// Header names as the client wrote them; repeated headers are joined with ", ".
-        var headers: [String: String]
-        var body: Data
+        public var headers: [String: String]
+        public var body: Data
 
         /// The path without the query.
-        var path: String { String(target.prefix { $0 != "?" }) }
+        public var path: String { String(target.prefix { $0 != "?" }) }
 
         /// The value of a header, matched case-insensitively as HTTP requires.
-        func header(_ name: String) -> String? {
+        public func header(_ name: String) -> String? {
             headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
     }
 
     /// What the server does with one request once it has read it completely.
-    enum Reply: Sendable {
+    public enum Reply: Sendable {
         /// Answer with this status, headers and body (`Content-Length` and `Connection: close`
         /// are added).
         case answer(status: Int, headers: [String: String] = [:], body: Data = Data())
@@ -46,19 +59,19 @@ final class LoopbackHTTPServer: Sendable {
         indirect case hold(Gate, then: Reply)
 
         /// An answer with a UTF-8 body.
-        static func answer(status: Int, headers: [String: String] = [:], text: String) -> Reply {
+        public static func answer(status: Int, headers: [String: String] = [:], text: String) -> Reply {
             .answer(status: status, headers: headers, body: Data(text.utf8))
         }
     }
 
     /// A one-way latch the test opens to release held answers. It is a pipe, so the server
     /// threads can wait on it in the same `poll(2)` that notices a client hanging up.
-    final class Gate: Sendable {
+    public final class Gate: Sendable {
         fileprivate let readFD: Int32
         private let writeFD: Int32
         private let isOpen = Mutex(false)
 
-        init() {
+        public init() {
             var fds: [Int32] = [0, 0]
             precondition(pipe(&fds) == 0, "pipe() failed: errno \(errno)")
             readFD = fds[0]
@@ -71,7 +84,7 @@ final class LoopbackHTTPServer: Sendable {
         }
 
         /// Lets every answer held on this gate go. Opening twice is harmless.
-        func open() {
+        public func open() {
             let first = isOpen.withLock { isOpen in
                 defer { isOpen = true }
                 return !isOpen
@@ -87,18 +100,18 @@ final class LoopbackHTTPServer: Sendable {
     }
 
     /// Why a socket call failed while setting up.
-    struct SocketError: Error, CustomStringConvertible {
-        var call: String
-        var code: Int32
-        var description: String { "\(call) failed: errno \(code)" }
+    public struct SocketError: Error, CustomStringConvertible {
+        public var call: String
+        public var code: Int32
+        public var description: String { "\(call) failed: errno \(code)" }
     }
 
     /// The port the server listens on.
-    let port: UInt16
+    public let port: UInt16
 
     /// The server's base URL; `127.0.0.1` and not `localhost`, so no name lookup or IPv6
     /// attempt comes first.
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     private enum Event: Hashable {
         case received(Int)
@@ -130,7 +143,7 @@ final class LoopbackHTTPServer: Sendable {
     private let state = Mutex(State())
 
     /// Starts listening at once; the accept loop runs on its own thread until `stop()`.
-    init() throws {
+    public init() throws {
         let fd = try Self.makeLoopbackSocket()
         guard listen(fd, 16) == 0 else {
             let code = errno
@@ -158,30 +171,30 @@ final class LoopbackHTTPServer: Sendable {
 
     /// Scripts the next unscripted request. A request with no script gets a 500 whose body
     /// says so, which makes a forgotten script visible in the failing assertion.
-    func enqueue(_ reply: Reply) {
+    public func enqueue(_ reply: Reply) {
         state.withLock { $0.replies.append(reply) }
     }
 
     /// Every complete request received so far, in arrival order.
-    var receivedRequests: [ReceivedRequest] {
+    public var receivedRequests: [ReceivedRequest] {
         state.withLock { $0.requests }
     }
 
     /// Waits until the `index`-th request (from 0) has been read completely; `nil` if the
     /// server stopped first.
-    func request(_ index: Int) async -> ReceivedRequest? {
+    public func request(_ index: Int) async -> ReceivedRequest? {
         guard await wait(for: .received(index)) else { return nil }
         return state.withLock { $0.requests[index] }
     }
 
     /// Waits until the client closed the connection of the `index`-th request while its
     /// answer was held; `false` if the server stopped first.
-    func clientHungUp(onRequest index: Int) async -> Bool {
+    public func clientHungUp(onRequest index: Int) async -> Bool {
         await wait(for: .clientHungUp(index))
     }
 
     /// Stops accepting, abandons held answers and wakes every waiter. Idempotent.
-    func stop() {
+    public func stop() {
         let waiters = state.withLock { state in
             guard !state.isStopped else { return [CheckedContinuation<Bool, Never>]() }
             state.isStopped = true
@@ -196,11 +209,11 @@ final class LoopbackHTTPServer: Sendable {
 
     /// A loopback port bound to a socket that never listens, so a connection to it is refused
     /// at once, and no other process can take the port while the test holds this value.
-    final class RefusingPort: Sendable {
-        let port: UInt16
+    public final class RefusingPort: Sendable {
+        public let port: UInt16
         private let fd: Int32
 
-        init() throws {
+        public init() throws {
             fd = try LoopbackHTTPServer.makeLoopbackSocket()
             do {
                 port = try LoopbackHTTPServer.boundPort(of: fd)
@@ -212,7 +225,7 @@ final class LoopbackHTTPServer: Sendable {
 
         deinit { close(fd) }
 
-        var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+        public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
     }
 
     // MARK: - Waiting for events

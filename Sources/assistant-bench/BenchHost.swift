@@ -1,0 +1,212 @@
+import Foundation
+import ShoppingAssistant
+import Synchronization
+
+// MARK: - Transports
+
+/// Answers every request at once from memory, routing by path suffix as the demo store does:
+/// Gravity `/choose`, `/visit`, `/event`; Shopping `/v1/messages`; any other GET (tracking
+/// URLs) gets a 204. It records when it hands back a message reply, so that reply processing
+/// can be timed from that instant.
+final class InstantTransport: HTTPTransport, Sendable {
+    private struct State {
+        var replyBody: @Sendable (Int) -> Data
+        var lastReplyHandoff: ContinuousClock.Instant?
+        var messages = 0
+        var events = 0
+        var trackingURLs = 0
+    }
+
+    private let state: Mutex<State>
+    private static let jsonHeaders = ["Content-Type": "application/json"]
+
+    init(replyBody: Data = BenchFixtures.reply(products: 3)) {
+        state = Mutex(State(replyBody: { _ in replyBody }))
+    }
+
+    /// Answers the `n`-th message (from 1) with `replies(n)`, e.g. to give every reply its own ID.
+    init(replies: @escaping @Sendable (Int) -> Data) {
+        state = Mutex(State(replyBody: replies))
+    }
+
+    /// When the latest `/v1/messages` reply left the transport.
+    var lastReplyHandoff: ContinuousClock.Instant? { state.withLock { $0.lastReplyHandoff } }
+    var counts: (messages: Int, events: Int, trackingURLs: Int) {
+        state.withLock { ($0.messages, $0.events, $0.trackingURLs) }
+    }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try Task.checkCancellation()
+        let path = request.url.path
+        if request.method == .post, path.hasSuffix("/v1/messages") {
+            let body = state.withLock { state -> Data in
+                state.messages += 1
+                let body = state.replyBody(state.messages)
+                state.lastReplyHandoff = Timing.now
+                return body
+            }
+            return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: body)
+        }
+        if request.method == .post, path.hasSuffix("/choose") {
+            return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: BenchFixtures.chooseBody)
+        }
+        if request.method == .post, path.hasSuffix("/event") || path.hasSuffix("/visit") {
+            state.withLock { $0.events += 1 }
+            return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: BenchFixtures.eventBody)
+        }
+        if request.method == .get {
+            state.withLock { $0.trackingURLs += 1 }
+            return HTTPResponse(status: 204)
+        }
+        return HTTPResponse(status: 404)
+    }
+}
+
+/// Sends requests for one host over the network transport and everything else to the
+/// instant one: the Shopping API on the loopback server, Gravity and tracking in memory.
+struct RoutingTransport: HTTPTransport {
+    let networkHost: String
+    let network: any HTTPTransport
+    let local: InstantTransport
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if request.url.host == networkHost { return try await network.send(request) }
+        return try await local.send(request)
+    }
+}
+
+// MARK: - Host objects
+
+/// A presenter that keeps the latest snapshot and notes when it arrived. A waiter registers
+/// a condition and is resumed with the instant the first snapshot meeting it was observed.
+final class BenchPresenter: AssistantPresenter {
+    typealias Condition = @Sendable (AssistantChatSnapshot) -> Bool
+
+    private struct Waiter {
+        let condition: Condition
+        let continuation: CheckedContinuation<ContinuousClock.Instant, Never>
+    }
+
+    private struct State {
+        var latest: AssistantChatSnapshot?
+        var latestAt: ContinuousClock.Instant?
+        var snapshots = 0
+        var waiter: Waiter?
+    }
+
+    private let state = Mutex(State())
+
+    var availability: AssistantPresenterAvailability { .available }
+
+    /// The latest snapshot received.
+    var latest: AssistantChatSnapshot? { state.withLock { $0.latest } }
+    /// How many snapshots were received.
+    var snapshotCount: Int { state.withLock { $0.snapshots } }
+
+    func presentAssistant(_ chat: AssistantChatSnapshot) async { receive(chat) }
+    func updateAssistant(_ chat: AssistantChatSnapshot) async { receive(chat) }
+    func dismissAssistant() async {}
+
+    /// Suspends until a snapshot meets `condition` (the latest one included) and returns the
+    /// instant it was observed.
+    func observed(_ condition: @escaping Condition) async -> ContinuousClock.Instant {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> ContinuousClock.Instant? in
+                if let latest = state.latest, let at = state.latestAt, condition(latest) { return at }
+                state.waiter = Waiter(condition: condition, continuation: continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// Suspends until a snapshot shows `count` messages and no message in flight.
+    func replyObserved(messages count: Int) async -> ContinuousClock.Instant {
+        await observed { !$0.isSending && $0.messages.count == count }
+    }
+
+    private func receive(_ chat: AssistantChatSnapshot) {
+        let now = Timing.now
+        let waiter = state.withLock { state -> Waiter? in
+            state.latest = chat
+            state.latestAt = now
+            state.snapshots += 1
+            guard let waiter = state.waiter, waiter.condition(chat) else { return nil }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.continuation.resume(returning: now)
+    }
+}
+
+/// A builder whose rendering is one line per product plus a title.
+struct BenchBuilder: AssistantProductBlockBuilder {
+    struct Rendering: AssistantProductBlockRendering {
+        let height: Int
+    }
+
+    func build(block: AssistantProductBlock, layout: AssistantProductLayout) -> any AssistantProductBlockRendering {
+        Rendering(height: 1 + max(1, block.products.count))
+    }
+}
+
+/// Accepts every action and does nothing with it.
+struct BenchHandler: AssistantActionHandler {
+    func canHandle(_ action: AssistantAction) -> Bool { true }
+    func handle(_ action: AssistantAction) async {}
+}
+
+// MARK: - Engines
+
+enum BenchEngine {
+    static let page = PageContext(type: .product, data: ["SKU-1001"], location: BenchFixtures.page)
+
+    /// An engine with a known uid (so no wait for identity), builder and handler registered.
+    static func make(transport: any HTTPTransport, shoppingBaseURL: URL? = nil) async -> AssistantEngine {
+        let engine = AssistantEngine(
+            configuration: AssistantEngineConfiguration(
+                apiKey: BenchFixtures.apiKey, section: BenchFixtures.section, shoppingBaseURL: shoppingBaseURL),
+            transport: transport, identityStore: InMemoryIdentityStore(uid: BenchFixtures.uid))
+        await engine.setAssistantProductBlockBuilder(BenchBuilder())
+        await engine.setAssistantActionHandler(BenchHandler())
+        return engine
+    }
+
+    /// Prepares the start screen; stops the bench if that fails, since nothing else can run.
+    static func prepare(_ engine: AssistantEngine) async {
+        let result = await engine.prepareAssistant(
+            assistantSelector: BenchFixtures.assistantSelector, pageContext: page)
+        guard result == .ready else { fatalError("prepareAssistant returned \(result)") }
+    }
+
+    static func open(_ engine: AssistantEngine, on presenter: BenchPresenter) async {
+        let result = await engine.openAssistant(presenter: presenter)
+        guard result == .opened else { fatalError("openAssistant returned \(result)") }
+    }
+
+    /// An engine prepared and open on `presenter`.
+    static func openChat(
+        transport: any HTTPTransport, presenter: BenchPresenter, shoppingBaseURL: URL? = nil
+    ) async -> AssistantEngine {
+        let engine = await make(transport: transport, shoppingBaseURL: shoppingBaseURL)
+        await prepare(engine)
+        await open(engine, on: presenter)
+        return engine
+    }
+
+    /// Sends one message and stops the bench if the engine refuses it.
+    static func send(_ engine: AssistantEngine, _ text: String) async {
+        if case .failure(let refusal) = await engine.sendMessage(text) {
+            fatalError("sendMessage refused: \(refusal)")
+        }
+    }
+}
+
+/// Keeps results alive so the optimiser cannot drop the work that made them.
+enum Sink {
+    private static let storage = Mutex(0)
+
+    static func consume(_ value: Int) {
+        storage.withLock { $0 &+= value }
+    }
+}

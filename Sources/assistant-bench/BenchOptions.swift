@@ -1,0 +1,112 @@
+import Foundation
+
+/// Command-line options of `assistant-bench`.
+struct BenchOptions: Sendable {
+    /// Smaller sizes and fewer repetitions: a smoke run that finishes in well under a minute.
+    var quick = false
+    /// The figures to run (1–7); all by default.
+    var figures: Set<Int> = Set(1...7)
+    /// Where the transcript corpus is; found from the working directory or the source tree.
+    var transcriptsDirectory: String?
+
+    static let usage = """
+        usage: assistant-bench [--quick] [--only 1,2,…] [--transcripts DIR]
+
+        Prints performance figures of the shopping assistant engine, each as a ratio to a
+        baseline measured side by side in the same run, with its inputs and a verdict.
+
+          --quick            small sizes and few repetitions (a smoke run)
+          --only LIST        run only these figures (1-7), e.g. --only 1,4
+          --transcripts DIR  the transcript corpus for figure 6 (default: ./transcripts)
+          --help             this text
+
+        Figures: 1 reply processing, 2 loopback round trip, 3 product actions, 4 long dialog,
+        5 many engines, 6 transcript replay, 7 REPL start-up.
+        Build in release mode: swift run -c release assistant-bench
+        """
+
+    /// Parses the arguments, or returns the message to print and the exit status.
+    static func parse(_ arguments: [String]) -> Result<BenchOptions, BenchUsageError> {
+        var options = BenchOptions()
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--quick":
+                options.quick = true
+            case "--only":
+                guard let list = remaining.popFirst() else { return .failure(.invalid("--only needs a list")) }
+                let figures = list.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                guard !figures.isEmpty, figures.allSatisfy({ (1...7).contains($0) }) else {
+                    return .failure(.invalid("--only takes figure numbers 1-7, e.g. --only 1,4"))
+                }
+                options.figures = Set(figures)
+            case "--transcripts":
+                guard let directory = remaining.popFirst() else {
+                    return .failure(.invalid("--transcripts needs a directory"))
+                }
+                options.transcriptsDirectory = directory
+            case "--help", "-h":
+                return .failure(.help)
+            default:
+                return .failure(.invalid("unknown argument '\(argument)'"))
+            }
+        }
+        return .success(options)
+    }
+
+    /// `quick` or `full`, whichever applies.
+    func size<T>(quick: T, full: T) -> T { self.quick ? quick : full }
+}
+
+enum BenchUsageError: Error {
+    case help
+    case invalid(String)
+}
+
+// MARK: - Report
+
+/// What one figure concluded, for the summary at the end.
+struct Verdict: Sendable {
+    let figure: Int
+    let name: String
+    /// The headline number, e.g. `1.31×` or `12.4 KiB/engine`.
+    let value: String
+    /// The goal, if the figure has one, e.g. `≤ 1.5×`.
+    let goal: String?
+    /// `nil` when there is no goal.
+    let met: Bool?
+
+    var line: String {
+        let outcome: String
+        switch met {
+        case true?: outcome = "MET"
+        case false?: outcome = "MISSED"
+        case nil: outcome = "no goal"
+        }
+        return "\(figure). \(name): \(value)" + (goal.map { " (goal \($0))" } ?? "") + " — \(outcome)"
+    }
+}
+
+/// Prints as it goes, so a long run shows progress.
+enum Report {
+    static func heading(_ figure: Int, _ title: String) {
+        print("")
+        print("\(figure). \(title)")
+    }
+
+    static func line(_ text: String) {
+        print("   " + text)
+        fflush(nil)  // all streams; `stdout` itself is a global var Swift 6 rejects
+    }
+
+    /// The one-line verdict against the goal.
+    static func verdict(_ verdict: Verdict) {
+        let text: String
+        switch verdict.met {
+        case true?: text = "verdict: MET — \(verdict.value), goal \(verdict.goal ?? "")"
+        case false?: text = "verdict: MISSED — \(verdict.value), goal \(verdict.goal ?? "")"
+        case nil: text = "verdict: \(verdict.value) (no goal set)"
+        }
+        line(text)
+    }
+}
