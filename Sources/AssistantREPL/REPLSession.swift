@@ -460,6 +460,7 @@ public actor REPLSession {
             let ready = Array(pendingImpressions.prefix { $0.due <= now })
             pendingImpressions.removeFirst(ready.count)
             for item in ready {
+                guard tickerGeneration == generation else { return }  // hidden meanwhile
                 let result = await engine.performAssistantProductAction(product: item.card.ref, action: .visibleImpression)
                 if result == .accepted {
                     output.line(.dim, "(impression: \(TerminalSanitizer.sanitize(item.card.name)))")
@@ -490,6 +491,7 @@ public actor REPLSession {
         case .emptyText: return "empty message"
         case .notRetryable: return "nothing to retry"
         case .noIdentity: return "the user id is not known yet"
+        case .noSuchSuggest: return "there is no such suggest on screen"
         }
     }
 }

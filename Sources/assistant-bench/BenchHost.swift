@@ -167,6 +167,12 @@ enum BenchEngine {
             configuration: AssistantEngineConfiguration(
                 apiKey: BenchFixtures.apiKey, section: BenchFixtures.section, shoppingBaseURL: shoppingBaseURL),
             transport: transport, identityStore: InMemoryIdentityStore(uid: BenchFixtures.uid))
+        if ProcessInfo.processInfo.environment["BENCH_DEBUG"] != nil {
+            engine.logger.level = .debug
+            engine.logger.setListener { level, message in
+                FileHandle.standardError.write(Data("[\(level)] \(message.prefix(300))\n".utf8))
+            }
+        }
         await engine.setAssistantProductBlockBuilder(BenchBuilder())
         await engine.setAssistantActionHandler(BenchHandler())
         return engine

@@ -28,6 +28,12 @@ final class ReplayTransport: HTTPTransport {
         var problems: [String] = []
     }
 
+    /// What a recorded `refused` or `lost` says when it is replayed. A transcript stores the
+    /// fault, not the transport's own wording, so the recorder reports the same words live:
+    /// otherwise a recorded session would not replay byte for byte.
+    static let refusedMessage = "connection refused (recorded)"
+    static let lostMessage = "connection lost after send (recorded)"
+
     private let state: Mutex<State>
     private let clock: any Clock<Duration>
     private let activity: ActivityMonitor?
@@ -109,9 +115,9 @@ final class ReplayTransport: HTTPTransport {
             if latency > .zero { try await clock.sleep(for: latency) }
             return response ?? HTTPResponse(status: 500)
         case .refused:
-            throw HTTPTransportError.cannotConnect("connection refused (recorded)")
+            throw HTTPTransportError.cannotConnect(Self.refusedMessage)
         case .lost:
-            throw HTTPTransportError.connectionLost("connection lost after send (recorded)")
+            throw HTTPTransportError.connectionLost(Self.lostMessage)
         case .timeout:
             try await hangUntilCancelled()
             throw CancellationError()

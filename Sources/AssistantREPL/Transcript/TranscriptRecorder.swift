@@ -113,12 +113,18 @@ struct RecordingTransport: HTTPTransport {
             record(.response(status: response.status, latency: latency, body: CanonicalJSON.text(response.body)))
             return response
         } catch let error as HTTPTransportError {
+            // A transcript keeps the fault, not the wording: say what the replay will say.
             switch error {
-            case .cannotConnect: record(.refused)
-            case .connectionLost: record(.lost)
-            case .timedOut: record(.timeout)
+            case .cannotConnect:
+                record(.refused)
+                throw HTTPTransportError.cannotConnect(ReplayTransport.refusedMessage)
+            case .connectionLost:
+                record(.lost)
+                throw HTTPTransportError.connectionLost(ReplayTransport.lostMessage)
+            case .timedOut:
+                record(.timeout)
+                throw error
             }
-            throw error
         } catch {
             record(.timeout)  // the engine gave up waiting
             throw error

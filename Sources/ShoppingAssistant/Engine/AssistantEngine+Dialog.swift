@@ -30,7 +30,7 @@ extension AssistantEngine {
     @discardableResult
     public func sendSuggest(at index: Int) async -> Result<String, AssistantSendRefusal> {
         let suggests = makeSnapshot().suggests
-        guard suggests.indices.contains(index) else { return .failure(.emptyText) }
+        guard suggests.indices.contains(index) else { return .failure(.noSuchSuggest) }
         return await sendMessage(suggests[index])
     }
 

@@ -47,6 +47,10 @@ extension AssistantEngine {
     /// Switches to manual identity mode (B3). Another user id is an identity change: the
     /// dialog ends, the chat closes, the start screen must be prepared again (D13, D17).
     public func setUser(userId: String, sessionId: String? = nil) async {
+        if identity.isChange(toUser: userId) {
+            // The chat closes while the old user is still current, so its close is theirs (AN3).
+            await closeChat(reason: "identity change")
+        }
         let old = identity.wire
         guard identity.setUser(userId: userId, sessionId: sessionId) else { return }
         await identityDidChange(previous: old)
@@ -54,6 +58,7 @@ extension AssistantEngine {
 
     /// Forgets the SDK-managed uid and starts as a new anonymous user: an identity change.
     public func resetIdentity() async {
+        await closeChat(reason: "identity reset")
         let old = identity.wire
         identity.reset()
         identityStore.saveUID(nil)
@@ -122,6 +127,6 @@ extension AssistantEngine {
         await endDialog(.identityChange, identity: previous)
         runPreparation(preparation.identityChanged())
         latestReady = nil
-        await closeChat(reason: "identity change")
+        await closeChat(reason: "identity change")  // if it was reopened meanwhile
     }
 }

@@ -40,6 +40,9 @@ struct IdentityState: Sendable, Hashable {
         return (persist, wasUnknown)
     }
 
+    /// Whether `setUser` with this id would be an identity change.
+    func isChange(toUser userId: String) -> Bool { manual?.userId != userId }
+
     /// `setUser(userId:sessionId:)`. Returns true when this is an identity change (B3).
     mutating func setUser(userId: String, sessionId: String?) -> Bool {
         if let manual, manual.userId == userId {

@@ -29,6 +29,8 @@ public enum AssistantSendRefusal: Error, Sendable, Hashable {
     case notRetryable
     /// The canonical uid is not known, so there is no `resourceId` (S3).
     case noIdentity
+    /// There is no suggest with that number on screen.
+    case noSuchSuggest
 }
 
 /// What a dialog is bound to for its whole life (D14, S2, S3).
