@@ -26,12 +26,15 @@ final class ChatPresenter: AssistantPresenter {
     private let output: REPLOutput
     private let render: BlockRenderer
     private let onVisibleCardsChanged: @Sendable ([AssistantProduct]) async -> Void
+    /// The current terminal width, for wrapping chat text.
+    private let width: @Sendable () -> Int
 
     init(
-        output: REPLOutput, render: @escaping BlockRenderer,
+        output: REPLOutput, width: @escaping @Sendable () -> Int, render: @escaping BlockRenderer,
         onVisibleCardsChanged: @escaping @Sendable ([AssistantProduct]) async -> Void
     ) {
         self.output = output
+        self.width = width
         self.render = render
         self.onVisibleCardsChanged = onVisibleCardsChanged
     }
@@ -138,7 +141,9 @@ final class ChatPresenter: AssistantPresenter {
         for item in toPrint { await drawMessage(item.message, firstSight: item.firstSight) }
         if showSending { output.line(.dim, "… the assistant is answering") }
         if showSuggests, !chat.suggests.isEmpty {
-            let items = chat.suggests.enumerated().map { "[s\($0.offset + 1)] " + TerminalSanitizer.sanitize($0.element) }
+            let items = chat.suggests.enumerated().map {
+                "[s\($0.offset + 1)] " + TerminalSanitizer.sanitize($0.element)
+            }
             output.line(.accent, "suggests: " + items.joined(separator: "  "))
         }
     }
@@ -150,15 +155,15 @@ final class ChatPresenter: AssistantPresenter {
         switch message.role {
         case .user:
             switch message.status {
-            case .sending: output.untrusted(message.text, prefix: "you › ")
-            case .sent: if firstSight { output.untrusted(message.text, prefix: "you › ") }
+            case .sending: output.untrusted(message.text, prefix: "you › ", width: width())
+            case .sent: if firstSight { output.untrusted(message.text, prefix: "you › ", width: width()) }
             case .failed(let error):
                 let retry = message.canRetry ? " — :retry to send it again" : ""
                 output.line(.error, "✗ not delivered (\(error.code.rawValue))\(retry)")
                 output.untrusted(message.text, prefix: "  your text: ")
             }
         case .assistant:
-            output.untrusted(message.text, prefix: "assistant › ")
+            output.untrusted(message.text, prefix: "assistant › ", width: width())
             if let block = message.productBlock { await drawBlock(block) }
             for (index, button) in message.buttons.enumerated() {
                 let title = TerminalSanitizer.sanitize(button.title)

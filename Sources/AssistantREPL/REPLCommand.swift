@@ -1,4 +1,5 @@
 import DemoStore
+
 /// The REPL's commands, declared once: parsing, `:help` and tab completion all read this table.
 struct REPLCommand: Sendable, Hashable {
     let name: String
@@ -59,7 +60,7 @@ struct REPLCommand: Sendable, Hashable {
             return "  " + usage.padding(toLength: width + 1, withPad: " ", startingAt: 0) + "  " + command.summary
         }
         let notes = [
-            "Anything not starting with ':' is a chat message. End a line with ' &' to run it without waiting.",
+            "Anything not starting with ':' is a chat message. End a line with ' &' to run it without waiting."
         ]
         return (["Commands:"] + rows + notes).joined(separator: "\n")
     }

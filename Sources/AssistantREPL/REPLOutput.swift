@@ -42,11 +42,23 @@ public final class REPLOutput: Sendable {
         line(style.apply(role, text))
     }
 
-    /// Text that came from a server, a transcript or a catalogue: sanitised before printing.
-    public func untrusted(_ text: String, prefix: String = "", role: TerminalStyle.Role? = nil) {
-        for part in TerminalSanitizer.sanitize(text, newlines: .keep).split(separator: "\n", omittingEmptySubsequences: false) {
-            let body = prefix + part
-            if let role { line(role, body) } else { line(body) }
+    /// Text that came from a server, a transcript or a catalogue: sanitised before printing,
+    /// and, given a width, wrapped at word boundaries with continuation lines indented under
+    /// the prefix.
+    public func untrusted(_ text: String, prefix: String = "", role: TerminalStyle.Role? = nil, width: Int? = nil) {
+        let clean = TerminalSanitizer.sanitize(text, newlines: .keep)
+        for part in clean.split(separator: "\n", omittingEmptySubsequences: false) {
+            var lines = [String(part)]
+            if let width {
+                let room = max(10, width - DisplayWidth.of(prefix))
+                let wrapped = DisplayWidth.wrap(String(part), width: room, maxLines: Int.max)
+                if !wrapped.isEmpty { lines = wrapped }
+            }
+            let indent = String(repeating: " ", count: DisplayWidth.of(prefix))
+            for (index, line) in lines.enumerated() {
+                let body = (index == 0 ? prefix : indent) + line
+                if let role { self.line(role, body) } else { self.line(body) }
+            }
         }
     }
 }

@@ -68,7 +68,7 @@ public actor REPLSession {
         self.carousel = carousel
         let handler = HostActionHandler(output: output) { _ in }
         presenter = ChatPresenter(
-            output: output,
+            output: output, width: { carousel.width },
             render: { block in
                 let rendering = await engine.renderProductBlock(block, layout: carousel.layout) as? CarouselRendering
                 guard let rendering else { return (["(products could not be shown)"], []) }
@@ -128,10 +128,10 @@ public actor REPLSession {
     /// The prompt shows the screen, the entry button and whether the chat is open.
     func prompt() async -> String {
         let page = await screens.page
-        let where_ = page.map { Self.describe($0) } ?? "no screen"
-        if await engine.isAssistantOpen { return "chat[\(where_)]> " }
-        if let title = await screens.entryButton { return "\(where_) [\(TerminalSanitizer.sanitize(title))]> " }
-        return "\(where_)> "
+        let location = page.map { Self.describe($0) } ?? "no screen"
+        if await engine.isAssistantOpen { return "chat[\(location)]> " }
+        if let title = await screens.entryButton { return "\(location) [\(TerminalSanitizer.sanitize(title))]> " }
+        return "\(location)> "
     }
 
     /// Handles one line; returns false to quit.
@@ -202,7 +202,8 @@ public actor REPLSession {
             guard let id = ids.first else { return usage(command) }
             await screens.hideOrIdentityChanged()
             await engine.setUser(userId: id, sessionId: ids.count > 1 ? ids[1] : nil)
-            output.line(.dim, "(identity changed to \(TerminalSanitizer.sanitize(id)); revisit a screen to prepare again)")
+            output.line(
+                .dim, "(identity changed to \(TerminalSanitizer.sanitize(id)); revisit a screen to prepare again)")
         case "logout":
             await screens.hideOrIdentityChanged()
             await engine.resetIdentity()
@@ -334,7 +335,8 @@ public actor REPLSession {
         }
         let selector = argument.isEmpty ? settings.assistantSelector : argument
         let result = await engine.prepareAssistant(assistantSelector: selector, pageContext: page)
-        output.line(.dim, "(prepareAssistant \(TerminalSanitizer.sanitize(selector)): \(ScreenController.describe(result)))")
+        output.line(
+            .dim, "(prepareAssistant \(TerminalSanitizer.sanitize(selector)): \(ScreenController.describe(result)))")
     }
 
     private func button(_ argument: String) async {
@@ -461,7 +463,8 @@ public actor REPLSession {
             pendingImpressions.removeFirst(ready.count)
             for item in ready {
                 guard tickerGeneration == generation else { return }  // hidden meanwhile
-                let result = await engine.performAssistantProductAction(product: item.card.ref, action: .visibleImpression)
+                let result = await engine.performAssistantProductAction(
+                    product: item.card.ref, action: .visibleImpression)
                 if result == .accepted {
                     output.line(.dim, "(impression: \(TerminalSanitizer.sanitize(item.card.name)))")
                 }

@@ -43,7 +43,8 @@ actor ScreenController {
         let assistantSelector = self.assistantSelector
         screenRunning = true
         let body: @Sendable () async -> Void = {
-            await self.runScreen(my: my, pageContext: pageContext, engine: engine, entrySelector: entrySelector,
+            await self.runScreen(
+                my: my, pageContext: pageContext, engine: engine, entrySelector: entrySelector,
                 assistantSelector: assistantSelector)
             await self.screenFinished(my)
         }
@@ -54,7 +55,8 @@ actor ScreenController {
         my: Int, pageContext: PageContext, engine: AssistantEngine, entrySelector: String, assistantSelector: String
     ) async {
         do {
-            let entry = AssistantEntry.parse(await engine.getContentBySelector(selector: entrySelector, pageContext: pageContext))
+            let entry = AssistantEntry.parse(
+                await engine.getContentBySelector(selector: entrySelector, pageContext: pageContext))
             guard !Task.isCancelled, my == self.generation else { return }
             guard let entry, entry.enabled else {
                 self.output.line(.dim, "(no assistant entry on this screen)")

@@ -100,7 +100,10 @@ public final class ManualClock: Clock, Sendable {
     public func advance(to target: Instant) {
         while true {
             let next = state.withLock { state -> Sleeper? in
-                guard let index = state.sleepers.indices.min(by: { state.sleepers[$0].deadline < state.sleepers[$1].deadline }),
+                guard
+                    let index = state.sleepers.indices.min(by: {
+                        state.sleepers[$0].deadline < state.sleepers[$1].deadline
+                    }),
                     state.sleepers[index].deadline <= target
                 else {
                     if state.now < target { state.now = target }

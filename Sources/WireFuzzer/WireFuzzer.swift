@@ -18,28 +18,28 @@ public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
 }
 
 #if FUZZING
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafeRawPointer, Int) -> CInt
-) -> CInt
+    @_silgen_name("LLVMFuzzerRunDriver")
+    private func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+        _ callback: @convention(c) (UnsafeRawPointer, Int) -> CInt
+    ) -> CInt
 
-/// The package manager links executables through `<target>_main`; hand control to libFuzzer.
-@_cdecl("WireFuzzer_main")
-public func wireFuzzerMain(
-    _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-) -> CInt {
-    var count = argc
-    var arguments = argv
-    return runFuzzerDriver(&count, &arguments) { start, size in fuzzOneInput(start, size) }
-}
+    /// The package manager links executables through `<target>_main`; hand control to libFuzzer.
+    @_cdecl("WireFuzzer_main")
+    public func wireFuzzerMain(
+        _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+    ) -> CInt {
+        var count = argc
+        var arguments = argv
+        return runFuzzerDriver(&count, &arguments) { start, size in fuzzOneInput(start, size) }
+    }
 #else
-/// Without libFuzzer there is nothing to drive the entry point.
-@_cdecl("WireFuzzer_main")
-public func wireFuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    let message = "WireFuzzer: build with -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING (see fuzz/README.md)\n"
-    FileHandle.standardError.write(Data(message.utf8))
-    return 2
-}
+    /// Without libFuzzer there is nothing to drive the entry point.
+    @_cdecl("WireFuzzer_main")
+    public func wireFuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+        let message = "WireFuzzer: build with -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING (see fuzz/README.md)\n"
+        FileHandle.standardError.write(Data(message.utf8))
+        return 2
+    }
 #endif

@@ -2,6 +2,16 @@ import Foundation
 
 /// Runs the selected figures in order and prints a summary of the verdicts.
 enum Bench {
+    /// Runs the figures on the cooperative pool and blocks the calling thread until done.
+    static func runBlocking(_ options: BenchOptions) {
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await run(options)
+            done.signal()
+        }
+        done.wait()
+    }
+
     static func run(_ options: BenchOptions) async {
         print("assistant-bench — shopping assistant engine performance" + (options.quick ? " (--quick: smoke sizes)" : ""))
         for line in MachineFacts.lines { print("   " + line) }

@@ -77,21 +77,23 @@ struct RoutingTransport: HTTPTransport {
 
 // MARK: - Host objects
 
-/// A presenter that keeps the latest snapshot and notes when it arrived. A waiter registers
-/// a condition and is resumed with the instant the first snapshot meeting it was observed.
+/// A presenter that keeps the latest snapshot and notes when a reply became visible.
+///
+/// `expectReply(messages:)` arms an expectation before a message is sent; the first snapshot
+/// meeting it is noted with its arrival instant, whatever arrives after it, and
+/// `replyObserved()` returns that instant. Snapshots can arrive out of order (see
+/// `staleDeliveries`), so waiting on "the latest snapshot" could wait forever.
 final class BenchPresenter: AssistantPresenter {
-    typealias Condition = @Sendable (AssistantChatSnapshot) -> Bool
-
-    private struct Waiter {
-        let condition: Condition
-        let continuation: CheckedContinuation<ContinuousClock.Instant, Never>
-    }
-
     private struct State {
         var latest: AssistantChatSnapshot?
-        var latestAt: ContinuousClock.Instant?
         var snapshots = 0
-        var waiter: Waiter?
+        /// The message count the armed expectation waits for (no message in flight).
+        var expected: Int?
+        var metAt: ContinuousClock.Instant?
+        var waiter: CheckedContinuation<ContinuousClock.Instant, Never>?
+        /// Message count of the latest snapshot that showed a reply with nothing in flight.
+        var settledCount: Int?
+        var staleDeliveries = 0
     }
 
     private let state = Mutex(State())
@@ -102,40 +104,50 @@ final class BenchPresenter: AssistantPresenter {
     var latest: AssistantChatSnapshot? { state.withLock { $0.latest } }
     /// How many snapshots were received.
     var snapshotCount: Int { state.withLock { $0.snapshots } }
+    /// Snapshots that arrived after a newer one: a "sending" snapshot of message N after the
+    /// one showing its reply. The presenter protocol promises delivery in order.
+    var staleDeliveries: Int { state.withLock { $0.staleDeliveries } }
 
     func presentAssistant(_ chat: AssistantChatSnapshot) async { receive(chat) }
     func updateAssistant(_ chat: AssistantChatSnapshot) async { receive(chat) }
     func dismissAssistant() async {}
 
-    /// Suspends until a snapshot meets `condition` (the latest one included) and returns the
-    /// instant it was observed.
-    func observed(_ condition: @escaping Condition) async -> ContinuousClock.Instant {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> ContinuousClock.Instant? in
-                if let latest = state.latest, let at = state.latestAt, condition(latest) { return at }
-                state.waiter = Waiter(condition: condition, continuation: continuation)
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
+    /// Arms the expectation of a snapshot with `count` messages and nothing in flight.
+    func expectReply(messages count: Int) {
+        state.withLock { state in
+            state.expected = count
+            state.metAt = nil
         }
     }
 
-    /// Suspends until a snapshot shows `count` messages and no message in flight.
-    func replyObserved(messages count: Int) async -> ContinuousClock.Instant {
-        await observed { !$0.isSending && $0.messages.count == count }
+    /// Suspends until the armed expectation is met; returns when the snapshot arrived.
+    func replyObserved() async -> ContinuousClock.Instant {
+        await withCheckedContinuation { continuation in
+            let metAt = state.withLock { state -> ContinuousClock.Instant? in
+                if let metAt = state.metAt { return metAt }
+                state.waiter = continuation
+                return nil
+            }
+            if let metAt { continuation.resume(returning: metAt) }
+        }
     }
 
     private func receive(_ chat: AssistantChatSnapshot) {
         let now = Timing.now
-        let waiter = state.withLock { state -> Waiter? in
+        let waiter = state.withLock { state -> (CheckedContinuation<ContinuousClock.Instant, Never>, ContinuousClock.Instant)? in
             state.latest = chat
-            state.latestAt = now
             state.snapshots += 1
-            guard let waiter = state.waiter, waiter.condition(chat) else { return nil }
-            state.waiter = nil
-            return waiter
+            let count = chat.messages.count
+            if chat.isSending, let settled = state.settledCount, count == settled - 1 { state.staleDeliveries += 1 }
+            if !chat.isSending { state.settledCount = count }
+            guard let expected = state.expected, state.metAt == nil, !chat.isSending, count == expected else {
+                return nil
+            }
+            state.metAt = now
+            defer { state.waiter = nil }
+            return state.waiter.map { ($0, now) }
         }
-        waiter?.continuation.resume(returning: now)
+        if let (continuation, instant) = waiter { continuation.resume(returning: instant) }
     }
 }
 

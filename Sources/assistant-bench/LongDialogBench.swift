@@ -50,10 +50,11 @@ enum LongDialogBench {
             await engine.flushTracking()
             var samples = Samples()
             for _ in 0..<count {
+                presenter.expectReply(messages: 2 * (sent + 1))
                 let start = Timing.now
                 await BenchEngine.send(engine, "Сообщение \(sent + 1)")
                 sent += 1
-                let observed = await presenter.replyObserved(messages: 2 * sent)
+                let observed = await presenter.replyObserved()
                 samples.append(start.duration(to: observed))
                 await engine.flushTracking()
             }

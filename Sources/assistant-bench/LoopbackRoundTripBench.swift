@@ -50,9 +50,10 @@ enum LoopbackRoundTripBench {
             await engine.startNewChat()
             await engine.flushTracking()
             server.enqueue(answer)
+            presenter.expectReply(messages: 2)
             let start = Timing.now
             await BenchEngine.send(engine, "Подарок для мамы до 3000 ₽")
-            let observed = await presenter.replyObserved(messages: 2)
+            let observed = await presenter.replyObserved()
             let engineTime = start.duration(to: observed)
             if requestBody.isEmpty { requestBody = server.receivedRequests.last?.body ?? Data() }
 

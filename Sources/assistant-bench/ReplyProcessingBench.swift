@@ -33,9 +33,10 @@ enum ReplyProcessingBench {
             await engine.startNewChat()
             await engine.flushTracking()
 
+            presenter.expectReply(messages: 2)
             let start = Timing.now
             await BenchEngine.send(engine, "Подарок для мамы до 3000 ₽")
-            let observed = await presenter.replyObserved(messages: 2)
+            let observed = await presenter.replyObserved()
             let handoff = transport.lastReplyHandoff ?? start
 
             let decoded = Timing.measure {
@@ -52,6 +53,11 @@ enum ReplyProcessingBench {
         let shown = presenter.latest?.messages.last?.productBlock?.products.count ?? 0
         guard shown == productCount else { fatalError("the reply snapshot shows \(shown) products") }
 
+        if presenter.staleDeliveries > 0 {
+            Report.line(
+                "note: \(presenter.staleDeliveries) of \(warmup + iterations) messages: the presenter got the "
+                    + "\"sending\" snapshot after the one with the reply (out of order; see the report)")
+        }
         let ratio = engineTimes.median / decodeTimes.median
         Report.line("engine, send → snapshot with reply:   \(engineTimes.summary)")
         Report.line("  of which transport hand-off → snapshot: \(afterHandoff.summary)")

@@ -29,7 +29,9 @@ if options.showVersion {
 
 let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
 let style = TerminalStyle.detect(noColorFlag: options.noColor)
-let width = TerminalSize.columns(override: options.width, measured: TerminalSize.measuredColumns(descriptor: STDOUT_FILENO), environment: environment)
+let width = TerminalSize.columns(
+    override: options.width, measured: TerminalSize.measuredColumns(descriptor: STDOUT_FILENO), environment: environment
+)
 
 // A piped session on the demo store runs on virtual time: deterministic, and a 120 s timeout
 // takes no wall time. A terminal session, or live services, run on real time.
@@ -57,7 +59,8 @@ let transport = recorder?.recording(baseTransport) ?? baseTransport
 let stateDirectory = options.stateDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }
 let identityURL = stateDirectory?.appendingPathComponent("identity.json") ?? FileIdentityStore.defaultLocation()
 // The demo store starts every session as a fresh visitor, so sessions are reproducible.
-let identityStore: any IdentityStore = demoStore != nil ? InMemoryIdentityStore() : FileIdentityStore(fileURL: identityURL)
+let identityStore: any IdentityStore =
+    demoStore != nil ? InMemoryIdentityStore() : FileIdentityStore(fileURL: identityURL)
 // With the demo store, IDs are sequential too, so a piped session prints the same bytes every run.
 let sequentialUUIDs = SequentialUUIDGenerator()
 let makeUUID: @Sendable () -> UUID = { demoStore != nil ? sequentialUUIDs.next() : UUID() }

@@ -23,11 +23,15 @@ import Testing
         #expect(transcript.settings.width == 60)
         #expect(transcript.settings.uid == "u-1")
         #expect(transcript.segments.count == 3)
-        #expect(transcript.segments[0].exchanges.first?.outcome == .response(status: 200, latency: .seconds(12), body: #"{"text":"hi"}"#))
+        #expect(
+            transcript.segments[0].exchanges.first?.outcome
+                == .response(status: 200, latency: .seconds(12), body: #"{"text":"hi"}"#))
         #expect(transcript.segments[0].output == ["assistant › hi"])
         #expect(transcript.segments[1].step == .wait(.milliseconds(1500)))
         #expect(transcript.segments[2].exchanges.first?.outcome == .timeout)
-        #expect(try TranscriptFormat.parse(TranscriptFormat.render(transcript)).withoutLineNumbers() == transcript.withoutLineNumbers())
+        #expect(
+            try TranscriptFormat.parse(TranscriptFormat.render(transcript)).withoutLineNumbers()
+                == transcript.withoutLineNumbers())
     }
 
     /// Found by fuzzing: a huge duration used to trap converting to Int64.

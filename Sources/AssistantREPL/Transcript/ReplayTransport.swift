@@ -163,7 +163,8 @@ struct ServiceClassifier: Sendable {
     func describe(_ url: URL) -> (String, String) {
         let text = url.absoluteString
         for (name, base) in [("gravity", gravityBase), ("shopping", shoppingBase)] {
-            let prefix = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
+            let prefix =
+                base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
             if text.hasPrefix(prefix + "/") { return (name, String(text.dropFirst(prefix.count))) }
         }
         return ("tracking", text)

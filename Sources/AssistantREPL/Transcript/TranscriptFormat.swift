@@ -175,7 +175,8 @@ public enum TranscriptFormat {
     }
 
     static func renderRequest(_ exchange: Transcript.Exchange) -> String {
-        "→ \(exchange.method) \(exchange.service) \(exchange.target)" + (exchange.body.isEmpty ? "" : " " + exchange.body)
+        "→ \(exchange.method) \(exchange.service) \(exchange.target)"
+            + (exchange.body.isEmpty ? "" : " " + exchange.body)
     }
 
     static func renderOutcome(_ outcome: Transcript.Outcome) -> String {

@@ -21,7 +21,8 @@ struct TranscriptBindings: Sendable {
         var names: [String] = []
         var cursor = expected.startIndex
         for match in matches {
-            guard let whole = Range(match.range, in: expected), let name = Range(match.range(at: 1), in: expected) else {
+            guard let whole = Range(match.range, in: expected), let name = Range(match.range(at: 1), in: expected)
+            else {
                 continue
             }
             pattern += NSRegularExpression.escapedPattern(for: String(expected[cursor..<whole.lowerBound]))

@@ -64,20 +64,24 @@ public enum TranscriptReplayer {
                     let result = await session.handle(text)
                     keepGoing.withLock { $0 = result }
                 }
-                if !finished { problems.append("line \(segment.line): '\(text)' waits for something that never happens") }
+                if !finished {
+                    problems.append("line \(segment.line): '\(text)' waits for something that never happens")
+                }
                 quit = !keepGoing.withLock { $0 }
             case .wait(let duration):
                 await time.advance(by: duration)
             }
             await activity.waitUntilIdle()
-            outputs.append(captured.withLock { lines in
-                defer { lines = [] }
-                return lines
-            })
+            outputs.append(
+                captured.withLock { lines in
+                    defer { lines = [] }
+                    return lines
+                })
         }
         for exchange in transport.unused {
             problems.append(
-                "line \(exchange.line): recorded exchange never requested: \(exchange.method) \(exchange.service) \(exchange.target)")
+                "line \(exchange.line): recorded exchange never requested: \(exchange.method) \(exchange.service) \(exchange.target)"
+            )
         }
         problems += transport.problems
 
@@ -96,7 +100,8 @@ public enum TranscriptReplayer {
                 if let original = expected.first(where: { candidate in
                     var bindings = TranscriptBindings()
                     return candidate.method == exchange.method && candidate.service == exchange.service
-                        && bindings.match(candidate.target, exchange.target) && bindings.matchJSON(candidate.body, exchange.body)
+                        && bindings.match(candidate.target, exchange.target)
+                        && bindings.matchJSON(candidate.body, exchange.body)
                 }) {
                     exchange.target = original.target
                     exchange.body = original.body

@@ -24,7 +24,8 @@ import Testing
         let follow: [String: JSONValue] = ["action": "follow_url", "url": "https://shop.example/delivery"]
         #expect(AssistantAction(button: support) == .openSupportChat(payload: support))
         #expect(AssistantAction(button: custom) == .custom(type: "add_to_cart", payload: custom))
-        #expect(AssistantAction(button: follow) == .followUrl(try #require(URL(string: "https://shop.example/delivery"))))
+        #expect(
+            AssistantAction(button: follow) == .followUrl(try #require(URL(string: "https://shop.example/delivery"))))
         #expect(AssistantAction.openSupportChat(payload: support).name == "open_support_chat")
         #expect(AssistantAction.custom(type: "add_to_cart", payload: custom).name == "add_to_cart")
     }

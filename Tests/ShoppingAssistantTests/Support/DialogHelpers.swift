@@ -27,24 +27,18 @@ extension ScriptedTransport {
 }
 
 extension EngineHarness {
-    /// Sends `text` and returns its message ID; records an issue if the send was refused.
-    func sendAccepted(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) async -> String {
-        let sent = await engine.sendMessage(text)
-        guard case .success(let messageId) = sent else {
-            Issue.record("send refused: \(sent)", sourceLocation: sourceLocation)
-            return ""
-        }
-        return messageId
+    /// Sends `text` and returns its message ID; a refusal stops the test, so that nothing
+    /// waits for a request that will never come.
+    func sendAccepted(_ text: String) async throws -> String {
+        try await engine.sendMessage(text).get()
     }
 
     /// Sends `text`, answers it with `reply` and waits until the reply has landed.
     @discardableResult
-    func sendAndReceive(_ text: String, reply: HTTPResponse, sourceLocation: SourceLocation = #_sourceLocation) async
-        -> String
-    {
+    func sendAndReceive(_ text: String, reply: HTTPResponse) async throws -> String {
         transport.expect(.request(.post, pathSuffix: "/v1/messages"), .respond(reply))
         expectEvents(2)  // chat_message_send, chat_message_reply
-        let messageId = await sendAccepted(text, sourceLocation: sourceLocation)
+        let messageId = try await engine.sendMessage(text).get()
         await engine.waitForReply()
         return messageId
     }

@@ -69,10 +69,15 @@ enum Fixtures {
         return .json(200, body)
     }
 
-    static var defaultButtons: [[String: Any]] {[
-        ["type": "button", "value": "Написать в поддержку", "action": "open_support_chat", "topic": "gifts"],
-        ["type": "button", "value": "Условия доставки", "action": "follow_url", "url": "https://shop.example/delivery"],
-    ]}
+    static var defaultButtons: [[String: Any]] {
+        [
+            ["type": "button", "value": "Написать в поддержку", "action": "open_support_chat", "topic": "gifts"],
+            [
+                "type": "button", "value": "Условия доставки", "action": "follow_url",
+                "url": "https://shop.example/delivery",
+            ],
+        ]
+    }
 
     static func product(
         itemId: String = "p-1", sku: String? = "SKU-123", url: String? = "https://shop.example/p/SKU-123",
@@ -148,7 +153,8 @@ struct EngineHarness {
     }
 
     /// Prepares successfully with the standard configuration.
-    func prepareReady(page: PageContext = Fixtures.productPage, sourceLocation: SourceLocation = #_sourceLocation) async {
+    func prepareReady(page: PageContext = Fixtures.productPage, sourceLocation: SourceLocation = #_sourceLocation) async
+    {
         transport.expect(.request(.post, pathSuffix: "/choose"), .respond(Fixtures.choose()))
         let result = await engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: page)
         #expect(result == .ready, sourceLocation: sourceLocation)
@@ -173,7 +179,9 @@ struct EngineHarness {
     func verify(sourceLocation: SourceLocation = #_sourceLocation) async {
         await engine.flushTracking()
         #expect(transport.unexpectedRequests.isEmpty, sourceLocation: sourceLocation)
-        #expect(transport.unmetExpectations.isEmpty, "unmet: \(transport.unmetExpectations)", sourceLocation: sourceLocation)
+        #expect(
+            transport.unmetExpectations.isEmpty, "unmet: \(transport.unmetExpectations)", sourceLocation: sourceLocation
+        )
     }
 
     /// Lifecycle event types sent so far, in order.

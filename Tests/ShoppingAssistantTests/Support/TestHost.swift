@@ -18,7 +18,11 @@ final class RecordingPresenter: AssistantPresenter {
         var dismissGate: CheckedContinuation<Void, Never>?
         var dismissArrived: [CheckedContinuation<Void, Never>] = []
         var dismissStarted = false
-        var snapshotWaiters: [(condition: @Sendable (AssistantChatSnapshot) -> Bool, continuation: CheckedContinuation<AssistantChatSnapshot, Never>)] = []
+        var snapshotWaiters:
+            [(
+                condition: @Sendable (AssistantChatSnapshot) -> Bool,
+                continuation: CheckedContinuation<AssistantChatSnapshot, Never>
+            )] = []
     }
 
     private let state = Mutex(State())
@@ -71,7 +75,9 @@ final class RecordingPresenter: AssistantPresenter {
     }
 
     /// Suspends until a presented snapshot satisfies `condition`; returns it.
-    func waitForSnapshot(_ condition: @escaping @Sendable (AssistantChatSnapshot) -> Bool) async -> AssistantChatSnapshot {
+    func waitForSnapshot(_ condition: @escaping @Sendable (AssistantChatSnapshot) -> Bool) async
+        -> AssistantChatSnapshot
+    {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> AssistantChatSnapshot? in
                 for call in state.calls.reversed() {
