@@ -13,12 +13,13 @@ import Foundation
 /// before doing anything: a Swift process loading the same runtime and Foundation.
 enum REPLStartupBench {
     static let exitAtOnceFlag = "--exit-at-once-for-baseline"
+    static let measureFlag = "--measure-spawn"
 
     static func run(_ options: BenchOptions) async -> Verdict {
         let warmup = options.size(quick: 1, full: 3)
         let repetitions = options.size(quick: 5, full: 21)
         Report.heading(7, "REPL start-up to first prompt on the demo store, and its peak memory")
-        guard let own = executablePath() else {
+        guard let own = Subprocess.executablePath() else {
             Report.line("skipped: cannot read /proc/self/exe")
             return Verdict(figure: 7, name: "REPL start-up", value: "skipped", goal: nil, met: nil)
         }
@@ -38,33 +39,34 @@ enum REPLStartupBench {
         var baseTimes = Samples()
         var basePeaks = Samples()
         for iteration in 0..<(warmup + repetitions) {
-            guard let repl = spawn(assistant, arguments: [], input: ":quit\n"),
-                let base = spawn(own, arguments: [exitAtOnceFlag], input: "")
+            guard let repl = measure(own, [":quit\n", assistant]),
+                let base = measure(own, ["", own, exitAtOnceFlag])
             else {
                 Report.line("stopped: spawning failed (errno \(errno))")
                 return Verdict(figure: 7, name: "REPL start-up", value: "failed", goal: nil, met: nil)
             }
-            guard repl.status == 0 else {
-                Report.line("stopped: assistant exited with status \(repl.status)")
+            guard repl.status == 0, base.status == 0 else {
+                Report.line("stopped: exit status \(repl.status) (assistant), \(base.status) (baseline)")
                 return Verdict(figure: 7, name: "REPL start-up", value: "failed", goal: nil, met: nil)
             }
             guard iteration >= warmup else { continue }
-            replTimes.append(repl.wall)
+            replTimes.append(seconds: repl.wall)
             replPeaks.append(seconds: Double(repl.peakResident))
-            baseTimes.append(base.wall)
+            baseTimes.append(seconds: base.wall)
             basePeaks.append(seconds: Double(base.peakResident))
         }
 
         let ratio = replTimes.median / baseTimes.median
         Report.line(
-            "assistant, spawn → exit: \(replTimes.summary); peak RSS median \(Format.bytes(replPeaks.median)) "
+            "assistant, spawn → exit: \(replTimes.summary); peak RSS \(Format.bytes(replPeaks.median)) "
                 + "(max \(Format.bytes(replPeaks.maximum)))")
         Report.line(
-            "baseline Swift process (same libraries, exits at once): \(baseTimes.summary); "
+            "baseline, a Swift process on the same libraries that exits at once: \(baseTimes.summary); "
                 + "peak RSS \(Format.bytes(basePeaks.median))")
         Report.line(
             "ratio assistant / baseline: time \(Format.ratio(ratio)), peak RSS "
-                + "\(Format.ratio(replPeaks.median / basePeaks.median))")
+                + "\(Format.ratio(replPeaks.median / basePeaks.median)); REPL's own start-up and :quit "
+                + "\(Format.seconds(replTimes.median - baseTimes.median))")
         let verdict = Verdict(
             figure: 7, name: "REPL start-up",
             value: "\(Format.seconds(replTimes.median)), peak RSS \(Format.bytes(replPeaks.median))", goal: nil, met: nil)
@@ -72,56 +74,41 @@ enum REPLStartupBench {
         return verdict
     }
 
-    private struct Outcome {
-        let wall: Duration
-        /// Bytes.
+    private struct Measurement {
+        /// Seconds from spawn to reaping.
+        let wall: Double
         let peakResident: Int
         let status: Int32
     }
 
-    private static func executablePath() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    /// Runs `[input, path, arguments…]` through a fresh copy of this binary (`measureFlag`).
+    ///
+    /// Why not spawn the target directly: `ru_maxrss` of a child is at least the RSS of the
+    /// process that forked it (Linux records the pre-exec memory's high-water mark at
+    /// `execve`, and `posix_spawn` shares the parent's memory until then), so a child of this
+    /// process would report this process's peak. The fresh copy forks from a small footprint.
+    private static func measure(_ own: String, _ arguments: [String]) -> Measurement? {
+        guard let helper = Subprocess.spawn(own, arguments: [measureFlag] + arguments, output: .pipe),
+            let output = helper.output
+        else { return nil }
+        var fields: [String] = []
+        Subprocess.readLines(output) { fields += $0.split(separator: " ").map(String.init) }
+        _ = Subprocess.wait(helper)
+        guard fields.count == 3, let wall = Double(fields[0]), let peak = Int(fields[1]), let status = Int32(fields[2])
+        else { return nil }
+        return Measurement(wall: wall, peakResident: peak, status: status)
     }
 
-    /// Spawns `path` with `input` on a pipe as stdin, output discarded, and reaps it.
-    private static func spawn(_ path: String, arguments: [String], input: String) -> Outcome? {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { return nil }
-        let (readEnd, writeEnd) = (fds[0], fds[1])
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, readEnd, STDIN_FILENO)
-        posix_spawn_file_actions_addclose(&actions, readEnd)
-        posix_spawn_file_actions_addclose(&actions, writeEnd)
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
-
-        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-
+    /// The helper's side of `measure`: spawns the target, reaps it, prints
+    /// `<seconds> <peak bytes> <status>`. Returns the process exit status.
+    static func measureSpawn(_ arguments: [String]) -> Int32 {
+        guard arguments.count >= 2 else { return 2 }
         let start = Timing.now
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
-        close(readEnd)
-        guard spawned == 0 else {
-            close(writeEnd)
-            errno = spawned
-            return nil
-        }
-        let bytes = Array(input.utf8)
-        if !bytes.isEmpty { _ = bytes.withUnsafeBytes { write(writeEnd, $0.baseAddress, $0.count) } }
-        close(writeEnd)
-
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-        let wall = start.duration(to: Timing.now)
-        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return Outcome(wall: wall, peakResident: usage.ru_maxrss * 1024, status: exitStatus)
+        guard let child = Subprocess.spawn(arguments[1], arguments: Array(arguments.dropFirst(2)), input: arguments[0], output: .discard)
+        else { return 1 }
+        let exit = Subprocess.wait(child)
+        let wall = start.duration(to: Timing.now).seconds
+        print("\(wall) \(exit.peakResident) \(exit.status)")
+        return 0
     }
 }

@@ -101,9 +101,11 @@ extension AssistantEngine {
                 replyTimers.removeValue(forKey: tag)?.cancel()
             case .abandonRequest(let tag):
                 dialogRequests.removeValue(forKey: tag)?.cancel()
+            case .abandonHistory(let tag):
+                historyReads.removeValue(forKey: tag)?.cancel()
             case .fetchHistory(let tag, let threadId, let resourceId, let tenant):
                 let shopping = self.shopping
-                spawn {
+                historyReads[tag] = spawn {
                     let result = await shopping.history(threadId: threadId, resourceId: resourceId, tenantId: tenant)
                     await self.historyArrived(tag, result)
                 }
@@ -144,6 +146,7 @@ extension AssistantEngine {
     }
 
     private func historyArrived(_ tag: DialogTag, _ result: Result<[HistoryMessage], WireFailure>) async {
+        historyReads.removeValue(forKey: tag)
         await runDialog(dialog.historyReceived(tag, result), identity: nil)
     }
 

@@ -48,6 +48,7 @@ public actor AssistantEngine {
     var preparationWork: [PreparationID: [Task<Void, Never>]] = [:]
     var dialogRequests: [DialogTag: Task<Void, Never>] = [:]
     var replyTimers: [DialogTag: Task<Void, Never>] = [:]
+    var historyReads: [DialogTag: Task<Void, Never>] = [:]
     var dialogIdleWaiters: [CheckedContinuation<Void, Never>] = []
     /// Host navigation that waits for the chat to finish closing (PR10, AC5).
     var afterClose: [AssistantAction] = []

@@ -99,6 +99,8 @@ struct DialogMachine: Sendable {
         case stopReplyTimeout(DialogTag)
         /// Stop waiting for the transport (the request may still complete on the server).
         case abandonRequest(DialogTag)
+        /// Stop waiting for the history check.
+        case abandonHistory(DialogTag)
         case fetchHistory(DialogTag, threadId: String, resourceId: String, tenant: String)
         case sendFeedback(dialog: UInt64, ShoppingFeedbackRequest)
         case track(Lifecycle)
@@ -109,6 +111,9 @@ struct DialogMachine: Sendable {
     }
 
     static let replyTimeout: Duration = .seconds(120)  // D3
+    /// How long the history check after an uncertain outcome may take (D5). Without a bound a
+    /// stalled read would leave the dialog "sending" and refuse every new message.
+    static let historyTimeout: Duration = .seconds(30)
 
     private(set) var state: State = .empty
     /// Increases with every new dialog; refs and tags carry it.
@@ -188,7 +193,12 @@ struct DialogMachine: Sendable {
 
     /// The 120 s reply deadline passed (D3): the request may have reached the server (D5).
     mutating func replyTimedOut(_ tag: DialogTag) -> [Action] {
-        guard case .sending(let current, nil) = state, current == tag else { return [] }
+        guard case .sending(let current, let reconciling) = state, current == tag else { return [] }
+        if var error = reconciling {
+            // The history check itself stalled: give up on it, keep the text, offer retry (D5).
+            error.message += "; the history could not be read in time"
+            return [.abandonHistory(tag)] + fail(tag, error, retryable: true)
+        }
         let error = AssistantError(code: .timeout, message: "no reply within \(Self.replyTimeout)")
         return [.abandonRequest(tag)] + reconcile(tag, after: error)
     }
@@ -196,12 +206,21 @@ struct DialogMachine: Sendable {
     private mutating func reconcile(_ tag: DialogTag, after error: AssistantError) -> [Action] {
         guard let context else { return [] }
         state = .sending(tag, reconciling: error)
-        return [.fetchHistory(tag, threadId: context.threadId, resourceId: context.uid, tenant: context.tenant)]
+        return [
+            .fetchHistory(tag, threadId: context.threadId, resourceId: context.uid, tenant: context.tenant),
+            .startReplyTimeout(tag, Self.historyTimeout),
+        ]
     }
 
     /// History read after an uncertain outcome (D5, D9, D10).
     mutating func historyReceived(_ tag: DialogTag, _ result: Result<[HistoryMessage], WireFailure>) -> [Action] {
         guard case .sending(let current, let reconciling?) = state, current == tag else { return [] }
+        return [.stopReplyTimeout(tag)] + reconciled(tag, reconciling, result)
+    }
+
+    private mutating func reconciled(
+        _ tag: DialogTag, _ reconciling: AssistantError, _ result: Result<[HistoryMessage], WireFailure>
+    ) -> [Action] {
         switch result {
         case .success(let messages):
             if let found = messages.first(where: { $0.role == "assistant" && $0.replyTo == tag.messageId }),

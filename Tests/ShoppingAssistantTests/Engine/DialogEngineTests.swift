@@ -350,6 +350,8 @@ import Testing
         await h.engine.closeAssistant()
         #expect(await h.engine.isAssistantOpen == false)
         #expect(await h.engine.dialogState == .sending)
+        let inFlight = await h.dialogRequestsInFlight()
+        try #require(inFlight.count == 1 && !inFlight[0].isCancelled)
 
         h.transport.complete(post, with: Fixtures.reply(to: messageId))
         await h.engine.waitForReply()

@@ -141,6 +141,7 @@ import Testing
         #expect(
             actions == [
                 .stopReplyTimeout(tag), .fetchHistory(tag, threadId: "t-1", resourceId: "u-8f3c", tenant: "shop-1"),
+                .startReplyTimeout(tag, DialogMachine.historyTimeout),
             ])
         #expect(machine.state == .sending(tag, reconciling: Self.uncertainError))
         #expect(Self.userEntry(machine, "m-1")?.status == .sending)
@@ -153,6 +154,7 @@ import Testing
         #expect(
             actions == [
                 .abandonRequest(tag), .fetchHistory(tag, threadId: "t-1", resourceId: "u-8f3c", tenant: "shop-1"),
+                .startReplyTimeout(tag, DialogMachine.historyTimeout),
             ])
         guard case .sending(_, let reconciling?) = machine.state else {
             Issue.record("expected reconciling, got \(machine.state)")
@@ -162,7 +164,22 @@ import Testing
         // The generation reply arriving after the deadline is not adopted: history decides.
         #expect(machine.replyReceived(tag, .success(Self.reply())).isEmpty)
         #expect(machine.reply(assistantMessageId: "am-17") == nil)
-        #expect(machine.replyTimedOut(tag).isEmpty)
+    }
+
+    // covers: D5, D4
+    @Test func stalledHistoryCheckFailsTheMessageAtItsOwnDeadline() {
+        var (machine, tag) = Self.sending()
+        _ = machine.replyTimedOut(tag)
+        let actions = machine.replyTimedOut(tag)  // the history deadline passes
+        #expect(actions.first == .abandonHistory(tag))
+        #expect(actions.contains(.track(.messageError(threadId: "t-1", messageId: "m-1", code: .timeout))))
+        #expect(Self.userEntry(machine, "m-1")?.text == "Помогите выбрать подарок")
+        guard case .failed(_, retryable: true)? = Self.userEntry(machine, "m-1")?.status else {
+            Issue.record("expected a retryable failure")
+            return
+        }
+        #expect(machine.publicState == .active)
+        #expect(machine.historyReceived(tag, .success([])).isEmpty)  // a late history answer changes nothing
     }
 
     // covers: D5, D11
@@ -181,6 +198,7 @@ import Testing
         let actions = machine.historyReceived(tag, .success(history))
         #expect(
             actions == [
+                .stopReplyTimeout(tag),
                 .track(.messageReply(threadId: "t-1", messageId: "m-1", assistantMessageId: "am-h", products: 0)),
                 .publish,
             ])
@@ -201,7 +219,11 @@ import Testing
         _ = machine.replyReceived(tag, .failure(.failed(Self.uncertainError, uncertain: true)))
         let history = [HistoryMessage(id: "m-1", role: "user", replyTo: nil, json: ["id": "m-1", "role": "user"])]
         let actions = machine.historyReceived(tag, .success(history))
-        #expect(actions == [.track(.messageError(threadId: "t-1", messageId: "m-1", code: .server)), .publish])
+        #expect(
+            actions == [
+                .stopReplyTimeout(tag), .track(.messageError(threadId: "t-1", messageId: "m-1", code: .server)),
+                .publish,
+            ])
         let entry = Self.userEntry(machine, "m-1")
         #expect(entry?.status == .failed(Self.uncertainError, retryable: true))
         #expect(entry?.text == "Помогите выбрать подарок")
@@ -219,8 +241,9 @@ import Testing
         let notFound = AssistantError(
             code: .historyUnavailable, message: "HTTP 404 SHOPPING_HISTORY_NOT_FOUND", httpStatus: 404)
         let actions = machine.historyReceived(tag, .failure(.failed(notFound, uncertain: false)))
-        #expect(actions.count == 3)
-        #expect(actions.first == .track(.messageError(threadId: "t-1", messageId: "m-2", code: .server)))
+        #expect(actions.count == 4)
+        #expect(actions.first == .stopReplyTimeout(tag))
+        #expect(actions.dropFirst().first == .track(.messageError(threadId: "t-1", messageId: "m-2", code: .server)))
         guard case .diagnostics(let lines)? = actions.last else {
             Issue.record("no diagnostic: \(actions)")
             return

@@ -649,9 +649,12 @@ final class StressRun {
             trace.append("\(isCurrent ? "current" : "late") message \(messageId.suffix(4)): \(outcome)")
 
         case .replyTimesOut(let processed, let historyHeld):
-            // The reply timer stops when the history read starts; that read is bounded only by
-            // the transport, so while it is in flight, time passing changes nothing.
+            // While a reply is awaited its 120 s deadline passes; while the history check after an
+            // uncertain outcome is in flight, its own 30 s deadline passes and the message fails.
             let inFlight = model.reconciling == nil ? model.sending : nil
+            let stalledCheck = model.reconciling.flatMap { reconciling in
+                model.sending.map { (messageId: $0, code: reconciling.code) }
+            }
             if let inFlight, processed, let thread = await h.engine.currentThreadID {
                 server.processed(StressServer.Answer(messageId: inFlight), thread: thread)
             }
@@ -663,8 +666,13 @@ final class StressRun {
                 // D3, D5: the reply deadline passed; the history decides.
                 model.reconcile(
                     StressServer.Answer(messageId: inFlight), code: .timeout, processed: processed, held: historyHeld)
+            } else if let stalledCheck {
+                model.fail(stalledCheck.messageId, stalledCheck.code, retryable: true)  // D5: the check gave up
             }
-            trace.append(inFlight.map { "timed out \($0.suffix(4))" } ?? "no reply timer running")
+            trace.append(
+                inFlight.map { "timed out \($0.suffix(4))" }
+                    ?? stalledCheck.map { "history check for \($0.messageId.suffix(4)) gave up" }
+                    ?? "no reply timer running")
 
         case .newChat:
             _ = await h.settle { await $0.startNewChat() }
@@ -874,8 +882,8 @@ final class StressRun {
         let readHere = probe.threadId.flatMap { readsPerThread[$0]?.count } ?? 0
         check(postHere == (waitingForReply ? 1 : 0), "\(postHere) message requests in flight in this dialog")
         check(readHere == (model.reconciling == nil ? 0 : 1), "\(readHere) history reads in flight in this dialog")
-        // D3: the reply timer runs exactly while a reply is awaited.
-        check(h.clock.sleeperCount == (waitingForReply ? 1 : 0), "\(h.clock.sleeperCount) timers running")
+        // D3, D5: a deadline runs exactly while a reply or the history check after it is awaited.
+        check(h.clock.sleeperCount == (model.sending != nil ? 1 : 0), "\(h.clock.sleeperCount) timers running")
 
         // The visible chat is exactly the model's.
         let expected = model.entries.map(Self.describe)
