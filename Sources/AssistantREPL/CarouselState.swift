@@ -1,15 +1,14 @@
 import ShoppingAssistant
-import Synchronization
 
 /// The REPL's product block builder with scroll positions. The engine calls `builder`
 /// (PR2, PR3); the REPL scrolls by changing the offset of a block and asking for a redraw.
 final class CarouselState: Sendable {
-    private let offsets = Mutex<[String: Int]>([:])
-    private let currentWidth: Mutex<Int>
+    private let offsets = Locked<[String: Int]>([:])
+    private let currentWidth: Locked<Int>
     let style: TerminalStyle
 
     init(width: Int, style: TerminalStyle) {
-        currentWidth = Mutex(max(20, width))
+        currentWidth = Locked(max(20, width))
         self.style = style
     }
 

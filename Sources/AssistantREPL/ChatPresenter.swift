@@ -1,5 +1,4 @@
 import ShoppingAssistant
-import Synchronization
 
 /// The chat screen the SDK would own on a phone, drawn as terminal lines (§ 0). It prints
 /// what changed between snapshots: new messages, a message whose status changed, the sending
@@ -22,7 +21,7 @@ final class ChatPresenter: AssistantPresenter {
         var duringDismiss: (@Sendable () async -> Void)?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let output: REPLOutput
     private let render: BlockRenderer
     private let onVisibleCardsChanged: @Sendable ([AssistantProduct]) async -> Void

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ShoppingAssistant
 
 // MARK: - Events
 
@@ -121,11 +121,11 @@ public final class ScriptLineReader: LineReader {
         var printed: [String] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// A reader that returns each event once, in order, then `.endOfInput` forever.
     public init(events: [LineReaderEvent]) {
-        state = Mutex(State(pending: events))
+        state = Locked(State(pending: events))
     }
 
     /// A reader that returns each line once, in order, then `.endOfInput` forever.

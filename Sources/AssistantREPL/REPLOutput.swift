@@ -1,11 +1,11 @@
-import Synchronization
+import ShoppingAssistant
 
 /// Where the REPL writes. Everything goes through one sink so that output printed while the
 /// user types is redrawn correctly by the line reader, and so tests can capture it.
 public final class REPLOutput: Sendable {
     private let sink: @Sendable (String) -> Void
-    private let captured = Mutex<[String]>([])
-    private let observer = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let captured = Locked<[String]>([])
+    private let observer = Locked<(@Sendable (String) -> Void)?>(nil)
     public let style: TerminalStyle
 
     /// - Parameter sink: receives whole lines without a trailing newline.

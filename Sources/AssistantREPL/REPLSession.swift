@@ -1,7 +1,6 @@
 import DemoStore
 import Foundation
 import ShoppingAssistant
-import Synchronization
 
 /// Settings of one REPL session.
 public struct REPLSettings: Sendable {
@@ -116,7 +115,7 @@ public actor REPLSession {
     /// Handles a line; on virtual time, time moves while the command waits on the clock.
     private func handleOnTime(_ line: String) async -> Bool {
         guard let time else { return await handle(line) }
-        let keepGoing = Mutex(true)
+        let keepGoing = Locked(true)
         let finished = await time.run {
             let result = await self.handle(line)
             keepGoing.withLock { $0 = result }

@@ -1,6 +1,5 @@
 import Foundation
 import ShoppingAssistant
-import Synchronization
 
 /// An in-process fake of both backends — Gravity API V2 and the Shopping API — answering at
 /// the transport seam exactly as wire.md describes, so the engine's real encoders, decoders
@@ -26,7 +25,7 @@ public final class DemoStore: HTTPTransport, Sendable {
     /// The second tracking host, used by products with two different click URLs.
     public static let secondaryTrackingHost = "t2.demo-store.example"
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let clock: any Clock<Duration>
     private let activity: ActivityMonitor?
 
@@ -39,7 +38,7 @@ public final class DemoStore: HTTPTransport, Sendable {
         activity: ActivityMonitor? = nil
     ) {
         self.activity = activity
-        self.state = Mutex(State(configuration: configuration))
+        self.state = Locked(State(configuration: configuration))
         self.clock = clock
     }
 
@@ -373,7 +372,7 @@ final class DemoCancellationWaiter: Sendable {
         var cancelled = false
     }
 
-    private let parked = Mutex(Parked())
+    private let parked = Locked(Parked())
     /// Told that the task parks and, on cancellation, that it runs again (replay quiescence).
     private let activity: ActivityMonitor?
 

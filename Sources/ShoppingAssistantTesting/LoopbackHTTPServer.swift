@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ShoppingAssistant
 
 #if canImport(Glibc)
     import Glibc
@@ -69,7 +69,7 @@ public final class LoopbackHTTPServer: Sendable {
     public final class Gate: Sendable {
         fileprivate let readFD: Int32
         private let writeFD: Int32
-        private let isOpen = Mutex(false)
+        private let isOpen = Locked(false)
 
         public init() {
             var fds: [Int32] = [0, 0]
@@ -140,7 +140,7 @@ public final class LoopbackHTTPServer: Sendable {
     private let listenFD: Int32
     private let stopReadFD: Int32
     private let stopWriteFD: Int32
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Starts listening at once; the accept loop runs on its own thread until `stop()`.
     public init() throws {

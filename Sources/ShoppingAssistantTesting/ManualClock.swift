@@ -1,5 +1,4 @@
 import ShoppingAssistant
-import Synchronization
 
 /// A clock that moves only when a test says so, so the 10 s preparation timeout, the 120 s
 /// reply timeout and the 1 s impression timer are tested in microseconds.
@@ -38,7 +37,7 @@ public final class ManualClock: Clock, Sendable {
         var waiters: [Waiter] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Told when a task parks on this clock and when it is woken, for replay quiescence.
     private let activity: ActivityMonitor?
 

@@ -1,6 +1,5 @@
 import Foundation
 import ShoppingAssistant
-import Synchronization
 
 /// A transport that answers only what a test told it to expect, in the spirit of an
 /// exhaustive test store: any other request is a failure, and `unmetExpectations` lists
@@ -78,7 +77,7 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
         var waiters: [RequestWaiter] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let clock: any Clock<Duration>
     private let onUnexpected: @Sendable (String) -> Void
 

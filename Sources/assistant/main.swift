@@ -2,7 +2,6 @@ import AssistantREPL
 import DemoStore
 import Foundation
 import ShoppingAssistant
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -68,7 +67,7 @@ let engine = AssistantEngine(
     configuration: configuration, transport: transport, clock: virtualTime?.clock ?? ContinuousClock(),
     identityStore: identityStore, uuid: makeUUID, activity: virtualTime?.activity)
 
-let activeReader = Mutex<(any LineReader)?>(nil)
+let activeReader = Locked<(any LineReader)?>(nil)
 let output = REPLOutput(style: style) { line in
     if interactive, let reader = activeReader.withLock({ $0 }) { reader.printAsync(line) } else { print(line) }
 }

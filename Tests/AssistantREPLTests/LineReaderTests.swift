@@ -1,4 +1,4 @@
-import Synchronization
+import ShoppingAssistant
 import Testing
 
 @testable import AssistantREPL
@@ -26,7 +26,7 @@ import Testing
 
 @Suite struct StdinLineReaderTests {
     @Test func printAsyncWritesWholeLines() {
-        let written = Mutex<[String]>([])
+        let written = Locked<[String]>([])
         let reader = StdinLineReader { text in written.withLock { $0.append(text) } }
         reader.printAsync("one")
         reader.printAsync("two\n")

@@ -1,4 +1,4 @@
-import Synchronization
+import ShoppingAssistant
 
 /// A clock that only moves when the test says so. `sleep` suspends until `advance(by:)` passes
 /// the deadline or the sleeping task is cancelled; `waitForSleeper()` returns once some code is
@@ -34,7 +34,7 @@ final class TestClock: Clock, Sendable {
         var sleeperWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var now: Instant {
         state.withLock { $0.now }

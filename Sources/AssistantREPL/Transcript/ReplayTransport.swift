@@ -1,6 +1,5 @@
 import Foundation
 import ShoppingAssistant
-import Synchronization
 
 /// Answers the engine's requests from a transcript's recorded exchanges, like a cassette.
 ///
@@ -34,7 +33,7 @@ final class ReplayTransport: HTTPTransport {
     static let refusedMessage = "connection refused (recorded)"
     static let lostMessage = "connection lost after send (recorded)"
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let clock: any Clock<Duration>
     private let activity: ActivityMonitor?
     private let classify: ServiceClassifier
@@ -44,7 +43,7 @@ final class ReplayTransport: HTTPTransport {
         for (index, segment) in transcript.segments.enumerated() {
             slots += segment.exchanges.map { Slot(segment: index, exchange: $0) }
         }
-        state = Mutex(State(slots: slots, served: Array(repeating: [], count: transcript.segments.count)))
+        state = Locked(State(slots: slots, served: Array(repeating: [], count: transcript.segments.count)))
         self.clock = clock
         self.activity = activity
         self.classify = classify
@@ -126,7 +125,7 @@ final class ReplayTransport: HTTPTransport {
 
     /// A request that never gets an answer: parks until the engine gives up on it.
     private func hangUntilCancelled() async throws {
-        let parked = Mutex<(continuation: CheckedContinuation<Void, any Error>?, cancelled: Bool)>((nil, false))
+        let parked = Locked<(continuation: CheckedContinuation<Void, any Error>?, cancelled: Bool)>((nil, false))
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let cancelled = parked.withLock { state -> Bool in

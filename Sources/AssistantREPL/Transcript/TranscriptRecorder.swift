@@ -1,6 +1,5 @@
 import Foundation
 import ShoppingAssistant
-import Synchronization
 
 /// Records a live session (demo store or real services) as a transcript: each input line,
 /// what the REPL printed, and every HTTP exchange with its latency or fault. Headers are
@@ -10,7 +9,7 @@ public final class TranscriptRecorder: Sendable {
         var transcript: Transcript
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let apiKey: String
     let classify: ServiceClassifier
     /// The session's clock: latencies are measured on it, so a piped demo session on virtual
@@ -22,7 +21,7 @@ public final class TranscriptRecorder: Sendable {
         clock: any Clock<Duration> = ContinuousClock()
     ) {
         self.clock = clock
-        state = Mutex(
+        state = Locked(
             State(
                 transcript: Transcript(
                     comments: [summary, "Recorded with assistant --record."], settings: settings, segments: [])))

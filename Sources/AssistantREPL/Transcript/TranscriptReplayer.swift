@@ -1,7 +1,6 @@
 import Foundation
 import ShoppingAssistant
 import ShoppingAssistantTesting
-import Synchronization
 
 /// The outcome of replaying one transcript.
 public struct TranscriptReplay: Sendable {
@@ -38,7 +37,7 @@ public enum TranscriptReplayer {
             configuration: configuration, transport: transport, clock: clock,
             identityStore: InMemoryIdentityStore(uid: settings.uid),
             uuid: { uuids.next() }, activity: activity)
-        let captured = Mutex<[String]>([])
+        let captured = Locked<[String]>([])
         let output = REPLOutput(style: .plain) { line in captured.withLock { $0.append(line) } }
         let session = await REPLSession(
             engine: engine, demoStore: nil, output: output,
@@ -59,7 +58,7 @@ public enum TranscriptReplayer {
             }
             switch segment.step {
             case .input(let text):
-                let keepGoing = Mutex(true)
+                let keepGoing = Locked(true)
                 let finished = await time.run {
                     let result = await session.handle(text)
                     keepGoing.withLock { $0 = result }
@@ -117,7 +116,7 @@ public enum TranscriptReplayer {
 /// Deterministic UUIDs: 00000000-0000-4000-8000-000000000001, … Used by replay and by
 /// demo-store sessions, whose output must be the same on every run.
 public final class SequentialUUIDGenerator: Sendable {
-    private let counter = Mutex<UInt64>(0)
+    private let counter = Locked<UInt64>(0)
 
     public init() {}
 

@@ -1,6 +1,5 @@
 import ShoppingAssistant
 import ShoppingAssistantTesting
-import Synchronization
 
 /// Virtual time for piped demo sessions and transcript replay: the clock moves only when
 /// nothing can run, straight to the next deadline. A 120 s reply timeout takes no wall time,
@@ -17,7 +16,7 @@ public struct VirtualTime: Sendable {
     /// Runs `body` as counted work and moves time whenever everything waits on the clock.
     /// Returns false if `body` waits for something no deadline will bring.
     public func run(_ body: @escaping @Sendable () async -> Void) async -> Bool {
-        let done = Mutex(false)
+        let done = Locked(false)
         activity.spawn {
             await body()
             done.withLock { $0 = true }

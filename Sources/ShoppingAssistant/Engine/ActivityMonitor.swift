@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Counts the engine's units of work that can make progress right now, so a replay driver
 /// can tell "everything is waiting on the clock or the network" from "work is still running"
 /// without polling or `Task.yield()` loops.
@@ -14,7 +12,7 @@ public final class ActivityMonitor: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

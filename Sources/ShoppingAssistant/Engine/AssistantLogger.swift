@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Log levels of B2, most verbose first. `.none` silences the engine.
 public enum AssistantLogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
     case debug, info, error, none
@@ -28,10 +26,10 @@ public final class AssistantLogger: Sendable {
         var secrets: [String]
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     public init(level: AssistantLogLevel = .error, listener: Listener? = nil) {
-        state = Mutex(State(level: level, listener: listener, secrets: []))
+        state = Locked(State(level: level, listener: listener, secrets: []))
     }
 
     public var level: AssistantLogLevel {

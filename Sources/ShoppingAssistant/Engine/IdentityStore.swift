@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Where the SDK-managed `uid` survives restarts (B3; `UserDefaults` on mobile).
 public protocol IdentityStore: Sendable {
@@ -9,9 +8,9 @@ public protocol IdentityStore: Sendable {
 
 /// Keeps the uid in memory only: for tests and for hosts that manage identity themselves.
 public final class InMemoryIdentityStore: IdentityStore {
-    private let uid: Mutex<String?>
+    private let uid: Locked<String?>
 
-    public init(uid: String? = nil) { self.uid = Mutex(uid) }
+    public init(uid: String? = nil) { self.uid = Locked(uid) }
 
     public func loadUID() -> String? { uid.withLock { $0 } }
     public func saveUID(_ uid: String?) { self.uid.withLock { $0 = uid } }
@@ -23,7 +22,7 @@ public final class FileIdentityStore: IdentityStore {
     private struct Stored: Codable { var uid: String? }
 
     public let fileURL: URL
-    private let lock = Mutex(())
+    private let lock = Locked(())
 
     public init(fileURL: URL) { self.fileURL = fileURL }
 
@@ -34,7 +33,8 @@ public final class FileIdentityStore: IdentityStore {
             base = URL(fileURLWithPath: state, isDirectory: true)
         } else {
             let home = environment["HOME"] ?? NSHomeDirectory()
-            base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/state", isDirectory: true)
+            base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+                ".local/state", isDirectory: true)
         }
         return base.appendingPathComponent("shopping-assistant/identity.json")
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One entry of the analytics log, for inspection (REPL `:log`, tests).
 public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
@@ -42,7 +41,7 @@ final class Tracker: Sendable {
         var log: [TrackingRecord] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let gravity: GravityClient
     private let call: WireCall
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -173,7 +172,7 @@ private final class DataTaskCall: Sendable {
         case finished
     }
 
-    private let state = Mutex(State.notStarted)
+    private let state = Locked(State.notStarted)
 
     func start(
         _ task: URLSessionDataTask,

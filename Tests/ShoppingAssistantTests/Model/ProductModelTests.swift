@@ -186,3 +186,22 @@ import Testing
         #expect(AssistantAction(button: ["action": 3]) == nil)
     }
 }
+
+@Suite struct TrackingStaysInsideTheEngineTests {
+    // covers: AN6, PR2
+    @Test func productsHandedToTheHostCarryNoTrackingURLs() throws {
+        let body = Fixtures.body(
+            HTTPRequest(method: .post, url: try #require(URL(string: "https://x")), body: ProductFixtures.reply().body))
+        let json = try JSONDecoder().decode(JSONValue.self, from: JSONSerialization.data(withJSONObject: body))
+        let reply = try #require(ReplyContent(json: json, idKey: "assistantMessageId"))
+        let product = try #require(reply.products?.first).product(
+            ref: AssistantProductRef(opening: 1, dialog: 1, identity: 1, reply: 0, item: 0))
+        // The host gets no events and no URL of either tracking kind, so it cannot call or rebuild them.
+        #expect(product.extra["events"] == nil)
+        let visible = String(describing: product)
+        for url in [ProductFixtures.clickA, ProductFixtures.clickB, ProductFixtures.impression] {
+            #expect(!visible.contains(url))
+        }
+        #expect(product.url == "https://shop.example/p/SKU-123")
+    }
+}

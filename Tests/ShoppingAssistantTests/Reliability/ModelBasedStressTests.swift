@@ -1,7 +1,6 @@
 import Foundation
 import ShoppingAssistant
 import ShoppingAssistantTesting
-import Synchronization
 import Testing
 
 /// Seeded random sessions against the real actor, compared step by step with a small model.
@@ -220,7 +219,7 @@ final class StressServer: Sendable {
         var threads: [String: [Answer]] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func setConfiguration(_ configuration: StressConfiguration) { state.withLock { $0.configuration = configuration } }
 
@@ -287,7 +286,7 @@ final class StressPresenter: AssistantPresenter {
         var gate: CheckedContinuation<Void, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let activity: ActivityMonitor
 
     init(activity: ActivityMonitor) { self.activity = activity }
@@ -780,7 +779,7 @@ final class StressRun {
     /// Two presses of one card, the second while the close of the first is under way. Returns
     /// the results in the order they came back.
     private func doubleTap(_ ref: AssistantProductRef) async -> [AssistantInteractionResult] {
-        let results = Mutex<[AssistantInteractionResult]>([])
+        let results = Locked<[AssistantInteractionResult]>([])
         let engine = h.engine
         presenter.holdNextDismissal(true)
         for _ in 0..<2 {

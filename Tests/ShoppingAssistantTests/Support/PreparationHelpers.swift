@@ -1,6 +1,5 @@
 import Foundation
 import ShoppingAssistantTesting
-import Synchronization
 import Testing
 
 @testable import ShoppingAssistant
@@ -98,9 +97,9 @@ final class ObservedIdentityStore: IdentityStore {
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
-    init(uid: String? = nil) { state = Mutex(State(uid: uid)) }
+    init(uid: String? = nil) { state = Locked(State(uid: uid)) }
 
     var saves: [String?] { state.withLock { $0.saves } }
 
@@ -133,7 +132,7 @@ final class ObservedIdentityStore: IdentityStore {
 
 /// Collects what a listener receives: log lines, lock changes, in-app campaigns.
 final class CollectedValues<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
+    private let items = Locked<[Element]>([])
     func append(_ item: Element) { items.withLock { $0.append(item) } }
     var all: [Element] { items.withLock { $0 } }
 }

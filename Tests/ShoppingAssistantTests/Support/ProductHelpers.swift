@@ -1,7 +1,6 @@
 import Foundation
 import ShoppingAssistant
 import ShoppingAssistantTesting
-import Synchronization
 import Testing
 
 /// Reply and product fixtures with full control over tracking URLs, for product, action and
@@ -128,7 +127,7 @@ final class RecordingBlockBuilder: AssistantProductBlockBuilder {
         let height: Int
     }
 
-    private let calls = Mutex<[(block: AssistantProductBlock, layout: AssistantProductLayout)]>([])
+    private let calls = Locked<[(block: AssistantProductBlock, layout: AssistantProductLayout)]>([])
     private let height: Int
 
     init(height: Int) { self.height = height }
@@ -143,7 +142,7 @@ final class RecordingBlockBuilder: AssistantProductBlockBuilder {
 
 /// Collects log messages for assertions on diagnostics.
 final class LogCollector: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     var messages: [String] { lines.withLock { $0 } }
 
     func makeLogger(level: AssistantLogLevel = .error) -> AssistantLogger {

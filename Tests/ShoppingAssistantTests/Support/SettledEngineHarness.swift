@@ -1,7 +1,6 @@
 import Foundation
 import ShoppingAssistant
 import ShoppingAssistantTesting
-import Synchronization
 import Testing
 
 /// The endpoints the engine calls, told apart by method and path (wire.md).
@@ -74,7 +73,7 @@ final class RoutingTransport: HTTPTransport, Sendable {
         var nextID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let activity: ActivityMonitor
     private let responder: Responder
 
@@ -200,7 +199,7 @@ struct SettledEngineHarness {
     /// Runs `body` as counted work and waits until the engine has settled. Returns `nil` when
     /// `body` itself never finished: it waits for something no settled engine will bring.
     func settle<Value: Sendable>(_ body: @escaping @Sendable (AssistantEngine) async -> Value) async -> Value? {
-        let result = Mutex<Value?>(nil)
+        let result = Locked<Value?>(nil)
         let engine = self.engine
         activity.spawn {
             let value = await body(engine)

@@ -1,6 +1,5 @@
 import Foundation
 import ShoppingAssistant
-import Synchronization
 
 /// A presenter that records what the engine asked of it. `holdDismiss` makes dismissal wait
 /// until the test releases it, to observe what happens while a close is under way.
@@ -25,7 +24,7 @@ final class RecordingPresenter: AssistantPresenter {
             )] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Shared order log with the handler, to assert close-then-handle (PR10, AC5).
     let order: OrderLog
 
@@ -135,14 +134,14 @@ final class RecordingPresenter: AssistantPresenter {
 
 /// An append-only log of host-side events, shared between presenter and handler.
 final class OrderLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
     func append(_ entry: String) { entries.withLock { $0.append(entry) } }
     var all: [String] { entries.withLock { $0 } }
 }
 
 /// An action handler that records calls; `refuse` lists action names it cannot handle.
 final class RecordingHandler: AssistantActionHandler {
-    private let handled = Mutex<[AssistantAction]>([])
+    private let handled = Locked<[AssistantAction]>([])
     private let refused: Set<String>
     let order: OrderLog
 
@@ -174,7 +173,7 @@ struct LineCountBuilder: AssistantProductBlockBuilder {
 
 /// Deterministic UUIDs: 00000000-0000-0000-0000-000000000001, …
 final class SequentialUUIDs: Sendable {
-    private let counter = Mutex(0)
+    private let counter = Locked(0)
     func next() -> UUID {
         let value = counter.withLock { state -> Int in
             state += 1

@@ -1,0 +1,32 @@
+import Foundation
+
+/// A value guarded by a pthread mutex.
+///
+/// The package uses this instead of `Synchronization.Mutex` because on Linux the thread
+/// sanitizer cannot see `Mutex`'s futex-based locking and reports every access through it as
+/// a race; with a pthread mutex, `swift test --sanitize=thread` checks the real thing.
+package final class Locked<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: every access to `value` happens inside `withLock`, under `mutex`.
+    private var value: Value
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    package init(_ value: Value) {
+        self.value = value
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value. Never call back into the same lock.
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
