@@ -50,7 +50,10 @@ enum BenchFixtures {
                 "category": "Посуда", "brand": "Hot&Cold", "rating": 4.7, "badges": ["new", "gift"],
                 "events": [
                     ["type": "visible_impression", "urls": ["https://t.shop.example/vi?i=\(id)"]],
-                    ["type": "click", "urls": ["https://t.shop.example/c?i=\(id)", "https://t2.shop.example/c?i=\(id)"]],
+                    [
+                        "type": "click",
+                        "urls": ["https://t.shop.example/c?i=\(id)", "https://t2.shop.example/c?i=\(id)"],
+                    ],
                 ],
             ]
         }
@@ -61,26 +64,36 @@ enum BenchFixtures {
             "ui": [
                 "suggests": ["Покажи дешевле", "А для мужчины?"],
                 "buttons": [
-                    ["type": "button", "value": "Написать в поддержку", "action": "open_support_chat", "topic": "gifts"],
+                    [
+                        "type": "button", "value": "Написать в поддержку", "action": "open_support_chat",
+                        "topic": "gifts",
+                    ],
                     [
                         "type": "button", "value": "Условия доставки", "action": "follow_url",
                         "url": "https://shop.example/delivery",
                     ],
                 ],
             ],
-            "events": [["type": "impression", "urls": ["https://t.shop.example/ri?m=am-1"]]],
+            "events": [["type": "impression", "urls": ["https://t.shop.example/ri?m=\(assistantMessageId)"]]],
         ])
     }
 
     /// Replies numbered `am-1`, `am-2`, … as a server numbers them, spliced from one template
     /// so that making one costs next to nothing.
     static func numberedReplies(products count: Int) -> @Sendable (Int) -> Data {
-        let marker = "@@assistant-message-id@@"
-        let template = reply(products: count, assistantMessageId: marker)
-        guard let range = template.range(of: Data(marker.utf8)) else { return { _ in template } }
-        let prefix = template[..<range.lowerBound]
-        let suffix = template[range.upperBound...]
-        return { number in prefix + Data("am-\(number)".utf8) + suffix }
+        let marker = Data("@@assistant-message-id@@".utf8)
+        var template = reply(products: count, assistantMessageId: "@@assistant-message-id@@")[...]
+        var pieces: [Data] = []
+        while let range = template.range(of: marker) {
+            pieces.append(Data(template[..<range.lowerBound]))
+            template = template[range.upperBound...]
+        }
+        pieces.append(Data(template))
+        let parts = pieces
+        return { number in
+            let id = Data("am-\(number)".utf8)
+            return parts.dropFirst().reduce(parts[0]) { $0 + id + $1 }
+        }
     }
 
     private static func json(_ object: Any) -> Data {

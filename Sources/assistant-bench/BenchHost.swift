@@ -1,6 +1,5 @@
 import Foundation
 import ShoppingAssistant
-import Synchronization
 
 // MARK: - Transports
 
@@ -17,16 +16,16 @@ final class InstantTransport: HTTPTransport, Sendable {
         var trackingURLs = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private static let jsonHeaders = ["Content-Type": "application/json"]
 
     init(replyBody: Data = BenchFixtures.reply(products: 3)) {
-        state = Mutex(State(replyBody: { _ in replyBody }))
+        state = Locked(State(replyBody: { _ in replyBody }))
     }
 
     /// Answers the `n`-th message (from 1) with `replies(n)`, e.g. to give every reply its own ID.
     init(replies: @escaping @Sendable (Int) -> Data) {
-        state = Mutex(State(replyBody: replies))
+        state = Locked(State(replyBody: replies))
     }
 
     /// When the latest `/v1/messages` reply left the transport.
@@ -96,7 +95,7 @@ final class BenchPresenter: AssistantPresenter {
         var staleDeliveries = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var availability: AssistantPresenterAvailability { .available }
 
@@ -107,6 +106,15 @@ final class BenchPresenter: AssistantPresenter {
     /// Snapshots that arrived after a newer one: a "sending" snapshot of message N after the
     /// one showing its reply. The presenter protocol promises delivery in order.
     var staleDeliveries: Int { state.withLock { $0.staleDeliveries } }
+
+    /// Prints a note if snapshots arrived out of order while `messages` messages were sent.
+    func reportStaleDeliveries(messages: Int) {
+        let stale = staleDeliveries
+        guard stale > 0 else { return }
+        Report.line(
+            "note: for \(stale) of \(messages) messages the presenter received the \"sending\" snapshot after the "
+                + "one with the reply: AssistantPresenter promises snapshots in order")
+    }
 
     func presentAssistant(_ chat: AssistantChatSnapshot) async { receive(chat) }
     func updateAssistant(_ chat: AssistantChatSnapshot) async { receive(chat) }
@@ -134,7 +142,8 @@ final class BenchPresenter: AssistantPresenter {
 
     private func receive(_ chat: AssistantChatSnapshot) {
         let now = Timing.now
-        let waiter = state.withLock { state -> (CheckedContinuation<ContinuousClock.Instant, Never>, ContinuousClock.Instant)? in
+        let waiter = state.withLock {
+            state -> (CheckedContinuation<ContinuousClock.Instant, Never>, ContinuousClock.Instant)? in
             state.latest = chat
             state.snapshots += 1
             let count = chat.messages.count
@@ -172,6 +181,8 @@ struct BenchHandler: AssistantActionHandler {
 
 enum BenchEngine {
     static let page = PageContext(type: .product, data: ["SKU-1001"], location: BenchFixtures.page)
+    /// `BENCH_DEBUG` set: engines print their debug log to stderr.
+    static let debugLog = ProcessInfo.processInfo.environment["BENCH_DEBUG"] != nil
 
     /// An engine with a known uid (so no wait for identity), builder and handler registered.
     static func make(transport: any HTTPTransport, shoppingBaseURL: URL? = nil) async -> AssistantEngine {
@@ -179,7 +190,7 @@ enum BenchEngine {
             configuration: AssistantEngineConfiguration(
                 apiKey: BenchFixtures.apiKey, section: BenchFixtures.section, shoppingBaseURL: shoppingBaseURL),
             transport: transport, identityStore: InMemoryIdentityStore(uid: BenchFixtures.uid))
-        if ProcessInfo.processInfo.environment["BENCH_DEBUG"] != nil {
+        if debugLog {
             engine.logger.level = .debug
             engine.logger.setListener { level, message in
                 FileHandle.standardError.write(Data("[\(level)] \(message.prefix(300))\n".utf8))
@@ -222,7 +233,7 @@ enum BenchEngine {
 
 /// Keeps results alive so the optimiser cannot drop the work that made them.
 enum Sink {
-    private static let storage = Mutex(0)
+    private static let storage = Locked(0)
 
     static func consume(_ value: Int) {
         storage.withLock { $0 &+= value }

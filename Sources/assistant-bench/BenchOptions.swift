@@ -8,9 +8,17 @@ struct BenchOptions: Sendable {
     var figures: Set<Int> = Set(1...7)
     /// Where the transcript corpus is; found from the working directory or the source tree.
     var transcriptsDirectory: String?
+    /// Internal: run this one figure in this process and report its verdict on stdout. The
+    /// bench runs each figure so, in a fresh process, so that figures cannot disturb each
+    /// other's memory figures or leave threads behind.
+    var childFigure: Int?
+    /// Run every figure in this process (for profiling one figure under valgrind).
+    var inProcess = false
+
+    static let childFlag = "--child-figure"
 
     static let usage = """
-        usage: assistant-bench [--quick] [--only 1,2,…] [--transcripts DIR]
+        usage: assistant-bench [--quick] [--only 1,2,…] [--transcripts DIR] [--in-process]
 
         Prints performance figures of the shopping assistant engine, each as a ratio to a
         baseline measured side by side in the same run, with its inputs and a verdict.
@@ -18,11 +26,17 @@ struct BenchOptions: Sendable {
           --quick            small sizes and few repetitions (a smoke run)
           --only LIST        run only these figures (1-7), e.g. --only 1,4
           --transcripts DIR  the transcript corpus for figure 6 (default: ./transcripts)
+          --in-process       run the figures in this process instead of one fresh process
+                             each (for profiling, e.g. under valgrind --tool=callgrind)
           --help             this text
+
+        BENCH_DEBUG=1 in the environment prints the engines' debug log to stderr.
 
         Figures: 1 reply processing, 2 loopback round trip, 3 product actions, 4 long dialog,
         5 many engines, 6 transcript replay, 7 REPL start-up.
-        Build in release mode: swift run -c release assistant-bench
+        Build in release mode: swift run -c release assistant-bench. Figure 7 runs the
+        `assistant` executable found next to this one: build it first with the same flags
+        (swift build -c release --product assistant).
         """
 
     /// Parses the arguments, or returns the message to print and the exit status.
@@ -45,6 +59,13 @@ struct BenchOptions: Sendable {
                     return .failure(.invalid("--transcripts needs a directory"))
                 }
                 options.transcriptsDirectory = directory
+            case "--in-process":
+                options.inProcess = true
+            case childFlag:
+                guard let figure = remaining.popFirst().flatMap({ Int($0) }), (1...7).contains(figure) else {
+                    return .failure(.invalid("\(childFlag) takes a figure number"))
+                }
+                options.childFigure = figure
             case "--help", "-h":
                 return .failure(.help)
             default:
@@ -52,6 +73,12 @@ struct BenchOptions: Sendable {
             }
         }
         return .success(options)
+    }
+
+    /// The arguments that make a child process run `figure` with these options.
+    func childArguments(figure: Int) -> [String] {
+        [Self.childFlag, String(figure)] + (quick ? ["--quick"] : [])
+            + (transcriptsDirectory.map { ["--transcripts", $0] } ?? [])
     }
 
     /// `quick` or `full`, whichever applies.
@@ -66,7 +93,7 @@ enum BenchUsageError: Error {
 // MARK: - Report
 
 /// What one figure concluded, for the summary at the end.
-struct Verdict: Sendable {
+struct Verdict: Sendable, Codable {
     let figure: Int
     let name: String
     /// The headline number, e.g. `1.31×` or `12.4 KiB/engine`.

@@ -44,10 +44,16 @@ enum LongDialogBench {
             }
             await engine.flushTracking()
         }
-        /// Opens the chat and times `count` messages, each to the snapshot showing its reply.
+        /// The engine building one snapshot of the whole chat (`chatSnapshot`), the O(n) part.
+        func measureSnapshot() async -> Samples {
+            var samples = Samples()
+            for _ in 0..<5 {
+                samples.append(await Timing.measure { Sink.consume(await engine.chatSnapshot.messages.count) })
+            }
+            return samples
+        }
+        /// Times `count` messages with the chat open, each to the snapshot showing its reply.
         func measureOpen(_ count: Int) async -> Samples {
-            await BenchEngine.open(engine, on: presenter)
-            await engine.flushTracking()
             var samples = Samples()
             for _ in 0..<count {
                 presenter.expectReply(messages: 2 * (sent + 1))
@@ -62,18 +68,31 @@ enum LongDialogBench {
         }
 
         await fill(upTo: near - window / 2)
+        await BenchEngine.open(engine, on: presenter)
+        await engine.flushTracking()
         let nearTimes = await measureOpen(window)
+        let nearSnapshot = await measureSnapshot()
         await engine.closeAssistant()
         let fillStart = Timing.now
         await fill(upTo: far - window / 2)
         let fillDuration = fillStart.duration(to: Timing.now)
+        let closed = Memory.sample()
+        let closedCount = sent
+        let openStart = Timing.now
+        await BenchEngine.open(engine, on: presenter)
+        await engine.flushTracking()
+        let openDuration = openStart.duration(to: Timing.now)
         let farTimes = await measureOpen(window)
+        let farSnapshot = await measureSnapshot()
         await engine.flushTracking()
         let after = Memory.sample()
-        let (resident, heap) = Memory.perItem(from: before, to: after, count: sent)
+        let stored = Memory.perItem(from: before, to: closed, count: closedCount)
+        let total = Memory.perItem(from: before, to: after, count: sent)
+        let trackingRecords = await engine.trackingLog.count
         let snapshotMessages = presenter.latest?.messages.count ?? 0
         guard snapshotMessages == 2 * sent else { fatalError("the snapshot shows \(snapshotMessages) messages") }
 
+        presenter.reportStaleDeliveries(messages: 2 * window)
         let ratio = farTimes.median / nearTimes.median
         // The last `window` messages sent with the chat closed before each open window.
         let closedNearFirst = near - window / 2 - window
@@ -89,8 +108,19 @@ enum LongDialogBench {
                 + "#\(Format.count(closedFarFirst + window - 1)) \(Format.seconds(closedFar.median)) "
                 + "(\(Format.ratio(closedFar.median / closedNear.median))); filling took \(fillDuration.short)")
         Report.line(
-            "memory per stored message (user message + reply, \(Format.count(sent)) messages): "
-                + "resident \(Format.bytes(resident)), malloc in use \(heap.map { Format.bytes($0) } ?? "n/a")")
+            "one chatSnapshot alone: #\(near) \(Format.seconds(nearSnapshot.median)), #\(Format.count(far)) "
+                + "\(Format.seconds(farSnapshot.median)) (\(Format.ratio(farSnapshot.median / nearSnapshot.median))); "
+                + "a message publishes two; opening the chat at #\(Format.count(closedCount)) took \(openDuration.short)"
+        )
+        func memory(_ perItem: (resident: Double, heap: Double?)) -> String {
+            "malloc in use \(perItem.heap.map { Format.bytes($0) } ?? "n/a"), resident \(Format.bytes(perItem.resident))"
+        }
+        Report.line(
+            "memory per stored message (user message + reply): \(memory(total)) with the chat open "
+                + "(\(Format.count(sent)) messages); \(memory(stored)) with it closed (dialog and tracking log only)")
+        Report.line(
+            "tracking log kept by the engine: \(Format.count(trackingRecords)) records "
+                + "(\(String(format: "%.1f", Double(trackingRecords) / Double(sent))) per message, never trimmed)")
         let verdict = Verdict(
             figure: 4, name: "message cost at #\(Format.count(far)) vs #\(near)", value: Format.ratio(ratio),
             goal: "≤ \(Format.ratio(goal))", met: ratio <= goal)

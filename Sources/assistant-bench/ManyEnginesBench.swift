@@ -35,6 +35,11 @@ enum ManyEnginesBench {
             "per engine: resident \(Format.bytes(perEngine.resident)), malloc in use "
                 + "\(perEngine.heap.map { Format.bytes($0) } ?? "n/a"); created and registered in "
                 + "\(Format.seconds(creation.seconds / Double(count))) each")
+        if let first = engines.first, let size = Memory.blockSize(of: first) {
+            Report.line(
+                "  of which the actor object itself: \(Format.bytes(Double(size))); the rest is what it owns "
+                    + "(logger, clients, tracker, identity store, registered host objects)")
+        }
         Report.line(
             "per minimal actor (baseline): resident \(Format.bytes(perProbe.resident)), malloc in use "
                 + "\(perProbe.heap.map { Format.bytes($0) } ?? "n/a")")

@@ -158,6 +158,17 @@ enum Memory {
         #endif
     }
 
+    /// The size of the heap block holding `object` (`malloc_usable_size`, from `<malloc.h>`).
+    static func blockSize(of object: AnyObject) -> Int? {
+        #if os(Linux)
+            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size") else { return nil }
+            return unsafeBitCast(symbol, to: UsableSize.self)(Unmanaged.passUnretained(object).toOpaque())
+        #else
+            return nil
+        #endif
+    }
+
     /// `malloc_trim(0)`, also from `<malloc.h>`.
     static func trim() {
         #if os(Linux)

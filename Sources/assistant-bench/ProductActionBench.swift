@@ -15,11 +15,13 @@ enum ProductActionBench {
 
     static func run(_ options: BenchOptions) async -> Verdict {
         let replies = options.size(quick: 20, full: 200)
+        let repetitions = options.size(quick: 2, full: 5)
         let productsPerReply = 50
         Report.heading(3, "Product actions per second: visibleImpression on fresh and duplicate refs")
         Report.line(
             "inputs: \(Format.count(replies * productsPerReply)) refs (\(replies) replies × \(productsPerReply) "
-                + "products) per pass, 1 task and \(concurrency) concurrent tasks, instant tracking transport")
+                + "products) per pass, \(repetitions) passes each for 1 task and \(concurrency) concurrent tasks "
+                + "(median pass), instant tracking transport")
 
         let transport = InstantTransport(replyBody: BenchFixtures.reply(products: productsPerReply))
         let presenter = BenchPresenter()
@@ -39,39 +41,54 @@ enum ProductActionBench {
         _ = await baseline(probe, Array(refs.prefix(2_000)), tasks: 1)
         _ = await baseline(probe, Array(refs.prefix(2_000)), tasks: concurrency)
 
-        var rows: [(String, Double, Double?)] = []
-        var singleFresh = 0.0
+        var passes: [Pass] = []
         for tasks in [1, concurrency] {
-            refs = await reopen(engine, presenter)
-            let fresh = await perform(engine, refs, tasks: tasks)
-            let delivered = await Timing.measure { await engine.flushTracking() }
-            let duplicate = await perform(engine, refs, tasks: tasks)
-            let empty = await baseline(probe, refs, tasks: tasks)
-            let label = tasks == 1 ? "1 task" : "\(tasks) tasks"
-            let freshRate = Double(refs.count) / fresh.seconds
-            if tasks == 1 { singleFresh = freshRate }
-            rows.append(("fresh refs, \(label)", freshRate, Double(refs.count) / (fresh + delivered).seconds))
-            rows.append(("duplicate refs, \(label)", Double(refs.count) / duplicate.seconds, nil))
-            rows.append(("empty actor call, \(label) (baseline)", Double(refs.count) / empty.seconds, nil))
+            var pass = Pass(tasks: tasks, count: refs.count)
+            for _ in 0..<repetitions {
+                refs = await reopen(engine, presenter)
+                let fresh = await perform(engine, refs, tasks: tasks)
+                let delivery = await Timing.measure { await engine.flushTracking() }
+                pass.fresh.append(fresh)
+                pass.freshWithDelivery.append(fresh + delivery)
+                pass.duplicate.append(await perform(engine, refs, tasks: tasks))
+                pass.empty.append(await baseline(probe, refs, tasks: tasks))
+            }
+            passes.append(pass)
+        }
+        for pass in passes {
+            let label = pass.tasks == 1 ? "1 task" : "\(pass.tasks) concurrent tasks"
+            Report.line(
+                "\(label): fresh refs \(Format.rate(pass.rate(pass.fresh))) (with delivery "
+                    + "\(Format.rate(pass.rate(pass.freshWithDelivery)))), duplicate refs "
+                    + "\(Format.rate(pass.rate(pass.duplicate))), empty actor call \(Format.rate(pass.rate(pass.empty)))"
+            )
+            Report.line(
+                "  cost ratio vs empty actor call: fresh \(Format.ratio(pass.fresh.median / pass.empty.median)), "
+                    + "duplicate \(Format.ratio(pass.duplicate.median / pass.empty.median))")
         }
         let counts = transport.counts
-        for (label, rate, withDelivery) in rows {
-            let delivery = withDelivery.map { ", with delivery \(Format.rate($0))" } ?? ""
-            Report.line("\(label): \(Format.rate(rate))\(delivery)")
-        }
-        for tasks in [1, concurrency] {
-            let label = tasks == 1 ? "1 task" : "\(tasks) tasks"
-            let rate = { (name: String) in rows.first { $0.0.hasPrefix(name) && $0.0.contains(label) }?.1 ?? .nan }
-            Report.line(
-                "cost ratio vs empty actor call, \(label): fresh \(Format.ratio(rate("empty") / rate("fresh"))), "
-                    + "duplicate \(Format.ratio(rate("empty") / rate("duplicate")))")
-        }
         Report.line("tracking URL requests delivered to the instant transport: \(Format.count(counts.trackingURLs))")
+        let single = passes[0]
         let verdict = Verdict(
-            figure: 3, name: "product actions (fresh refs, 1 task)", value: "\(Format.rate(singleFresh)) actions",
+            figure: 3, name: "product actions, fresh refs, 1 task",
+            value: "\(Format.rate(single.rate(single.fresh))) "
+                + "(\(Format.ratio(single.fresh.median / single.empty.median)) an empty actor call)",
             goal: nil, met: nil)
         Report.verdict(verdict)
         return verdict
+    }
+
+    /// Passes over every ref of an opening with `tasks` tasks: the time of each pass.
+    private struct Pass {
+        let tasks: Int
+        let count: Int
+        var fresh = Samples()
+        var freshWithDelivery = Samples()
+        var duplicate = Samples()
+        var empty = Samples()
+
+        /// Calls per second in the median pass.
+        func rate(_ samples: Samples) -> Double { Double(count) / samples.median }
     }
 
     /// Closes and reopens the chat, and returns every product ref of the new opening.
@@ -84,14 +101,16 @@ enum ProductActionBench {
     }
 
     /// Reports an impression of every ref, split among `tasks` concurrent tasks.
-    private static func perform(_ engine: AssistantEngine, _ refs: [AssistantProductRef], tasks: Int) async -> Duration {
+    private static func perform(_ engine: AssistantEngine, _ refs: [AssistantProductRef], tasks: Int) async -> Duration
+    {
         await Timing.measure {
             await withTaskGroup(of: Void.self) { group in
                 for chunk in chunks(refs, tasks) {
                     group.addTask {
                         var accepted = 0
                         for ref in chunk {
-                            let result = await engine.performAssistantProductAction(product: ref, action: .visibleImpression)
+                            let result = await engine.performAssistantProductAction(
+                                product: ref, action: .visibleImpression)
                             if result == .accepted { accepted += 1 }
                         }
                         Sink.consume(accepted)

@@ -5,9 +5,9 @@ import Foundation
 #endif
 
 /// Figure 7: the `assistant` REPL's start-up on the demo store and its peak memory. The
-/// built binary next to this one is spawned with stdin a pipe holding `:quit` and stdout and
-/// stderr on `/dev/null`; the time is from spawning to reaping it (start-up to the first
-/// prompt, reading `:quit`, exit), the memory is its peak RSS (`wait4` `ru_maxrss`).
+/// built binary next to this one is spawned with stdin a pipe holding `:quit` and stdout on
+/// `/dev/null`; the time is from spawning to reaping it (start-up to the first prompt,
+/// reading `:quit`, exit), the memory is its peak RSS (`wait4` `ru_maxrss`).
 ///
 /// The baseline, spawned alternately in the same way, is this binary with a flag that exits
 /// before doing anything: a Swift process loading the same runtime and Foundation.
@@ -69,7 +69,8 @@ enum REPLStartupBench {
                 + "\(Format.seconds(replTimes.median - baseTimes.median))")
         let verdict = Verdict(
             figure: 7, name: "REPL start-up",
-            value: "\(Format.seconds(replTimes.median)), peak RSS \(Format.bytes(replPeaks.median))", goal: nil, met: nil)
+            value: "\(Format.seconds(replTimes.median)), peak RSS \(Format.bytes(replPeaks.median))", goal: nil,
+            met: nil)
         Report.verdict(verdict)
         return verdict
     }
@@ -104,7 +105,9 @@ enum REPLStartupBench {
     static func measureSpawn(_ arguments: [String]) -> Int32 {
         guard arguments.count >= 2 else { return 2 }
         let start = Timing.now
-        guard let child = Subprocess.spawn(arguments[1], arguments: Array(arguments.dropFirst(2)), input: arguments[0], output: .discard)
+        guard
+            let child = Subprocess.spawn(
+                arguments[1], arguments: Array(arguments.dropFirst(2)), input: arguments[0], output: .discard)
         else { return 1 }
         let exit = Subprocess.wait(child)
         let wall = start.duration(to: Timing.now).seconds

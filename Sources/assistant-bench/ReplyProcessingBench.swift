@@ -53,11 +53,7 @@ enum ReplyProcessingBench {
         let shown = presenter.latest?.messages.last?.productBlock?.products.count ?? 0
         guard shown == productCount else { fatalError("the reply snapshot shows \(shown) products") }
 
-        if presenter.staleDeliveries > 0 {
-            Report.line(
-                "note: \(presenter.staleDeliveries) of \(warmup + iterations) messages: the presenter got the "
-                    + "\"sending\" snapshot after the one with the reply (out of order; see the report)")
-        }
+        presenter.reportStaleDeliveries(messages: warmup + iterations)
         let ratio = engineTimes.median / decodeTimes.median
         Report.line("engine, send → snapshot with reply:   \(engineTimes.summary)")
         Report.line("  of which transport hand-off → snapshot: \(afterHandoff.summary)")

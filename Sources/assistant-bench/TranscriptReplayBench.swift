@@ -14,11 +14,15 @@ enum TranscriptReplayBench {
         }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
             .filter { $0.hasSuffix(".transcript") }.sorted()
-        Report.line("inputs: \(names.count) files in \(directory), \(repetitions) replays each after 1 warm-up, median per file")
+        Report.line(
+            "inputs: \(names.count) files in \(directory), \(repetitions) replays each after 1 warm-up, median per file"
+        )
 
         var totalWall = 0.0
         var totalVirtual = 0.0
         var replayed = 0
+        var steps = 0
+        var rows: [(name: String, wall: Double, virtual: Double)] = []
         var withProblems: [String] = []
         for name in names {
             let path = (directory as NSString).appendingPathComponent(name)
@@ -47,10 +51,13 @@ enum TranscriptReplayBench {
             if !problems.isEmpty { withProblems.append(name) }
             totalWall += wall.median
             totalVirtual += virtual.seconds
+            steps += transcript.segments.count
             replayed += 1
+            rows.append((name, wall.median, virtual.seconds))
+        }
+        for row in rows.sorted(by: { $0.wall > $1.wall }).prefix(3) {
             Report.line(
-                "\(name): wall \(Format.seconds(wall.median)), virtual \(virtual.short), "
-                    + "\(transcript.segments.count) steps" + (problems.isEmpty ? "" : ", \(problems.count) replay problems"))
+                "slowest: \(row.name): wall \(Format.seconds(row.wall)), virtual \(Format.seconds(row.virtual))")
         }
         guard replayed > 0 else {
             Report.line("skipped: no transcript could be replayed")
@@ -59,7 +66,7 @@ enum TranscriptReplayBench {
         let ratio = totalWall / totalVirtual
         Report.line(
             "total: wall \(Format.seconds(totalWall)) for \(Format.seconds(totalVirtual)) of virtual time "
-                + "(\(replayed) files)")
+                + "(\(replayed) files, \(steps) steps; \(Format.seconds(totalWall / Double(steps))) per step)")
         Report.line(
             "ratio wall / virtual: \(String(format: "%.2g", ratio)) (virtual time runs "
                 + "\(Format.count(Int((1 / ratio).rounded())))× faster than the wall clock)")

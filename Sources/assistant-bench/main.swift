@@ -7,11 +7,16 @@ import Foundation
 // `assistant-bench`: performance figures of the engine, each measured side by side with a
 // baseline in the same run. `swift run -c release assistant-bench [--quick]`.
 
-// The baseline process of figure 7: the same binary and libraries, exiting at once.
-if CommandLine.arguments.dropFirst().first == REPLStartupBench.exitAtOnceFlag { exit(0) }
+let arguments = Array(CommandLine.arguments.dropFirst())
+// Internal modes of figure 7: the baseline process, and the spawn-and-measure helper.
+switch arguments.first {
+case REPLStartupBench.exitAtOnceFlag?: exit(0)
+case REPLStartupBench.measureFlag?: exit(REPLStartupBench.measureSpawn(Array(arguments.dropFirst())))
+default: break
+}
 
 let options: BenchOptions
-switch BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) {
+switch BenchOptions.parse(arguments) {
 case .success(let parsed):
     options = parsed
 case .failure(.help):
@@ -24,4 +29,4 @@ case .failure(.invalid(let message)):
 
 // Synchronous on purpose: the main thread waits instead of parking in `dispatch_main`, which
 // lets the bench run under valgrind (3.19 crashes on libdispatch's main-thread `sigsuspend`).
-Bench.runBlocking(options)
+exit(Bench.runBlocking(options))

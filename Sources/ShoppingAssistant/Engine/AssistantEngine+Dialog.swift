@@ -120,7 +120,8 @@ extension AssistantEngine {
             case .track(let lifecycle):
                 track(lifecycle, identity: override, page: page)
             case .publish:
-                if case .sending = dialog.state {} else {
+                if case .sending = dialog.state {
+                } else {
                     let waiters = dialogIdleWaiters
                     dialogIdleWaiters = []
                     for waiter in waiters {
@@ -158,7 +159,8 @@ extension AssistantEngine {
         switch lifecycle {
         case .messageSend(let threadId, let messageId, let attempt):
             track(
-                type: "chat_message_send", props: ["threadId": threadId, "messageId": messageId, "attempt": "\(attempt)"],
+                type: "chat_message_send",
+                props: ["threadId": threadId, "messageId": messageId, "attempt": "\(attempt)"],
                 identity: override)
         case .messageReply(let threadId, let messageId, let assistantMessageId, let products):
             track(
@@ -172,7 +174,8 @@ extension AssistantEngine {
             }
         case .messageError(let threadId, let messageId, let code):
             track(
-                type: "chat_message_error", props: ["threadId": threadId, "messageId": messageId, "code": code.rawValue],
+                type: "chat_message_error",
+                props: ["threadId": threadId, "messageId": messageId, "code": code.rawValue],
                 identity: override)
         case .feedback(let threadId, let assistantMessageId, let rating):
             track(
@@ -190,7 +193,9 @@ extension AssistantEngine {
     private func logUnhandledButtons(_ reply: ReplyContent) {
         for button in reply.buttons {
             guard let action = AssistantAction(button: button) else {
-                logger.log(.error, "reply button not offered: \(button["action"]?.stringValue ?? "?") without a valid http(s) URL")
+                logger.log(
+                    .error,
+                    "reply button not offered: \(button["action"]?.stringValue ?? "?") without a valid http(s) URL")
                 continue
             }
             if handler?.canHandle(action) != true {

@@ -90,7 +90,8 @@ extension AssistantEngine {
 
     func sdkContext(_ context: PageContext) -> PageContext {
         context.withSDKAttributes(
-            appVersion: configuration.appVersion, sdkVersion: AssistantEngineConfiguration.sdkVersion, platform: "linux")
+            appVersion: configuration.appVersion, sdkVersion: AssistantEngineConfiguration.sdkVersion, platform: "linux"
+        )
     }
 
     func runLocks(_ actions: [PresentationMachine.Action]) {
@@ -100,14 +101,18 @@ extension AssistantEngine {
         }
     }
 
-    private func absorbEventResponse(_ result: Result<GravityClient.Answer<[InAppCampaign]>, WireFailure>, epoch: UInt64)
+    private func absorbEventResponse(
+        _ result: Result<GravityClient.Answer<[InAppCampaign]>, WireFailure>, epoch: UInt64
+    )
         async
     {
         guard case .success(let answer) = result else { return }
         absorb(answer.user, epoch: epoch)
         for campaign in answer.value {
             if presentation.locks.isLocked {
-                logger.log(.info, "in-app campaign \(campaign.campaignId) suppressed: presentation locked by \(presentation.locks)")
+                logger.log(
+                    .info,
+                    "in-app campaign \(campaign.campaignId) suppressed: presentation locked by \(presentation.locks)")
             } else if let inAppCampaignHandler {
                 await inAppCampaignHandler(campaign)
             }

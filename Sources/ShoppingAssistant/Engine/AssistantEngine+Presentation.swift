@@ -47,7 +47,9 @@ extension AssistantEngine {
             case .present:
                 let snapshot = makeSnapshot()
                 lastPublished = snapshot
+                delivering = true
                 await presenter?.presentAssistant(snapshot)
+                await deliverPending()
                 trackDialogOpen()
                 await publish()  // anything that changed while presenting, and reply impressions
             case .dismiss:
@@ -77,7 +79,8 @@ extension AssistantEngine {
         track(
             type: "chat_dialog_open",
             props: [
-                "threadId": dialog.context?.threadId, "selector": prepared?.selector, "campaignId": prepared?.campaignId,
+                "threadId": dialog.context?.threadId, "selector": prepared?.selector,
+                "campaignId": prepared?.campaignId,
             ])
     }
 
@@ -85,7 +88,7 @@ extension AssistantEngine {
     /// impression URLs of replies shown for the first time (AN7).
     func publish() async {
         guard case .open = presentation.state else { return }
-        guard let presenter else {
+        guard presenter != nil else {
             logger.log(.info, "the presenter went away: closing the chat")
             await runPresentation(presentation.dismissed())  // O5: presenter loss
             return
@@ -95,6 +98,22 @@ extension AssistantEngine {
         let snapshot = makeSnapshot()
         guard snapshot != lastPublished else { return }
         lastPublished = snapshot
-        await presenter.updateAssistant(snapshot)
+        // A presenter call runs off the actor, and the actor may publish again meanwhile: one
+        // delivery at a time, and the newest waiting snapshot next, so snapshots never arrive
+        // out of order (a skipped intermediate state is fine: each snapshot is complete).
+        pendingSnapshot = snapshot
+        guard !delivering else { return }
+        delivering = true
+        await deliverPending()
+    }
+
+    /// Delivers waiting snapshots until none is left; the caller has set `delivering`.
+    private func deliverPending() async {
+        while let snapshot = pendingSnapshot, let presenter {
+            pendingSnapshot = nil
+            await presenter.updateAssistant(snapshot)
+        }
+        pendingSnapshot = nil
+        delivering = false
     }
 }

@@ -32,7 +32,8 @@ extension AssistantEngine {
     /// chat, then hands the action to the handler once. No product tracking is sent (AC6).
     public func performReplyButton(assistantMessageId: String, index: Int) async -> AssistantInteractionResult {
         guard case .open = presentation.state, ledger.transition == nil,
-            let message = makeSnapshot().messages.first(where: { $0.role == .assistant && $0.id == assistantMessageId }),
+            let message = makeSnapshot().messages.first(where: { $0.role == .assistant && $0.id == assistantMessageId }
+            ),
             message.buttons.indices.contains(index)
         else { return .staleReference }
         let button = message.buttons[index]
@@ -40,7 +41,8 @@ extension AssistantEngine {
         track(
             type: "chat_action",
             props: [
-                "threadId": dialog.context?.threadId, "assistantMessageId": assistantMessageId, "action": button.action.name,
+                "threadId": dialog.context?.threadId, "assistantMessageId": assistantMessageId,
+                "action": button.action.name,
             ])
         afterClose.append(button.action)
         await closeChat(reason: "reply action")
@@ -79,7 +81,9 @@ extension AssistantEngine {
                     status = .failed(error)
                     canRetry = retryable
                 }
-                messages.append(AssistantChatMessage(id: user.messageId, role: .user, text: user.text, status: status, canRetry: canRetry))
+                messages.append(
+                    AssistantChatMessage(
+                        id: user.messageId, role: .user, text: user.text, status: status, canRetry: canRetry))
             case .reply(let reply):
                 let content = reply.content
                 let block = content.products.map { products in
@@ -88,7 +92,8 @@ extension AssistantEngine {
                         products: products.enumerated().map { item, product in
                             product.product(
                                 ref: AssistantProductRef(
-                                    opening: opening, dialog: dialog.epoch, identity: identity.epoch, reply: index, item: item))
+                                    opening: opening, dialog: dialog.epoch, identity: identity.epoch, reply: index,
+                                    item: item))
                         })
                 }
                 let buttons = content.buttons.compactMap { button -> AssistantReplyButton? in

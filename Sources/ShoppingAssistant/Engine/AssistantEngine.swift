@@ -40,6 +40,9 @@ public actor AssistantEngine {
     var handler: (any AssistantActionHandler)?
     weak var presenter: (any AssistantPresenter)?
     var lastPublished: AssistantChatSnapshot?
+    /// A presenter call is under way; later snapshots wait in `pendingSnapshot`.
+    var delivering = false
+    var pendingSnapshot: AssistantChatSnapshot?
     var lockListener: (@Sendable (PresentationLocks) -> Void)?
     var inAppCampaignHandler: (@Sendable (InAppCampaign) async -> Void)?
 
@@ -83,7 +86,8 @@ public actor AssistantEngine {
             baseURL: configuration.shoppingBaseURL,
             call: WireCall(transport: transport, logger: logger, service: "shopping"))
         tracker = Tracker(
-            gravity: gravity, call: WireCall(transport: transport, logger: logger, service: "tracking"), activity: activity)
+            gravity: gravity, call: WireCall(transport: transport, logger: logger, service: "tracking"),
+            activity: activity)
         identity = IdentityState(storedUID: identityStore.loadUID())
     }
 

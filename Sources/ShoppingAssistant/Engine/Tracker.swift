@@ -83,16 +83,20 @@ final class Tracker: Sendable {
 
     private func drain() async {
         while true {
-            let job = state.withLock { state -> Job? in
-                guard !state.queue.isEmpty else {
-                    state.draining = false
-                    return nil
-                }
-                return state.queue.removeFirst()
+            // Takes the whole queue at once, in order: `removeFirst()` per job shifts the rest
+            // of the array every time, which is quadratic when jobs arrive faster than they
+            // are delivered (a burst of impressions). Jobs queued meanwhile form the next batch.
+            let batch = state.withLock { state -> [Job] in
+                var batch: [Job] = []
+                swap(&batch, &state.queue)
+                if batch.isEmpty { state.draining = false }
+                return batch
             }
-            guard let job else { break }
-            let record = await deliver(job)
-            state.withLock { $0.log.append(record) }
+            guard !batch.isEmpty else { break }
+            for job in batch {
+                let record = await deliver(job)
+                state.withLock { $0.log.append(record) }
+            }
         }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.draining else { return [] }

@@ -240,7 +240,9 @@ struct DialogMachine: Sendable {
     }
 
     private mutating func adopt(_ reply: ReplyContent, for tag: DialogTag) -> [Action] {
-        guard let context, let index = userIndex(tag.messageId), case .user(var entry) = entries[index] else { return [] }
+        guard let context, let index = userIndex(tag.messageId), case .user(var entry) = entries[index] else {
+            return []
+        }
         entry.status = .sent
         entries[index] = .user(entry)
         entries.insert(.reply(ReplyEntry(content: reply)), at: index + 1)
@@ -257,11 +259,15 @@ struct DialogMachine: Sendable {
     }
 
     private mutating func fail(_ tag: DialogTag, _ error: AssistantError, retryable: Bool) -> [Action] {
-        guard let context, let index = userIndex(tag.messageId), case .user(var entry) = entries[index] else { return [] }
+        guard let context, let index = userIndex(tag.messageId), case .user(var entry) = entries[index] else {
+            return []
+        }
         entry.status = .failed(error, retryable: retryable)
         entries[index] = .user(entry)
         state = .active
-        return [.track(.messageError(threadId: context.threadId, messageId: tag.messageId, code: error.code)), .publish]
+        return [
+            .track(.messageError(threadId: context.threadId, messageId: tag.messageId, code: error.code)), .publish,
+        ]
     }
 
     // MARK: - Dialog lifetime

@@ -24,11 +24,15 @@ struct GravityClient: Sendable {
     func choose(selector: String, identity: GravityIdentity, context: PageContext) async -> Result<
         Answer<ContentResponse>, WireFailure
     > {
-        let body = envelope(identity: identity, context: context, type: nil, data: [GravitySelectorRequest(selector: selector)])
+        let body = envelope(
+            identity: identity, context: context, type: nil, data: [GravitySelectorRequest(selector: selector)])
         return await post("choose", body: body).flatMap { response in
             guard let decoded = try? JSONDecoder().decode(GravityChooseResponse.self, from: response.body) else {
                 call.logger.log(.error, "gravity POST /choose: undecodable response")  // B5
-                return .failure(.failed(AssistantError(code: .invalidResponse, message: "undecodable /choose response"), uncertain: false))
+                return .failure(
+                    .failed(
+                        AssistantError(code: .invalidResponse, message: "undecodable /choose response"),
+                        uncertain: false))
             }
             return .success(Answer(value: ContentResponse(wire: decoded), user: decoded.user))
         }
@@ -50,7 +54,9 @@ struct GravityClient: Sendable {
         if response.body.isEmpty { return .success(Answer(value: [], user: nil)) }
         guard let decoded = try? JSONDecoder().decode(GravityEventResponse.self, from: response.body) else {
             call.logger.log(.error, "gravity: undecodable event response")
-            return .failure(.failed(AssistantError(code: .invalidResponse, message: "undecodable event response"), uncertain: false))
+            return .failure(
+                .failed(AssistantError(code: .invalidResponse, message: "undecodable event response"), uncertain: false)
+            )
         }
         let campaigns = (decoded.campaigns ?? []).compactMap { wire in
             wire.campaignId.map { InAppCampaign(campaignId: $0, trigger: wire.trigger, priority: wire.priority) }

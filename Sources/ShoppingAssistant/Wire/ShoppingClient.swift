@@ -17,13 +17,16 @@ struct ShoppingClient: Sendable {
                 let reply = ReplyContent(json: json, idKey: "assistantMessageId")
             else {
                 return .failure(
-                    .failed(AssistantError(code: .invalidResponse, message: "undecodable reply envelope"), uncertain: false))
+                    .failed(
+                        AssistantError(code: .invalidResponse, message: "undecodable reply envelope"), uncertain: false)
+                )
             }
             return .success(reply)
         }
     }
 
-    func history(threadId: String, resourceId: String, tenantId: String) async -> Result<[HistoryMessage], WireFailure> {
+    func history(threadId: String, resourceId: String, tenantId: String) async -> Result<[HistoryMessage], WireFailure>
+    {
         var components = URLComponents(
             url: baseURL.appendingPathComponent("v1/threads").appendingPathComponent(threadId)
                 .appendingPathComponent("messages"),
@@ -32,7 +35,8 @@ struct ShoppingClient: Sendable {
             URLQueryItem(name: "resourceId", value: resourceId), URLQueryItem(name: "tenant_id", value: tenantId),
         ]
         guard let url = components?.url else {
-            return .failure(.failed(AssistantError(code: .invalidConfiguration, message: "bad history URL"), uncertain: false))
+            return .failure(
+                .failed(AssistantError(code: .invalidConfiguration, message: "bad history URL"), uncertain: false))
         }
         let request = HTTPRequest(method: .get, url: url, headers: Self.headers)
         return await call.perform(request).flatMap { response in
@@ -40,13 +44,16 @@ struct ShoppingClient: Sendable {
                 let messages = json["messages"]?.arrayValue
             else {
                 return .failure(
-                    .failed(AssistantError(code: .invalidResponse, message: "undecodable history envelope"), uncertain: false))
+                    .failed(
+                        AssistantError(code: .invalidResponse, message: "undecodable history envelope"),
+                        uncertain: false))
             }
             return .success(
                 messages.compactMap { message in
                     guard let role = message["role"]?.stringValue else { return nil }
                     return HistoryMessage(
-                        id: message["id"]?.stringValue, role: role, replyTo: message["replyTo"]?.stringValue, json: message)
+                        id: message["id"]?.stringValue, role: role, replyTo: message["replyTo"]?.stringValue,
+                        json: message)
                 })
         }
     }

@@ -22,7 +22,9 @@ struct WireCall: Sendable {
     /// Returns the 2xx response, or the mapped failure.
     func perform(_ request: HTTPRequest) async -> Result<HTTPResponse, WireFailure> {
         if logger.isEnabled(.debug) {
-            logger.log(.debug, "\(service) → \(request.method.rawValue) \(request.url.absoluteString)\(Self.describe(request.body))")
+            logger.log(
+                .debug,
+                "\(service) → \(request.method.rawValue) \(request.url.absoluteString)\(Self.describe(request.body))")
         }
         let response: HTTPResponse
         do {
@@ -32,7 +34,9 @@ struct WireCall: Sendable {
         } catch let error as HTTPTransportError {
             if Task.isCancelled { return .failure(.cancelled) }
             let failure = Self.map(error)
-            logger.log(.error, "\(service) \(request.method.rawValue) \(request.url.path) failed: \(failure.error?.description ?? "")")
+            logger.log(
+                .error,
+                "\(service) \(request.method.rawValue) \(request.url.path) failed: \(failure.error?.description ?? "")")
             return .failure(failure)
         } catch {
             if Task.isCancelled { return .failure(.cancelled) }
@@ -45,7 +49,9 @@ struct WireCall: Sendable {
         }
         guard (200..<300).contains(response.status) else {
             let failure = Self.map(response)
-            logger.log(.error, "\(service) \(request.method.rawValue) \(request.url.path): \(failure.error?.description ?? "")")
+            logger.log(
+                .error, "\(service) \(request.method.rawValue) \(request.url.path): \(failure.error?.description ?? "")"
+            )
             return .failure(failure)
         }
         return .success(response)

@@ -331,8 +331,10 @@ import Testing
         h.transport.complete(post, with: Fixtures.reply(to: messageId))
         await h.engine.waitForReply()
         #expect(await h.engine.chatSnapshot.isSending == false)
-        #expect(h.presenter.latest?.isSending == false)
-        #expect(h.presenter.latest?.canSend == true)
+        // The presenter is told after the dialog settles; wait for that update.
+        let settled = await h.presenter.waitForSnapshot { !$0.isSending }
+        #expect(settled.canSend)
+        #expect(settled.messages.map(\.id) == [messageId, "am-17"])
         #expect(h.transport.messageRequests.count == 1)
         await h.verify()
     }

@@ -79,11 +79,11 @@ final class RecordingPresenter: AssistantPresenter {
     {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> AssistantChatSnapshot? in
-                for call in state.calls.reversed() {
+                latest: for call in state.calls.reversed() {
                     switch call {
                     case .present(let snapshot), .update(let snapshot):
                         if condition(snapshot) { return snapshot }
-                        return nil
+                        break latest  // not yet: wait for a later snapshot
                     case .dismiss: continue
                     }
                 }

@@ -1,0 +1,95 @@
+import Foundation
+import ShoppingAssistant
+import ShoppingAssistantTesting
+import Testing
+
+/// A presenter whose first update takes a while (it waits for the test), recording each
+/// snapshot when its call finishes: what a screen would be left showing.
+private final class SlowPresenter: AssistantPresenter {
+    private struct State {
+        var shown: [AssistantChatSnapshot] = []
+        var gate: CheckedContinuation<Void, Never>?
+        var held = false
+        var released = false
+        var heldWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Locked(State())
+
+    var availability: AssistantPresenterAvailability { .available }
+    var shown: [AssistantChatSnapshot] { state.withLock { $0.shown } }
+
+    func presentAssistant(_ chat: AssistantChatSnapshot) async { state.withLock { $0.shown.append(chat) } }
+    func dismissAssistant() async {}
+
+    func updateAssistant(_ chat: AssistantChatSnapshot) async {
+        let hold = state.withLock { state -> Bool in
+            guard !state.held else { return false }
+            state.held = true
+            return true
+        }
+        if hold {
+            await withCheckedContinuation { continuation in
+                let (released, waiters) = state.withLock { state in
+                    state.gate = state.released ? nil : continuation
+                    defer { state.heldWaiters = [] }
+                    return (state.released, state.heldWaiters)
+                }
+                for waiter in waiters { waiter.resume() }
+                if released { continuation.resume() }
+            }
+        }
+        state.withLock { $0.shown.append(chat) }
+    }
+
+    func waitUntilHeld() async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Bool in
+                if state.gate != nil { return true }
+                state.heldWaiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let gate = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.released = true
+            defer { state.gate = nil }
+            return state.gate
+        }
+        gate?.resume()
+    }
+}
+
+@Suite struct PresenterOrderingTests {
+    /// A slow presenter call must not let a newer snapshot overtake it: the screen would be
+    /// left on "sending" after the reply arrived.
+    // covers: D2
+    @Test func snapshotsReachASlowPresenterInOrder() async throws {
+        let h = await EngineHarness()
+        await h.prepareReady()
+        let presenter = SlowPresenter()
+        h.expectEvents(3)  // chat_dialog_open, chat_message_send, chat_message_reply
+        #expect(await h.engine.openAssistant(presenter: presenter) == .opened)
+        let reply = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
+        h.transport.expect(.get("https://t.example/ri?m=am-17"), .respond(.text(204, "")))
+        let sending = Task { await h.engine.sendMessage("Помогите выбрать подарок") }
+        await presenter.waitUntilHeld()  // the "sending" snapshot is on its way, slowly
+        await h.transport.waitForRequests(3)  // /choose, /event (open), /v1/messages
+        let messageId = try #require(Fixtures.body(h.transport.request(for: reply))["messageId"] as? String)
+        h.transport.complete(reply, with: Fixtures.reply(to: messageId))
+        await h.engine.waitForReply()  // the reply landed while the first update is still held
+        presenter.release()
+        _ = await sending.value
+        await h.engine.flushTracking()
+        let last = try #require(presenter.shown.last)
+        #expect(!last.isSending)
+        #expect(last.messages.count == 2)
+        let sendingIndex = presenter.shown.firstIndex { $0.isSending }
+        let replyIndex = presenter.shown.firstIndex { $0.messages.count == 2 }
+        #expect(sendingIndex != nil && replyIndex != nil && sendingIndex! < replyIndex!)
+        await h.verify()
+    }
+}
