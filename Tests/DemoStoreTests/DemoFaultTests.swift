@@ -1,6 +1,7 @@
 import DemoStore
 import Foundation
 import ShoppingAssistant
+import ShoppingAssistantTesting
 import Testing
 
 @Suite struct DemoFaultTests {
@@ -16,13 +17,13 @@ import Testing
 
     // covers: D5 (a slow reply is already in history while the response is held back)
     @Test func slowReplyStoresTheReplyAndAnswersAfterTheLatency() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let store = DemoStore(clock: clock)
         store.updateConfiguration { $0.slowReplyLatency = .seconds(30) }
         store.inject(.slowReply)
         let request = message
         let task = Task { try await store.send(request) }
-        await clock.waitForSleeper()
+        await clock.waitForSleepers(1)
         #expect(store.pendingRequestCount == 1)
         #expect(store.requestLog.last?.outcome == .pending)
         let history = Wire.object(await send(store, Wire.history()))
@@ -38,12 +39,12 @@ import Testing
     }
 
     @Test func slowReplyHonoursCancellation() async {
-        let clock = TestClock()
+        let clock = ManualClock()
         let store = DemoStore(clock: clock)
         store.inject(.slowReply)
         let request = message
         let task = Task { try await store.send(request) }
-        await clock.waitForSleeper()
+        await clock.waitForSleepers(1)
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(store.requestLog.last?.outcome == .failed("cancelled"))
@@ -52,11 +53,11 @@ import Testing
 
     // covers: P3 (a slow /choose outlasts the preparation timeout)
     @Test func slowChooseHoldsTheChooseResponse() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let store = DemoStore(clock: clock)
         store.inject(.slowChoose)
         let task = Task { try await store.send(Wire.choose(["assistant-entry"])) }
-        await clock.waitForSleeper()
+        await clock.waitForSleepers(1)
         clock.advance(by: store.configuration.slowChooseLatency)
         #expect(try await task.value.status == 200)
         #expect(store.configuration.slowChooseLatency > .seconds(10))
@@ -64,7 +65,7 @@ import Testing
 
     // covers: D3 (the store never answers; only cancellation ends the request)
     @Test func replyTimeoutNeverAnswersUntilCancelled() async {
-        let clock = TestClock()
+        let clock = ManualClock()
         let store = DemoStore(clock: clock)
         store.inject(.replyTimeout)
         let request = message
@@ -82,7 +83,7 @@ import Testing
 
     // covers: D5
     @Test func lostAfterSendStoresTheReplyThenLosesTheConnection() async throws {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         store.inject(.lostAfterSend)
         await #expect(throws: HTTPTransportError.self) { try await store.send(message) }
         let history = Wire.object(await send(store, Wire.history()))
@@ -95,7 +96,7 @@ import Testing
     }
 
     @Test func lostAfterSendThrowsConnectionLost() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         store.inject(.lostAfterSend)
         do {
             _ = try await store.send(message)
@@ -112,7 +113,7 @@ import Testing
 
     // covers: D8
     @Test func conflictFaultAnswers409Once() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         store.inject(.messageConflict)
         let conflict = await send(store, message)
         #expect(conflict.status == 409)
@@ -122,7 +123,7 @@ import Testing
 
     // covers: D9
     @Test func historyNotFoundFaultAnswers404() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         _ = await send(store, message)
         store.inject(.historyNotFound)
         let missing = await send(store, Wire.history())
@@ -133,7 +134,7 @@ import Testing
 
     // covers: S6
     @Test func stickyIpNotAllowedRefusesEveryShoppingCallUntilCleared() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         store.inject(.ipNotAllowed, mode: .sticky)
         for request in [message, Wire.history(), Wire.feedback(message: "am-1", rating: "like")] {
             let response = await send(store, request)
@@ -148,7 +149,7 @@ import Testing
 
     @Test(arguments: [(DemoFault.badGateway, 502), (.serviceUnavailable, 503), (.rateLimited, 429)])
     func serverErrorFaultsAnswerWithTheirStatusAndStoreNothing(fault: DemoFault, status: Int) async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         store.inject(fault)
         let response = await send(store, message)
         #expect(response.status == status)
@@ -160,7 +161,7 @@ import Testing
     }
 
     @Test func invalidReplyAnswers200WithABodyThatIsNotJSON() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         store.inject(.invalidReply)
         let response = await send(store, message)
         #expect(response.status == 200)
@@ -168,7 +169,7 @@ import Testing
     }
 
     @Test func gravityRefusedFailsGravityCallsOnly() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         store.inject(.gravityRefused, mode: .sticky)
         for endpoint in ["choose", "visit", "event"] {
             do {
@@ -190,14 +191,14 @@ import Testing
     }
 
     @Test func faultsDoNotApplyToOtherEndpoints() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         store.inject(.messageConflict)
         #expect(await send(store, Wire.history()).status == 404, "history is not a message")
         #expect(store.activeFaults.count == 1, "not consumed by another endpoint")
     }
 
     @Test func waitUntilPendingHonoursCancellation() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let waiter = Task { await store.waitUntilPending() }
         waiter.cancel()
         await waiter.value

@@ -1,6 +1,7 @@
 import DemoStore
 import Foundation
 import ShoppingAssistant
+import ShoppingAssistantTesting
 import Testing
 
 /// Request builders and response readers shared by the demo store tests. Bodies are built and
@@ -140,7 +141,7 @@ func ask(
     _ text: String, page: [String: Any] = ["type": "homepage", "data": []],
     sourceLocation: SourceLocation = #_sourceLocation
 ) async -> [String: Any] {
-    let store = DemoStore(clock: TestClock())
+    let store = DemoStore(clock: ManualClock())
     let response = await send(store, Wire.message(Wire.messageBody(message: "m-1", text: text, page: page)))
     #expect(response.status == 200, sourceLocation: sourceLocation)
     return Wire.object(response, sourceLocation: sourceLocation)

@@ -1,6 +1,7 @@
 import DemoStore
 import Foundation
 import ShoppingAssistant
+import ShoppingAssistantTesting
 import Testing
 
 @Suite struct DemoStoreTests {
@@ -33,7 +34,7 @@ import Testing
     }
 
     @Test func catalogueItemsGoOnTheWireWithStringPricesAndEvents() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         // "Набор кружек для капучино" has a string price; the search finds it by name.
         let reply = Wire.object(
             await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "набор кружек для капучино"))))
@@ -48,7 +49,7 @@ import Testing
 
     // covers: E1
     @Test func chooseAnswersTheEntrySelectorWithTheEntryCampaign() async throws {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let body = Wire.object(await send(store, Wire.choose(["assistant-entry"])))
         let data = try #require(body["data"] as? [[String: Any]])
         #expect(data.count == 1)
@@ -67,7 +68,7 @@ import Testing
 
     // covers: C1
     @Test func chooseAnswersTheAssistantSelectorWithTheAssistantConfiguration() async throws {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let body = Wire.object(await send(store, Wire.choose(["shopping-assistant"])))
         let data = try #require(body["data"] as? [[String: Any]])
         let campaign = try #require((data.first?["payload"] as? [[String: Any]])?.first)
@@ -82,7 +83,7 @@ import Testing
 
     // covers: C5
     @Test func chooseAnswersAnUnknownSelectorWithEmptyData() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let response = await send(store, Wire.choose(["shoping-assistant"]))
         #expect(response.status == 200)
         let body = Wire.object(response)
@@ -91,7 +92,7 @@ import Testing
     }
 
     @Test func chooseAnswersBothSelectorsInOneRequest() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let body = Wire.object(await send(store, Wire.choose(["assistant-entry", "shopping-assistant", "other"])))
         let selectors = (body["data"] as? [[String: Any]])?.compactMap { $0["selector"] as? String }
         #expect(selectors == ["assistant-entry", "shopping-assistant"])
@@ -99,7 +100,7 @@ import Testing
 
     // covers: C2, C5, E1 (configurable availability for the REPL)
     @Test func disablingAndPageTargetingChangeWhatChooseReturns() async throws {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         store.updateConfiguration {
             $0.assistantEnabled = false
             $0.entryEnabled = false
@@ -129,7 +130,7 @@ import Testing
                 var configuration = DemoStore.Configuration()
                 configuration.assistantCampaignShape = .conflicting
                 return configuration
-            }(), clock: TestClock())
+            }(), clock: ManualClock())
         let body = Wire.object(await send(store, Wire.choose(["shopping-assistant"])))
         let payload = try #require((body["data"] as? [[String: Any]])?.first?["payload"] as? [[String: Any]])
         #expect(payload.count == 2)
@@ -137,7 +138,7 @@ import Testing
 
     // covers: B3
     @Test func gravityAssignsAUidOnFirstLaunchAndKeepsAKnownOne() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let first = Wire.object(await send(store, Wire.gravity("visit", ["type": "screenview", "user": [:]])))
         let user = first["user"] as? [String: String]
         #expect(user == ["uid": "demo-u-1", "ses": "demo-s-1"])
@@ -154,7 +155,7 @@ import Testing
     }
 
     @Test func gravityRequiresABearerKey() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let missing = await send(store, Wire.gravity("choose", ["data": []], key: nil))
         #expect(missing.status == 401)
         #expect(Wire.errorCode(missing) == "UNAUTHORIZED")
@@ -168,7 +169,7 @@ import Testing
 
     // covers: AN1
     @Test func eventEndpointRecordsCustomEvents() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let event: [String: Any] = [
             "type": "chat_dialog_open", "name": "Chat opened",
             "customProps": ["selector": "shopping-assistant", "campaignId": "demo-c-assistant"],
@@ -184,7 +185,7 @@ import Testing
     }
 
     @Test func visitCanAnnounceAnInAppCampaign() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         store.updateConfiguration { $0.promoCampaignOnVisit = true }
         let body = Wire.object(await send(store, Wire.gravity("visit", ["user": [:]])))
         let campaigns = body["campaigns"] as? [[String: Any]]
@@ -271,7 +272,7 @@ import Testing
     }
 
     @Test func cheaperReturnsProductsCheaperThanTheLastCarousel() async throws {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let first = Wire.object(await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "наушники"))))
         let shown = Wire.catalogueProducts(first)
         let prices = shown.compactMap(\.price).sorted()
@@ -303,7 +304,7 @@ import Testing
 
     // covers: D5 (history holds the reply to M)
     @Test func historyHoldsTheUserMessageAndTheReplyWithReplyTo() async throws {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let reply = Wire.object(await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "подарок"))))
         let response = await send(store, Wire.history())
         #expect(response.status == 200)
@@ -326,7 +327,7 @@ import Testing
 
     // covers: D6
     @Test func resendingTheSameBodyReturnsTheStoredReply() async throws {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let request = Wire.message(Wire.messageBody(message: "m-1", text: "кружка"))
         let first = await send(store, request)
         let second = await send(store, request)
@@ -337,7 +338,7 @@ import Testing
 
     // covers: D8
     @Test func reusingAMessageIdWithADifferentBodyIsAConflict() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         _ = await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "кружка")))
         let conflict = await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "наушники")))
         #expect(conflict.status == 409)
@@ -349,7 +350,7 @@ import Testing
 
     // covers: D9
     @Test func historyOfAnUnknownThreadIsNotFound() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let response = await send(store, Wire.history(thread: "nope"))
         #expect(response.status == 404)
         #expect(Wire.errorCode(response) == "SHOPPING_HISTORY_NOT_FOUND")
@@ -360,7 +361,7 @@ import Testing
     }
 
     @Test func messagesMustUseTheCanonicalUidAsResourceId() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         var body = Wire.messageBody(message: "m-1", text: "кружка")
         body["resourceId"] = "someone-else"
         let response = await send(store, Wire.message(body))
@@ -370,7 +371,7 @@ import Testing
 
     // covers: D11
     @Test func feedbackRecordsARatingAndRejectsOthers() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         _ = await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "кружка")))
         let liked = await send(store, Wire.feedback(message: "am-1", rating: "like"))
         #expect(liked.status == 204)
@@ -386,7 +387,7 @@ import Testing
 
     // covers: S5
     @Test func shoppingRequestsCarryingCredentialsAreRejected() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let body = Wire.messageBody(message: "m-1", text: "кружка")
         let withHeader = await send(store, Wire.message(body, headers: ["Authorization": "Bearer \(Wire.apiKey)"]))
         #expect(withHeader.status == 400)
@@ -412,7 +413,7 @@ import Testing
     }
 
     @Test func postsWithoutJSONContentTypeAreRejected() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         var request = Wire.message(Wire.messageBody(message: "m-1", text: "кружка"))
         request.headers["Content-Type"] = "text/plain"
         #expect(await send(store, request).status == 415)
@@ -421,7 +422,7 @@ import Testing
     // MARK: - Routing and logs
 
     @Test func trackingGetsAreAnsweredAndRecorded() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let url = Wire.url("https://\(DemoStore.trackingHost)/c?i=p-001")
         let response = await send(store, HTTPRequest(method: .get, url: url))
         #expect(response.status == 204)
@@ -433,14 +434,14 @@ import Testing
     }
 
     @Test func unknownPathsAreNotFoundWithAnErrorBody() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let response = await send(store, HTTPRequest(method: .get, url: Wire.url("https://example.com/nothing")))
         #expect(response.status == 404)
         #expect(Wire.errorCode(response) == "NOT_FOUND")
     }
 
     @Test func routingIgnoresTheHost() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         let request = HTTPRequest(
             method: .post, url: Wire.url("https://proxy.example/gravity/v2/choose"),
             headers: ["Content-Type": "application/json", "Authorization": "Bearer k"],
@@ -450,7 +451,7 @@ import Testing
     }
 
     @Test func requestLogRecordsMethodPathAndStatus() async {
-        let store = DemoStore(clock: TestClock())
+        let store = DemoStore(clock: ManualClock())
         _ = await send(store, Wire.choose(["assistant-entry"]))
         _ = await send(store, Wire.history(thread: "t-x"))
         let log = store.requestLog
@@ -466,7 +467,7 @@ import Testing
 
     @Test func sameRequestsGiveByteIdenticalResponses() async {
         func run() async -> [Data] {
-            let store = DemoStore(clock: TestClock())
+            let store = DemoStore(clock: ManualClock())
             var bodies: [Data] = []
             bodies.append(await send(store, Wire.choose(["assistant-entry", "shopping-assistant"])).body)
             bodies.append(await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "подарок"))).body)
