@@ -120,6 +120,9 @@ extension AssistantEngine {
             case .track(let lifecycle):
                 track(lifecycle, identity: override, page: page)
             case .publish:
+                // Waiters for the reply wake once the presenter has been given the outcome, and
+                // only if no other message went out meanwhile (they wait for "nothing in flight").
+                await publish()
                 if case .sending = dialog.state {
                 } else {
                     let waiters = dialogIdleWaiters
@@ -129,7 +132,6 @@ extension AssistantEngine {
                         waiter.resume()
                     }
                 }
-                await publish()
             case .diagnostics(let lines):
                 for line in lines { logger.log(.error, "reply diagnostic: \(line)") }
             }
