@@ -35,11 +35,12 @@ public actor REPLSession {
     private let carousel: CarouselState
     private var presenter: ChatPresenter!
     private var foreground = true
-    /// Cards timing towards their impression, in due order (PR5).
+    /// Decides which cards are timing towards an impression (PR5, PR6).
+    private var impressions = ImpressionTimer<AssistantProductRef>()
+    /// Started timers, in due order.
     private var pendingImpressions: [PendingImpression] = []
-    /// Cards timed (or reported) during their current stretch of visibility: a redraw does not
-    /// start their second again.
-    private var timedRefs: Set<AssistantProductRef> = []
+    /// Names of the cards seen, for the impression log line.
+    private var cardNames: [AssistantProductRef: String] = [:]
     private var impressionTicker: Task<Void, Never>?
     private var tickerGeneration: UInt64 = 0
     /// Time on the session's clock since it started.
@@ -244,7 +245,7 @@ public actor REPLSession {
     }
 
     private func show(_ page: PageContext) async {
-        cancelImpressionTimers()
+        apply(impressions.visibleChanged([]))  // the chat's cards are not on this screen
         output.line(.dim, "(screen: \(Self.describe(page)))")
         await screens.show(page)
         if !settings.interactive { await screens.settle() }
@@ -364,7 +365,7 @@ public actor REPLSession {
     private func setForeground(_ value: Bool) {
         foreground = value
         presenter.setAvailability(value ? .available : .notVisible)
-        if !value { cancelImpressionTimers() }
+        apply(value ? impressions.enteredForeground() : impressions.enteredBackground())
         output.line(.dim, value ? "(window in the foreground)" : "(window in the background)")
     }
 
@@ -410,45 +411,52 @@ public actor REPLSession {
 
     // MARK: - Impressions (PR5)
 
-    /// A card waiting for its 1 s of visibility.
+    /// A started visibility timer: the card may count once `due` passes on `elapsed`.
     private struct PendingImpression: Sendable {
-        let card: AssistantProduct
-        /// When it has been visible for 1 s, on `elapsed`.
+        let ref: AssistantProductRef
+        let generation: UInt64
         let due: Duration
     }
 
-    /// A card counts after 1 s continuously in the carousel viewport, with the chat open and
-    /// the window in the foreground. Piped sessions on live services run no timers, so their
-    /// output stays deterministic.
-    ///
-    /// One ticker task reports due cards one after another in carousel order: cards that
-    /// became visible together fire at the same instant, and separate timer tasks would
-    /// report them in whatever order the scheduler woke them, so a transcript would not
-    /// replay byte for byte.
+    /// The cards in the viewport changed. `ImpressionTimer` decides (1 s continuously in the
+    /// viewport, chat open, window in the foreground); this session only runs its timers.
+    /// Piped sessions on live services run no timers, so their output stays deterministic.
     private func visibleCardsChanged(_ cards: [AssistantProduct]) {
         guard settings.interactive || time != nil else { return }
-        let visible = Set(cards.map(\.ref))
-        pendingImpressions.removeAll { !visible.contains($0.card.ref) }
-        timedRefs.formIntersection(visible)
-        guard foreground, presenter.isPresented else {
-            cancelImpressionTimers()
-            return
+        for card in cards { cardNames[card.ref] = card.name }
+        if impressions.isChatOpen != presenter.isPresented {
+            apply(presenter.isPresented ? impressions.chatOpened() : impressions.chatClosed())
         }
-        let due = elapsed() + .seconds(1)
-        for card in cards where !timedRefs.contains(card.ref) {
-            timedRefs.insert(card.ref)
-            pendingImpressions.append(PendingImpression(card: card, due: due))
-        }
-        guard impressionTicker == nil, !pendingImpressions.isEmpty else { return }
-        tickerGeneration += 1
-        let generation = tickerGeneration
-        let body: @Sendable () async -> Void = { [weak self] in await self?.runImpressionTicker(generation) }
-        impressionTicker = activity.map { $0.spawn(body) } ?? Task(operation: body)
+        apply(impressions.visibleChanged(cards.map(\.ref)))
     }
 
-    /// Sleeps until the earliest pending card is due, reports every due card in order, and
-    /// goes on until nothing is pending. Cards are appended with ever later due times, so the
-    /// list stays in due order.
+    /// Executes the machine's timer actions. One ticker task serves every timer, reporting
+    /// due cards in the order their timers started: separate tasks for cards that became
+    /// visible together would report them in whatever order the scheduler woke them, and a
+    /// transcript would not replay byte for byte.
+    private func apply(_ actions: [ImpressionTimer<AssistantProductRef>.Action]) {
+        for action in actions {
+            switch action {
+            case .startTimer(let ref, let generation, let after):
+                pendingImpressions.append(PendingImpression(ref: ref, generation: generation, due: elapsed() + after))
+            case .cancelTimer(let ref):
+                pendingImpressions.removeAll { $0.ref == ref }
+            case .reportImpression:
+                break  // only `timerFired` reports, and the ticker handles that
+            }
+        }
+        if pendingImpressions.isEmpty {
+            stopImpressionTicker()
+        } else if impressionTicker == nil {
+            tickerGeneration += 1
+            let generation = tickerGeneration
+            let body: @Sendable () async -> Void = { [weak self] in await self?.runImpressionTicker(generation) }
+            impressionTicker = activity.map { $0.spawn(body) } ?? Task(operation: body)
+        }
+    }
+
+    /// Sleeps until the earliest timer is due, feeds every due timer to the machine in order,
+    /// and goes on until none is left.
     private func runImpressionTicker(_ generation: UInt64) async {
         defer { if tickerGeneration == generation { impressionTicker = nil } }
         while tickerGeneration == generation, let next = pendingImpressions.first {
@@ -460,23 +468,21 @@ public actor REPLSession {
             let now = elapsed()
             let ready = Array(pendingImpressions.prefix { $0.due <= now })
             pendingImpressions.removeFirst(ready.count)
-            for item in ready {
-                guard tickerGeneration == generation else { return }  // hidden meanwhile
-                let result = await engine.performAssistantProductAction(
-                    product: item.card.ref, action: .visibleImpression)
-                if result == .accepted {
-                    output.line(.dim, "(impression: \(TerminalSanitizer.sanitize(item.card.name)))")
+            for timer in ready {
+                for case .reportImpression(let ref) in impressions.timerFired(timer.ref, generation: timer.generation) {
+                    let result = await engine.performAssistantProductAction(product: ref, action: .visibleImpression)
+                    if result == .accepted {
+                        output.line(.dim, "(impression: \(TerminalSanitizer.sanitize(cardNames[ref] ?? "?")))")
+                    }
                 }
             }
         }
     }
 
-    private func cancelImpressionTimers() {
+    private func stopImpressionTicker() {
         impressionTicker?.cancel()
         impressionTicker = nil
         tickerGeneration += 1
-        pendingImpressions = []
-        timedRefs = []
     }
 
     // MARK: - Descriptions
