@@ -67,49 +67,33 @@ extension AssistantEngine {
     func makeSnapshot() -> AssistantChatSnapshot {
         let start = dialog.context?.prepared.configuration ?? latestReady?.configuration
         let opening = presentation.currentOpening?.value ?? 0
+        // Messages are derived from entries once and reused until their entry changes: a long
+        // dialog must not re-route every button and re-issue every product on each publish.
+        let scope = SnapshotCacheScope(
+            opening: opening, dialog: dialog.epoch, identity: identity.epoch, handler: handlerRevision)
+        if scope != snapshotCacheScope {
+            snapshotCacheScope = scope
+            snapshotCache = []
+        }
         var messages: [AssistantChatMessage] = []
+        messages.reserveCapacity(dialog.entries.count)
         var lastSuggests: [String] = []
         for (index, entry) in dialog.entries.enumerated() {
-            switch entry {
-            case .user(let user):
-                let status: AssistantChatMessage.Status
-                var canRetry = false
-                switch user.status {
-                case .sending: status = .sending
-                case .sent: status = .sent
-                case .failed(let error, let retryable):
-                    status = .failed(error)
-                    canRetry = retryable
-                }
-                messages.append(
-                    AssistantChatMessage(
-                        id: user.messageId, role: .user, text: user.text, status: status, canRetry: canRetry))
-            case .reply(let reply):
-                let content = reply.content
-                let block = content.products.map { products in
-                    AssistantProductBlock(
-                        title: content.productsTitle,
-                        products: products.enumerated().map { item, product in
-                            product.product(
-                                ref: AssistantProductRef(
-                                    opening: opening, dialog: dialog.epoch, identity: identity.epoch, reply: index,
-                                    item: item))
-                        })
-                }
-                let buttons = content.buttons.compactMap { button -> AssistantReplyButton? in
-                    guard let action = AssistantAction(button: button) else { return nil }  // AC3
-                    return AssistantReplyButton(
-                        title: button["value"]?.stringValue ?? action.name, action: action,
-                        isEnabled: handler?.canHandle(action) ?? false)  // AC4
-                }
-                lastSuggests = content.suggests
-                messages.append(
-                    AssistantChatMessage(
-                        id: content.assistantMessageId ?? "reply-\(index)", role: .assistant, text: content.text,
-                        productBlock: block, buttons: buttons,
-                        canRate: content.assistantMessageId != nil && reply.rating == nil, rating: reply.rating))
+            let revision = dialog.revisions[index]
+            if case .reply(let reply) = entry { lastSuggests = reply.content.suggests }
+            if index < snapshotCache.count, snapshotCache[index].revision == revision {
+                messages.append(snapshotCache[index].message)
+                continue
             }
+            let message = makeMessage(entry, index: index, opening: opening)
+            if index < snapshotCache.count {
+                snapshotCache[index] = (revision, message)
+            } else {
+                snapshotCache.append((revision, message))
+            }
+            messages.append(message)
         }
+        if snapshotCache.count > messages.count { snapshotCache.removeLast(snapshotCache.count - messages.count) }
         let sending: Bool
         if case .sending = dialog.state { sending = true } else { sending = false }
         let suggests = dialog.entries.isEmpty ? (start?.suggests ?? []) : (sending ? [] : lastSuggests)
@@ -117,4 +101,51 @@ extension AssistantEngine {
             title: start?.title ?? "", subtitle: start?.subtitle, messages: messages, suggests: suggests,
             isSending: sending, canSend: !sending && (dialog.context != nil || latestReady != nil))
     }
+
+    private func makeMessage(_ entry: DialogMachine.Entry, index: Int, opening: UInt64) -> AssistantChatMessage {
+        switch entry {
+        case .user(let user):
+            let status: AssistantChatMessage.Status
+            var canRetry = false
+            switch user.status {
+            case .sending: status = .sending
+            case .sent: status = .sent
+            case .failed(let error, let retryable):
+                status = .failed(error)
+                canRetry = retryable
+            }
+            return AssistantChatMessage(
+                id: user.messageId, role: .user, text: user.text, status: status, canRetry: canRetry)
+        case .reply(let reply):
+            let content = reply.content
+            let block = content.products.map { products in
+                AssistantProductBlock(
+                    title: content.productsTitle,
+                    products: products.enumerated().map { item, product in
+                        product.product(
+                            ref: AssistantProductRef(
+                                opening: opening, dialog: dialog.epoch, identity: identity.epoch, reply: index,
+                                item: item))
+                    })
+            }
+            let buttons = content.buttons.compactMap { button -> AssistantReplyButton? in
+                guard let action = AssistantAction(button: button) else { return nil }  // AC3
+                return AssistantReplyButton(
+                    title: button["value"]?.stringValue ?? action.name, action: action,
+                    isEnabled: handler?.canHandle(action) ?? false)  // AC4
+            }
+            return AssistantChatMessage(
+                id: content.assistantMessageId ?? "reply-\(index)", role: .assistant, text: content.text,
+                productBlock: block, buttons: buttons,
+                canRate: content.assistantMessageId != nil && reply.rating == nil, rating: reply.rating)
+        }
+    }
+}
+
+/// What every cached message depends on besides its own entry.
+struct SnapshotCacheScope: Hashable, Sendable {
+    let opening: UInt64
+    let dialog: UInt64
+    let identity: UInt64
+    let handler: UInt64
 }

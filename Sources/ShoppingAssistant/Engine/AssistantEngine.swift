@@ -36,6 +36,13 @@ public actor AssistantEngine {
     var dialog = DialogMachine()
     var ledger = ProductActionLedger()
 
+    /// Messages derived from dialog entries, reused while their entry's revision and the
+    /// scope (opening, dialog, identity, handler) stay the same.
+    var snapshotCache: [(revision: UInt64, message: AssistantChatMessage)] = []
+    var snapshotCacheScope: SnapshotCacheScope?
+    /// Changes when the action handler is replaced: button availability is its answer (AC4).
+    var handlerRevision: UInt64 = 0
+
     var builder: (any AssistantProductBlockBuilder)?
     var handler: (any AssistantActionHandler)?
     weak var presenter: (any AssistantPresenter)?
@@ -101,6 +108,7 @@ public actor AssistantEngine {
     /// Registers the host's action handler. Required before `prepareAssistant` (G1).
     public func setAssistantActionHandler(_ handler: any AssistantActionHandler) {
         self.handler = handler
+        handlerRevision += 1
     }
 
     // MARK: - Inspection

@@ -120,6 +120,15 @@ struct DialogMachine: Sendable {
     private(set) var epoch: UInt64 = 1
     private(set) var context: DialogContext?
     private(set) var entries: [Entry] = []
+    /// A fresh number for every change of an entry, parallel to `entries`: lets the engine
+    /// reuse what it derived from an entry until that entry changes.
+    private(set) var revisions: [UInt64] = []
+    private var lastRevision: UInt64 = 0
+
+    private mutating func stamp() -> UInt64 {
+        lastRevision += 1
+        return lastRevision
+    }
 
     var publicState: AssistantDialogState {
         switch state {
@@ -151,6 +160,7 @@ struct DialogMachine: Sendable {
                 threadId: context.threadId, messageId: messageId, resourceId: context.uid, text: text,
                 runtimeContext: context.runtimeContext))
         entries.append(.user(UserEntry(messageId: messageId, text: text, body: body, status: .sending, attempts: 0)))
+        revisions.append(stamp())
         return .success(dispatch(messageId: messageId))
     }
 
@@ -168,6 +178,7 @@ struct DialogMachine: Sendable {
         entry.attempts += 1
         entry.status = .sending
         entries[index] = .user(entry)
+        revisions[index] = stamp()
         let tag = DialogTag(dialog: epoch, messageId: messageId, attempt: entry.attempts)
         state = .sending(tag, reconciling: nil)
         return [
@@ -245,7 +256,9 @@ struct DialogMachine: Sendable {
         }
         entry.status = .sent
         entries[index] = .user(entry)
+        revisions[index] = stamp()
         entries.insert(.reply(ReplyEntry(content: reply)), at: index + 1)
+        revisions.insert(stamp(), at: index + 1)
         state = .active
         var actions: [Action] = [
             .track(
@@ -264,6 +277,7 @@ struct DialogMachine: Sendable {
         }
         entry.status = .failed(error, retryable: retryable)
         entries[index] = .user(entry)
+        revisions[index] = stamp()
         state = .active
         return [
             .track(.messageError(threadId: context.threadId, messageId: tag.messageId, code: error.code)), .publish,
@@ -281,6 +295,7 @@ struct DialogMachine: Sendable {
         epoch += 1
         context = nil
         entries = []
+        revisions = []
         state = .empty
         return actions + [.publish]
     }
@@ -297,6 +312,7 @@ struct DialogMachine: Sendable {
         else { return nil }
         reply.rating = rating
         entries[index] = .reply(reply)
+        revisions[index] = stamp()
         let request = ShoppingFeedbackRequest(
             threadId: context.threadId, messageId: assistantMessageId, resourceId: context.uid, rating: rating.rawValue,
             runtimeContext: context.runtimeContext)
@@ -317,6 +333,7 @@ struct DialogMachine: Sendable {
         else { return [] }
         reply.rating = nil
         entries[index] = .reply(reply)
+        revisions[index] = stamp()
         return [.publish]
     }
 
