@@ -41,7 +41,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "assistant",
-            dependencies: ["AssistantREPL"],
+            dependencies: ["AssistantREPL", "ShoppingAssistantTesting"],
             swiftSettings: swiftSettings
         ),
         // Benchmarks that print ratios measured side by side: `swift run -c release assistant-bench`.

@@ -2,6 +2,7 @@ import AssistantREPL
 import DemoStore
 import Foundation
 import ShoppingAssistant
+import ShoppingAssistantTesting
 
 #if canImport(Glibc)
     import Glibc

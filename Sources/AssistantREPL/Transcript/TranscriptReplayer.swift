@@ -112,19 +112,3 @@ public enum TranscriptReplayer {
         return TranscriptReplay(actual: actual, problems: problems, virtualTime: clock.now.offset)
     }
 }
-
-/// Deterministic UUIDs: 00000000-0000-4000-8000-000000000001, … Used by replay and by
-/// demo-store sessions, whose output must be the same on every run.
-public final class SequentialUUIDGenerator: Sendable {
-    private let counter = Locked<UInt64>(0)
-
-    public init() {}
-
-    public func next() -> UUID {
-        let value = counter.withLock { value -> UInt64 in
-            value += 1
-            return value
-        }
-        return UUID(uuidString: String(format: "00000000-0000-4000-8000-%012llx", value)) ?? UUID()
-    }
-}

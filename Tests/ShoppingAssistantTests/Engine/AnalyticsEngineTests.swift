@@ -46,9 +46,9 @@ import Testing
     @Test func lifecycleEventNamesAndPropertiesFollowTheWireTable() async {
         let h = await EngineHarness()
         await Self.runLifecycleScenario(h)
-        let thread = "00000000-0000-0000-0000-000000000002"
-        let first = "00000000-0000-0000-0000-000000000001"
-        let second = "00000000-0000-0000-0000-000000000003"
+        let thread = "00000000-0000-4000-8000-000000000002"
+        let first = "00000000-0000-4000-8000-000000000001"
+        let second = "00000000-0000-4000-8000-000000000003"
         let expected: [(String, [String: String])] = [
             ("chat_dialog_open", ["selector": "shopping-assistant", "campaignId": "c-1"]),
             ("chat_message_send", ["threadId": thread, "messageId": first, "attempt": "1"]),

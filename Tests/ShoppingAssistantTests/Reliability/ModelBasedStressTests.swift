@@ -185,7 +185,7 @@ final class StressServer: Sendable {
         /// The reply of message number `n` has `n % 4` products.
         init(messageId: String) {
             self.messageId = messageId
-            let number = Int(messageId.suffix(12)) ?? 0
+            let number = Int(messageId.suffix(12), radix: 16) ?? 0
             assistantMessageId = "am-\(number)"
             itemIds = (0..<(number % 4)).map { "p-\(number)-\($0)" }
         }

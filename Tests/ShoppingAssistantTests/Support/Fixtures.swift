@@ -130,7 +130,7 @@ struct EngineHarness {
     let presenter: RecordingPresenter
     let handler: RecordingHandler
     let identityStore: InMemoryIdentityStore
-    let uuids = SequentialUUIDs()
+    let uuids = SequentialUUIDGenerator()
 
     /// - Parameters:
     ///   - storedUID: the uid persisted from an earlier launch; `nil` is a first launch.

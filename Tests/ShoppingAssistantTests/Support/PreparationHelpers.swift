@@ -154,7 +154,7 @@ struct HandBuiltEngine {
         let clock = ManualClock()
         self.clock = clock
         transport = ScriptedTransport(clock: clock) { Issue.record(Comment(rawValue: $0)) }
-        let uuids = SequentialUUIDs()
+        let uuids = SequentialUUIDGenerator()
         engine = AssistantEngine(
             configuration: configuration, transport: wrap(transport), clock: clock, identityStore: identityStore,
             uuid: { uuids.next() })

@@ -177,7 +177,7 @@ struct SettledEngineHarness {
     let presenter: RecordingPresenter
     let handler: RecordingHandler
     let logs = LogCollector()
-    let uuids = SequentialUUIDs()
+    let uuids = SequentialUUIDGenerator()
 
     init(storedUID: String? = "u-8f3c", responder: @escaping RoutingTransport.Responder) async {
         let activity = ActivityMonitor()

@@ -170,15 +170,3 @@ struct LineCountBuilder: AssistantProductBlockBuilder {
         Rendering(height: 1 + max(1, block.products.count))
     }
 }
-
-/// Deterministic UUIDs: 00000000-0000-0000-0000-000000000001, …
-final class SequentialUUIDs: Sendable {
-    private let counter = Locked(0)
-    func next() -> UUID {
-        let value = counter.withLock { state -> Int in
-            state += 1
-            return state
-        }
-        return UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", value)) ?? UUID()
-    }
-}
