@@ -87,15 +87,13 @@ struct DemoShopping: Sendable {
     /// Handles a message: validates it, answers a resend from storage, or composes, stores and
     /// returns a new reply.
     mutating func postMessage(_ request: HTTPRequest, configuration: DemoStore.Configuration) -> HTTPResponse {
-        if let refusal = DemoHTTP.requireJSONContentType(request) { return refusal }
-        guard let body = JSONValue.parse(request.body), body.objectValue != nil else {
-            return invalid("The body must be a JSON object")
+        let envelope: MessageEnvelope
+        switch readEnvelope(request) {
+        case .failure(let refusal): return refusal.response
+        case .success(let read): envelope = read
         }
-        guard let threadId = body.nonEmptyString("threadId"), let messageId = body.nonEmptyString("messageId"),
-            let resourceId = body.nonEmptyString("resourceId")
-        else {
-            return invalid("threadId, messageId and resourceId are required")
-        }
+        let (body, threadId, messageId, resourceId) =
+            (envelope.body, envelope.threadId, envelope.messageId, envelope.resourceId)
         guard let text = body["text"]?.stringValue, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
         else {
             return invalid("text must be a non-empty string")
@@ -196,15 +194,13 @@ struct DemoShopping: Sendable {
 
     /// Records a `like`/`dislike` for an assistant message of this store; 204 on success.
     mutating func postFeedback(_ request: HTTPRequest, configuration: DemoStore.Configuration) -> HTTPResponse {
-        if let refusal = DemoHTTP.requireJSONContentType(request) { return refusal }
-        guard let body = JSONValue.parse(request.body), body.objectValue != nil else {
-            return invalid("The body must be a JSON object")
+        let envelope: MessageEnvelope
+        switch readEnvelope(request) {
+        case .failure(let refusal): return refusal.response
+        case .success(let read): envelope = read
         }
-        guard let threadId = body.nonEmptyString("threadId"), let messageId = body.nonEmptyString("messageId"),
-            let resourceId = body.nonEmptyString("resourceId")
-        else {
-            return invalid("threadId, messageId and resourceId are required")
-        }
+        let (body, threadId, messageId, resourceId) =
+            (envelope.body, envelope.threadId, envelope.messageId, envelope.resourceId)
         guard let rating = body["rating"]?.stringValue, rating == "like" || rating == "dislike" else {
             return DemoHTTP.error(400, code: "INVALID_RATING", message: "rating must be \"like\" or \"dislike\"")
         }
@@ -223,6 +219,32 @@ struct DemoShopping: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// The fields every message-scoped request carries (`/v1/messages`, `/v1/feedback`).
+    private struct MessageEnvelope {
+        let body: JSONValue
+        let threadId: String
+        let messageId: String
+        let resourceId: String
+    }
+
+    private struct Refusal: Error {
+        let response: HTTPResponse
+    }
+
+    /// Checks the content type and reads the envelope, or says why the request is refused.
+    private func readEnvelope(_ request: HTTPRequest) -> Result<MessageEnvelope, Refusal> {
+        if let refusal = DemoHTTP.requireJSONContentType(request) { return .failure(Refusal(response: refusal)) }
+        guard let body = JSONValue.parse(request.body), body.objectValue != nil else {
+            return .failure(Refusal(response: invalid("The body must be a JSON object")))
+        }
+        guard let threadId = body.nonEmptyString("threadId"), let messageId = body.nonEmptyString("messageId"),
+            let resourceId = body.nonEmptyString("resourceId")
+        else {
+            return .failure(Refusal(response: invalid("threadId, messageId and resourceId are required")))
+        }
+        return .success(MessageEnvelope(body: body, threadId: threadId, messageId: messageId, resourceId: resourceId))
+    }
 
     private func invalid(_ message: String) -> HTTPResponse {
         DemoHTTP.error(400, code: "INVALID_REQUEST", message: message)
