@@ -58,11 +58,6 @@ final class ChatPresenter: AssistantPresenter {
     /// The carousel last drawn, for `:tap`, even if the chat has moved on since.
     var lastShownBlock: AssistantProductBlock? { state.withLock { $0.lastShownBlock } }
 
-    /// The latest reply, for ratings and buttons.
-    var latestReply: AssistantChatMessage? {
-        snapshot?.messages.last { $0.role == .assistant }
-    }
-
     func presentAssistant(_ chat: AssistantChatSnapshot) async {
         state.withLock { state in
             state.isPresented = true
