@@ -489,7 +489,7 @@ public actor REPLSession {
 
     static func describe(_ page: PageContext) -> String {
         let data = page.data.joined(separator: ",")
-        return TerminalSanitizer.sanitize(page.type.rawValue + (data.isEmpty ? "" : " " + data))
+        return TerminalSanitizer.sanitize(page.type.description + (data.isEmpty ? "" : " " + data))
     }
 
     static func describe(_ refusal: AssistantSendRefusal) -> String {

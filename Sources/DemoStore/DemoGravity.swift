@@ -6,6 +6,9 @@ struct DemoGravity: Sendable {
     private var nextSession = 1
     private var nextDecision = 1
     private var sessions: [String: String] = [:]
+    /// Every uid this store handed out, and the uid of each manual (`custom`) user.
+    private var issuedUIDs: Set<String> = []
+    private var customUsers: [String: String] = [:]
     /// Bearer keys seen on Gravity requests; the Shopping half rejects requests carrying them (S5).
     private(set) var seenKeys: Set<String> = []
     /// Custom events received on `/event`, in order.
@@ -32,7 +35,12 @@ struct DemoGravity: Sendable {
         guard let body = JSONValue.parse(request.body), body.objectValue != nil else {
             return DemoHTTP.error(400, code: "INVALID_REQUEST", message: "The body must be a JSON object")
         }
-        let user = resolveUser(body["user"])
+        if let refusal = Self.checkContext(body["ctx"]) { return refusal }
+        let user: User
+        switch resolveUser(body["user"]) {
+        case .success(let resolved): user = resolved
+        case .failure(let refusal): return refusal.response
+        }
         switch endpoint {
         case .choose:
             let data = choose(body, configuration: configuration)
@@ -55,15 +63,53 @@ struct DemoGravity: Sendable {
         var json: DemoJSON { .object(["uid": .string(uid), "ses": .string(ses)]) }
     }
 
-    /// The canonical user: the request's uid, or a new one on first launch (B3); the request's
-    /// session, or the user's current one, or a new one.
-    private mutating func resolveUser(_ json: JSONValue?) -> User {
+    private struct Refusal: Error {
+        let response: HTTPResponse
+    }
+
+    /// Checks `ctx` the way the real service reads it: `type` in Gravity's upper-case spelling.
+    private static func checkContext(_ ctx: JSONValue?) -> HTTPResponse? {
+        guard let ctx = ctx?.objectValue else {
+            return DemoHTTP.error(400, code: "INVALID_CONTEXT", message: "ctx (the PageContext) is required")
+        }
+        let types = PageContext.PageType.allCases.map(\.rawValue)
+        guard let type = ctx["type"]?.stringValue, types.contains(type) else {
+            let sent = ctx["type"]?.stringValue.map { "\"\($0)\"" } ?? "nothing"
+            return DemoHTTP.error(
+                400, code: "INVALID_CONTEXT",
+                message: "ctx.type must be one of \(types.joined(separator: ", ")); got \(sent)")
+        }
+        return nil
+    }
+
+    /// The canonical user, read as a strict server would (B3): a manual user's app id comes as
+    /// `custom` (and gets a uid of its own); an SDK-managed request carries a `uid` this store
+    /// issued, or none on first launch (a new one is issued). The session is the request's, or
+    /// the user's current one, or a new one.
+    private mutating func resolveUser(_ json: JSONValue?) -> Result<User, Refusal> {
         let uid: String
-        if let known = json?.nonEmptyString("uid") {
+        if let custom = json?.nonEmptyString("custom") {
+            guard json?["uid"] == nil else {
+                return .failure(
+                    Refusal(
+                        response: DemoHTTP.error(
+                            400, code: "INVALID_USER",
+                            message: "a manual user is sent as user.custom only, without user.uid")))
+            }
+            uid = customUsers[custom] ?? issueUID()
+            customUsers[custom] = uid
+        } else if let known = json?.nonEmptyString("uid") {
+            guard issuedUIDs.contains(known) else {
+                return .failure(
+                    Refusal(
+                        response: DemoHTTP.error(
+                            400, code: "UNKNOWN_UID",
+                            message: "user.uid \"\(known)\" was never issued by this service; send the app's own id as user.custom"
+                        )))
+            }
             uid = known
         } else {
-            uid = "demo-u-\(nextUser)"
-            nextUser += 1
+            uid = issueUID()
         }
         let ses: String
         if let given = json?.nonEmptyString("ses") {
@@ -75,7 +121,14 @@ struct DemoGravity: Sendable {
             nextSession += 1
         }
         sessions[uid] = ses
-        return User(uid: uid, ses: ses)
+        return .success(User(uid: uid, ses: ses))
+    }
+
+    private mutating func issueUID() -> String {
+        let uid = "demo-u-\(nextUser)"
+        nextUser += 1
+        issuedUIDs.insert(uid)
+        return uid
     }
 
     // MARK: - /choose
@@ -149,6 +202,8 @@ struct DemoGravity: Sendable {
         let withLoadEvents = contents.map { content -> DemoJSON in
             guard case .object(var members) = content else { return content }
             let url = "https://\(DemoStore.trackingHost)/l?d=\(decision)"
+            // Content load tracking (B7): `variables.onLoad` names the event whose URLs to request.
+            members.append(.init(key: "variables", value: .object(["onLoad": .object(["action": "load"])])))
             members.append(.init(key: "events", value: .array([.object(["type": "load", "urls": .strings([url])])])))
             return .object(members)
         }

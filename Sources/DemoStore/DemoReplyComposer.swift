@@ -39,13 +39,13 @@ struct DemoReplyComposer: Sendable {
 
         /// The catalogue product of a product page.
         var product: DemoProduct? {
-            guard type == "product" else { return nil }
+            guard type == PageContext.PageType.product.rawValue else { return nil }
             return data.lazy.compactMap(DemoCatalog.product(sku:)).first
         }
 
         /// The department of a category page, matched by name or slug in any path segment.
         var category: DemoProduct.Category? {
-            guard type == "category" else { return nil }
+            guard type == PageContext.PageType.category.rawValue else { return nil }
             let segments = data.flatMap { $0.split { "/>|".contains($0) } }
                 .map { $0.trimmingCharacters(in: .whitespaces) }
             return DemoProduct.Category.allCases.first { category in

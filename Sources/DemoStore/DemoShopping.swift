@@ -106,6 +106,11 @@ struct DemoShopping: Sendable {
             return invalid("resourceId must equal runtimeContext.uid (the canonical user.uid)")
         }
         if let refusal = checkTenant(tenant, configuration) { return refusal }
+        let pageType = context?["page"]?["type"]?.stringValue
+        guard let pageType, PageContext.PageType(rawValue: pageType) != nil else {
+            return invalid(
+                "runtimeContext.page.type must be the page type as sent to Gravity (PRODUCT, …); got \(pageType ?? "nothing")")
+        }
         if let stored = exchanges[messageId] {
             guard stored.requestBody == body else {
                 return DemoHTTP.error(

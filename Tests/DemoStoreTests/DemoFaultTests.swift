@@ -15,7 +15,7 @@ import Testing
         #expect(DemoFault(rawValue: "lost-after-send") == .lostAfterSend)
     }
 
-    // covers: D5 (a slow reply is already in history while the response is held back)
+    // The demo backend's side of D5 (a slow reply is already in history while the response is held back)
     @Test func slowReplyStoresTheReplyAndAnswersAfterTheLatency() async throws {
         let clock = ManualClock()
         let store = DemoStore(clock: clock)
@@ -51,7 +51,7 @@ import Testing
         #expect(clock.sleeperCount == 0)
     }
 
-    // covers: P3 (a slow /choose outlasts the preparation timeout)
+    // The demo backend's side of P3 (a slow /choose outlasts the preparation timeout)
     @Test func slowChooseHoldsTheChooseResponse() async throws {
         let clock = ManualClock()
         let store = DemoStore(clock: clock)
@@ -63,7 +63,7 @@ import Testing
         #expect(store.configuration.slowChooseLatency > .seconds(10))
     }
 
-    // covers: D3 (the store never answers; only cancellation ends the request)
+    // The demo backend's side of D3 (the store never answers; only cancellation ends the request)
     @Test func replyTimeoutNeverAnswersUntilCancelled() async {
         let clock = ManualClock()
         let store = DemoStore(clock: clock)
@@ -81,7 +81,7 @@ import Testing
         #expect(history.status == 404, "nothing was stored")
     }
 
-    // covers: D5
+    // The demo backend's side of D5
     @Test func lostAfterSendStoresTheReplyThenLosesTheConnection() async throws {
         let store = DemoStore(clock: ManualClock())
         store.inject(.lostAfterSend)
@@ -111,7 +111,7 @@ import Testing
         }
     }
 
-    // covers: D8
+    // The demo backend's side of D8
     @Test func conflictFaultAnswers409Once() async {
         let store = DemoStore(clock: ManualClock())
         store.inject(.messageConflict)
@@ -121,7 +121,7 @@ import Testing
         #expect(await send(store, message).status == 200, "one-shot: the next message goes through")
     }
 
-    // covers: D9
+    // The demo backend's side of D9
     @Test func historyNotFoundFaultAnswers404() async {
         let store = DemoStore(clock: ManualClock())
         _ = await send(store, message)
@@ -132,7 +132,7 @@ import Testing
         #expect(await send(store, Wire.history()).status == 200)
     }
 
-    // covers: S6
+    // The demo backend's side of S6
     @Test func stickyIpNotAllowedRefusesEveryShoppingCallUntilCleared() async {
         let store = DemoStore(clock: ManualClock())
         store.inject(.ipNotAllowed, mode: .sticky)

@@ -12,13 +12,16 @@ enum Wire {
     static let shoppingBase = "https://shopping-assistant-api.gravityfield.ai"
     static let apiKey = "test-api-key-123"
 
+    /// A Gravity request; a body without `ctx` gets a home-page context, as every SDK request has one.
     static func gravity(_ endpoint: String, _ body: [String: Any], key: String? = apiKey) -> HTTPRequest {
+        var body = body
+        if body["ctx"] == nil { body["ctx"] = ["type": "HOMEPAGE", "data": [], "location": "app://home"] }
         var headers = ["Content-Type": "application/json"]
         if let key { headers["Authorization"] = "Bearer \(key)" }
         return HTTPRequest(method: .post, url: url("\(gravityBase)/\(endpoint)"), headers: headers, body: data(body))
     }
 
-    static func choose(_ selectors: [String], user: [String: Any] = [:], pageType: String = "homepage") -> HTTPRequest {
+    static func choose(_ selectors: [String], user: [String: Any] = [:], pageType: String = "HOMEPAGE") -> HTTPRequest {
         gravity(
             "choose",
             [
@@ -31,7 +34,7 @@ enum Wire {
         )
     }
 
-    static func runtimeContext(uid: String, page: [String: Any] = ["type": "homepage", "data": []]) -> [String: Any] {
+    static func runtimeContext(uid: String, page: [String: Any] = ["type": "HOMEPAGE", "data": []]) -> [String: Any] {
         [
             "tenant_id": "demo-section", "uid": uid, "selector": "shopping-assistant", "campaignId": "demo-c-assistant",
             "page": page,
@@ -40,7 +43,7 @@ enum Wire {
 
     static func messageBody(
         thread: String = "thread-1", message: String, text: String, uid: String = "demo-u-1",
-        page: [String: Any] = ["type": "homepage", "data": []]
+        page: [String: Any] = ["type": "HOMEPAGE", "data": []]
     ) -> [String: Any] {
         [
             "threadId": thread, "messageId": message, "resourceId": uid, "text": text,
@@ -138,7 +141,7 @@ func send(_ store: DemoStore, _ request: HTTPRequest, sourceLocation: SourceLoca
 
 /// Asks a question in a fresh store and returns the decoded reply.
 func ask(
-    _ text: String, page: [String: Any] = ["type": "homepage", "data": []],
+    _ text: String, page: [String: Any] = ["type": "HOMEPAGE", "data": []],
     sourceLocation: SourceLocation = #_sourceLocation
 ) async -> [String: Any] {
     let store = DemoStore(clock: ManualClock())

@@ -16,7 +16,7 @@ import Testing
         #expect(Set(skus).count == skus.count, "SKUs are unique")
     }
 
-    // covers: PR1, AN5 (the awkward products the engine must survive)
+    // The demo backend's side of PR1, AN5 (the awkward products the engine must survive)
     @Test func catalogueContainsEveryAwkwardProductKind() {
         let products = DemoCatalog.products
         #expect(products.filter { $0.sku == nil && $0.url == nil }.count == 1, "exactly one with neither SKU nor URL")
@@ -47,7 +47,7 @@ import Testing
 
     // MARK: - Gravity
 
-    // covers: E1
+    // The demo backend's side of E1
     @Test func chooseAnswersTheEntrySelectorWithTheEntryCampaign() async throws {
         let store = DemoStore(clock: ManualClock())
         let body = Wire.object(await send(store, Wire.choose(["assistant-entry"])))
@@ -66,7 +66,7 @@ import Testing
         #expect(loadURL.hasPrefix("https://\(DemoStore.trackingHost)/"))
     }
 
-    // covers: C1
+    // The demo backend's side of C1
     @Test func chooseAnswersTheAssistantSelectorWithTheAssistantConfiguration() async throws {
         let store = DemoStore(clock: ManualClock())
         let body = Wire.object(await send(store, Wire.choose(["shopping-assistant"])))
@@ -81,7 +81,7 @@ import Testing
         #expect((config["suggests"] as? [String])?.count == 3)
     }
 
-    // covers: C5
+    // The demo backend's side of C5
     @Test func chooseAnswersAnUnknownSelectorWithEmptyData() async {
         let store = DemoStore(clock: ManualClock())
         let response = await send(store, Wire.choose(["shoping-assistant"]))
@@ -98,7 +98,7 @@ import Testing
         #expect(selectors == ["assistant-entry", "shopping-assistant"])
     }
 
-    // covers: C2, C5, E1 (configurable availability for the REPL)
+    // The demo backend's side of C2, C5, E1 (configurable availability for the REPL)
     @Test func disablingAndPageTargetingChangeWhatChooseReturns() async throws {
         let store = DemoStore(clock: ManualClock())
         store.updateConfiguration {
@@ -117,13 +117,13 @@ import Testing
             $0.assistantEnabled = true
             $0.assistantPageTypes = [.product]
         }
-        let offTarget = Wire.object(await send(store, Wire.choose(["shopping-assistant"], pageType: "cart")))
+        let offTarget = Wire.object(await send(store, Wire.choose(["shopping-assistant"], pageType: "CART")))
         #expect((offTarget["data"] as? [Any])?.isEmpty == true)
-        let onTarget = Wire.object(await send(store, Wire.choose(["shopping-assistant"], pageType: "product")))
+        let onTarget = Wire.object(await send(store, Wire.choose(["shopping-assistant"], pageType: "PRODUCT")))
         #expect((onTarget["data"] as? [Any])?.count == 1)
     }
 
-    // covers: C4
+    // The demo backend's side of C4
     @Test func conflictingAssistantCampaignsCarryTwoDifferentConfigurations() async throws {
         let store = DemoStore(
             configuration: { () -> DemoStore.Configuration in
@@ -136,7 +136,6 @@ import Testing
         #expect(payload.count == 2)
     }
 
-    // covers: B3
     @Test func gravityAssignsAUidOnFirstLaunchAndKeepsAKnownOne() async {
         let store = DemoStore(clock: ManualClock())
         let first = Wire.object(await send(store, Wire.gravity("visit", ["type": "screenview", "user": [:]])))
@@ -147,11 +146,34 @@ import Testing
         let again = Wire.object(await send(store, Wire.gravity("visit", ["user": ["uid": "demo-u-1"]])))
         #expect(again["user"] as? [String: String] == ["uid": "demo-u-1", "ses": "demo-s-1"])
 
-        let manual = Wire.object(await send(store, Wire.gravity("visit", ["user": ["uid": "alice", "ses": "s-9"]])))
-        #expect(manual["user"] as? [String: String] == ["uid": "alice", "ses": "s-9"])
+        // A manual user's app id comes as `custom` and gets a uid of its own, kept per app id.
+        let manual = Wire.object(await send(store, Wire.gravity("visit", ["user": ["custom": "alice", "ses": "s-9"]])))
+        #expect(manual["user"] as? [String: String] == ["uid": "demo-u-2", "ses": "s-9"])
+        let manualAgain = Wire.object(await send(store, Wire.gravity("visit", ["user": ["custom": "alice"]])))
+        #expect(manualAgain["user"] as? [String: String] == ["uid": "demo-u-2", "ses": "s-9"])
 
         let another = Wire.object(await send(store, Wire.gravity("visit", [:])))
-        #expect(another["user"] as? [String: String] == ["uid": "demo-u-2", "ses": "demo-s-2"])
+        #expect(another["user"] as? [String: String] == ["uid": "demo-u-3", "ses": "demo-s-2"])
+    }
+
+    /// The store reads requests as a strict server would, so a regression of the wire shows.
+    @Test func gravityRefusesWhatTheRealServiceWouldMisread() async {
+        let store = DemoStore(clock: ManualClock())
+        let lowerCase = await send(
+            store, Wire.gravity("visit", ["ctx": ["type": "product", "data": ["KIT-1001"], "location": "app://p"]]))
+        #expect(lowerCase.status == 400)
+        #expect(Wire.errorCode(lowerCase) == "INVALID_CONTEXT")
+        let noContext = await send(store, Wire.gravity("visit", ["ctx": NSNull()]))
+        #expect(noContext.status == 400)
+        let unknownUID = await send(store, Wire.gravity("visit", ["user": ["uid": "alice"]]))
+        #expect(unknownUID.status == 400)
+        #expect(Wire.errorCode(unknownUID) == "UNKNOWN_UID")
+        let both = await send(store, Wire.gravity("visit", ["user": ["uid": "demo-u-1", "custom": "alice"]]))
+        #expect(both.status == 400)
+        #expect(Wire.errorCode(both) == "INVALID_USER")
+        let page: [String: Any] = ["type": "product", "data": ["KIT-1001"]]
+        let lowerCasePage = await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "hi", page: page)))
+        #expect(lowerCasePage.status == 400)
     }
 
     @Test func gravityRequiresABearerKey() async {
@@ -167,20 +189,20 @@ import Testing
         #expect(right.status == 200)
     }
 
-    // covers: AN1
+    // The demo backend's side of AN1
     @Test func eventEndpointRecordsCustomEvents() async {
         let store = DemoStore(clock: ManualClock())
         let event: [String: Any] = [
             "type": "chat_dialog_open", "name": "Chat opened",
             "customProps": ["selector": "shopping-assistant", "campaignId": "demo-c-assistant"],
         ]
-        let response = await send(store, Wire.gravity("event", ["user": ["uid": "demo-u-7"], "data": [event]]))
+        let response = await send(store, Wire.gravity("event", ["user": ["custom": "app-user-7"], "data": [event]]))
         #expect(response.status == 200)
         #expect(
             store.receivedEvents == [
                 DemoGravityEvent(
                     type: "chat_dialog_open", name: "Chat opened",
-                    customProps: ["selector": "shopping-assistant", "campaignId": "demo-c-assistant"], uid: "demo-u-7")
+                    customProps: ["selector": "shopping-assistant", "campaignId": "demo-c-assistant"], uid: "demo-u-1")
             ])
     }
 
@@ -253,9 +275,9 @@ import Testing
         #expect(block["title"] is String)
     }
 
-    // covers: D14 (the dialog's page context drives the answer)
+    // The demo backend's side of D14 (the dialog's page context drives the answer)
     @Test func productPageAnswerMentionsTheSkuAndShowsSimilarItems() async throws {
-        let reply = await ask("Что посоветуете?", page: ["type": "product", "data": ["KIT-1004"]])
+        let reply = await ask("Что посоветуете?", page: ["type": "PRODUCT", "data": ["KIT-1004"]])
         let text = try #require(reply["text"] as? String)
         #expect(text.contains("KIT-1004"))
         let products = Wire.catalogueProducts(reply)
@@ -302,7 +324,7 @@ import Testing
 
     // MARK: - Messages, history, feedback
 
-    // covers: D5 (history holds the reply to M)
+    // The demo backend's side of D5 (history holds the reply to M)
     @Test func historyHoldsTheUserMessageAndTheReplyWithReplyTo() async throws {
         let store = DemoStore(clock: ManualClock())
         let reply = Wire.object(await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "подарок"))))
@@ -325,7 +347,7 @@ import Testing
         #expect(messages[1]["events"] is [[String: Any]])
     }
 
-    // covers: D6
+    // The demo backend's side of D6
     @Test func resendingTheSameBodyReturnsTheStoredReply() async throws {
         let store = DemoStore(clock: ManualClock())
         let request = Wire.message(Wire.messageBody(message: "m-1", text: "кружка"))
@@ -336,7 +358,7 @@ import Testing
         #expect((history["messages"] as? [Any])?.count == 2)
     }
 
-    // covers: D8
+    // The demo backend's side of D8
     @Test func reusingAMessageIdWithADifferentBodyIsAConflict() async {
         let store = DemoStore(clock: ManualClock())
         _ = await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "кружка")))
@@ -348,7 +370,7 @@ import Testing
         #expect(texts?.first == "кружка", "the stored exchange is not overwritten")
     }
 
-    // covers: D9
+    // The demo backend's side of D9
     @Test func historyOfAnUnknownThreadIsNotFound() async {
         let store = DemoStore(clock: ManualClock())
         let response = await send(store, Wire.history(thread: "nope"))
@@ -369,7 +391,7 @@ import Testing
         #expect(Wire.errorCode(response) == "INVALID_REQUEST")
     }
 
-    // covers: D11
+    // The demo backend's side of D11
     @Test func feedbackRecordsARatingAndRejectsOthers() async {
         let store = DemoStore(clock: ManualClock())
         _ = await send(store, Wire.message(Wire.messageBody(message: "m-1", text: "кружка")))
@@ -385,7 +407,7 @@ import Testing
         #expect(unknown.status == 404, "ratings are keyed by the assistant message ID")
     }
 
-    // covers: S5
+    // The demo backend's side of S5
     @Test func shoppingRequestsCarryingCredentialsAreRejected() async {
         let store = DemoStore(clock: ManualClock())
         let body = Wire.messageBody(message: "m-1", text: "кружка")
@@ -400,7 +422,7 @@ import Testing
         // Once Gravity has seen the key, the key anywhere in a Shopping body is rejected.
         _ = await send(store, Wire.choose(["assistant-entry"]))
         var leaked = body
-        leaked["runtimeContext"] = Wire.runtimeContext(uid: "demo-u-1", page: ["type": "other", "data": [Wire.apiKey]])
+        leaked["runtimeContext"] = Wire.runtimeContext(uid: "demo-u-1", page: ["type": "OTHER", "data": [Wire.apiKey]])
         #expect(await send(store, Wire.message(leaked)).status == 400)
 
         var history = Wire.history()
@@ -445,7 +467,9 @@ import Testing
         let request = HTTPRequest(
             method: .post, url: Wire.url("https://proxy.example/gravity/v2/choose"),
             headers: ["Content-Type": "application/json", "Authorization": "Bearer k"],
-            body: Wire.data(["data": [["selector": "assistant-entry"]]]))
+            body: Wire.data([
+                "data": [["selector": "assistant-entry"]], "ctx": ["type": "HOMEPAGE", "data": [], "location": "/"],
+            ]))
         let body = Wire.object(await send(store, request))
         #expect((body["data"] as? [Any])?.count == 1)
     }

@@ -9,11 +9,13 @@ extension AssistantEngine {
     @discardableResult
     public func sendMessage(_ text: String) async -> Result<String, AssistantSendRefusal> {
         let messageId = makeUUID().uuidString.lowercased()
-        var start: (prepared: PreparedAssistant, uid: String, tenant: String, identityEpoch: UInt64)?
+        var start: DialogStart?
         if dialog.context == nil {
             guard let prepared = latestReady else { return .failure(.notReady) }
             guard let uid = identity.canonicalUID else { return .failure(.noIdentity) }
-            start = (prepared, uid, configuration.section, identity.epoch)
+            start = DialogStart(
+                prepared: prepared, uid: uid, tenant: configuration.section, identityEpoch: identity.epoch,
+                page: sdkContext(prepared.pageContext))
         }
         let threadId = makeUUID().uuidString.lowercased()  // D15: fresh per dialog, never `ses`
         switch dialog.send(text: text, messageId: messageId, newThreadId: threadId, start: start) {
@@ -73,7 +75,7 @@ extension AssistantEngine {
 
     /// Ends the current dialog (D13). Its `chat_dialog_end` keeps the ended dialog's page
     /// (wire.md) and `identity`, the old one for an identity change (AN3).
-    func endDialog(_ reason: DialogEndReason, identity override: GravityIdentity?) async {
+    func endDialog(_ reason: DialogEndReason, identity override: GravityUser?) async {
         let page = dialog.context?.prepared.pageContext
         await runDialog(dialog.end(reason), identity: override, page: page)
     }
@@ -81,7 +83,7 @@ extension AssistantEngine {
     /// Runs the dialog machine's actions. `identity` and `page` override the identity and page
     /// lifecycle events are bound to, for a dialog that has already ended.
     func runDialog(
-        _ actions: [DialogMachine.Action], identity override: GravityIdentity?, page: PageContext? = nil
+        _ actions: [DialogMachine.Action], identity override: GravityUser?, page: PageContext? = nil
     ) async {
         for action in actions {
             switch action {
@@ -113,7 +115,8 @@ extension AssistantEngine {
                 let shopping = self.shopping
                 spawn {
                     if case .failure(let failure) = await shopping.feedback(request) {
-                        self.logger.log(.error, "rating not delivered: \(failure)")
+                        self.logger.log(
+                            .info, "shopping POST /v1/feedback failed, the rating is offered again: \(failure.error?.description ?? "cancelled")")
                         await self.feedbackFailed(epoch, request.messageId)
                     }
                 }
@@ -133,7 +136,7 @@ extension AssistantEngine {
                     }
                 }
             case .diagnostics(let lines):
-                for line in lines { logger.log(.error, "reply diagnostic: \(line)") }
+                for line in lines { logger.log(.info, "dialog: \(line)") }
             }
         }
     }
@@ -157,7 +160,7 @@ extension AssistantEngine {
         await runDialog(dialog.feedbackFailed(dialog: epoch, assistantMessageId: assistantMessageId), identity: nil)
     }
 
-    private func track(_ lifecycle: DialogMachine.Lifecycle, identity override: GravityIdentity?, page: PageContext?) {
+    private func track(_ lifecycle: DialogMachine.Lifecycle, identity override: GravityUser?, page: PageContext?) {
         switch lifecycle {
         case .messageSend(let threadId, let messageId, let attempt):
             track(
@@ -196,12 +199,12 @@ extension AssistantEngine {
         for button in reply.buttons {
             guard let action = AssistantAction(button: button) else {
                 logger.log(
-                    .error,
+                    .info,
                     "reply button not offered: \(button["action"]?.stringValue ?? "?") without a valid http(s) URL")
                 continue
             }
             if handler?.canHandle(action) != true {
-                logger.log(.error, "reply button not offered: the action handler cannot handle \(action.name)")
+                logger.log(.info, "reply button not offered: the action handler cannot handle \(action.name)")
             }
         }
     }
@@ -209,19 +212,20 @@ extension AssistantEngine {
     /// Queues a lifecycle event bound to the current identity (or `override`) and the dialog's
     /// page (or `page`) (AN1–AN3). Properties are IDs only, never chat text.
     func track(
-        type: String, props: [String: String?], identity override: GravityIdentity? = nil, page: PageContext? = nil
+        type: String, props: [String: String?], identity override: GravityUser? = nil, page: PageContext? = nil
     ) {
         let context =
             page ?? dialog.context?.prepared.pageContext ?? latestReady?.pageContext ?? PageContext(type: .other)
         let event = GravityCustomEvent(
             type: type, name: type.replacingOccurrences(of: "_", with: " "), customProps: props.compactMapValues { $0 })
-        tracker.enqueue([.event(event, identity: override ?? identity.wire, context: sdkContext(context))])
+        tracker.enqueue([.event(event, envelope: envelope(context, user: override))])
     }
 
     /// Queues tracking URL requests under the current identity; identical URLs once (AN5).
     func enqueueURLs(_ urls: [String]) {
         var seen: Set<String> = []
         let unique = urls.filter { seen.insert($0).inserted }
-        tracker.enqueue(unique.map { .url($0, uid: identity.wire.uid) })
+        let user = identity.wire
+        tracker.enqueue(unique.map { .url($0, user: user) })
     }
 }

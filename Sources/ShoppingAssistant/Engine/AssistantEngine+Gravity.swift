@@ -1,25 +1,13 @@
 import Foundation
 
-/// A custom event for `triggerEvent` (B5): `{"type", "name", "customProps"}` on the wire.
-public struct CustomEvent: Sendable, Hashable {
-    public var type: String
-    public var name: String
-    public var customProps: [String: String]
-
-    public init(type: String, name: String, customProps: [String: String] = [:]) {
-        self.type = type
-        self.name = name
-        self.customProps = customProps
-    }
-}
-
 // MARK: - Base SDK subset (B3–B6)
 
 extension AssistantEngine {
     /// Reports a page view: `POST /visit` (B5). The assistant never calls it itself (E4).
     public func trackView(pageContext: PageContext) async {
         let epoch = identity.epoch
-        let result = await gravity.visit(identity: identity.wire, context: sdkContext(pageContext))
+        let result = await gravity.visit(envelope: envelope(pageContext))
+        if case .failure(.failed(let error, _)) = result { logger.log(.error, "gravity POST /visit (trackView) failed: \(error)") }
         await absorbEventResponse(result, epoch: epoch)
     }
 
@@ -27,21 +15,34 @@ extension AssistantEngine {
     public func triggerEvent(events: [CustomEvent], pageContext: PageContext) async {
         let epoch = identity.epoch
         let wire = events.map { GravityCustomEvent(type: $0.type, name: $0.name, customProps: $0.customProps) }
-        let result = await gravity.event(wire, identity: identity.wire, context: sdkContext(pageContext))
+        let result = await gravity.event(wire, envelope: envelope(pageContext))
+        if case .failure(.failed(let error, _)) = result { logger.log(.error, "gravity POST /event (triggerEvent) failed: \(error)") }
         await absorbEventResponse(result, epoch: epoch)
     }
 
-    /// Content of a selector: `POST /choose` (B5). `nil` on a network or decoding error, which
-    /// is logged. Never blocked by a presentation lock (B6).
+    /// Content of a selector: `POST /choose` (B5), holding only the entries of `selector`. `nil`
+    /// on a network or decoding error, which is logged. A successful answer starts content load
+    /// tracking for its contents (B7). Never blocked by a presentation lock (B6).
     public func getContentBySelector(selector: String, pageContext: PageContext) async -> ContentResponse? {
         let epoch = identity.epoch
-        switch await gravity.choose(selector: selector, identity: identity.wire, context: sdkContext(pageContext)) {
+        switch await gravity.choose(selector: selector, settings: contentSettings, envelope: envelope(pageContext)) {
         case .success(let answer):
             absorb(answer.user, epoch: epoch)
+            trackContentLoad(answer.value, epoch: epoch)
             return answer.value
-        case .failure:
+        case .failure(.cancelled):
+            return nil
+        case .failure(.failed(let error, _)):
+            logger.log(.error, "gravity POST /choose (getContentBySelector \(selector)) failed: \(error)")
             return nil
         }
+    }
+
+    /// Replaces the `options` and `data[].options` of the following Gravity requests, like the
+    /// base SDK's `setOptions` (the proxy URL is the configuration's `gravityBaseURL`).
+    public func setOptions(_ options: GravityOptions, contentSettings: GravityContentSettings? = nil) {
+        gravityOptions = options
+        if let contentSettings { self.contentSettings = contentSettings }
     }
 
     /// Switches to manual identity mode (B3). Another user id is an identity change: the
@@ -88,6 +89,18 @@ extension AssistantEngine {
 
     // MARK: - Internals
 
+    /// The user, page (with the SDK attributes) and options a Gravity request made now carries.
+    func envelope(_ pageContext: PageContext, user: GravityUser? = nil) -> GravityClient.Envelope {
+        GravityClient.Envelope(user: user ?? identity.wire, context: sdkContext(pageContext), options: gravityOptions)
+    }
+
+    /// Content load tracking (B7): requests the load URLs of every content, as the identity the
+    /// content was fetched for; nothing is shown and nothing waits.
+    func trackContentLoad(_ content: ContentResponse, epoch: UInt64) {
+        guard epoch == identity.epoch else { return }
+        enqueueURLs(content.loadTrackingURLs)
+    }
+
     func sdkContext(_ context: PageContext) -> PageContext {
         context.withSDKAttributes(
             appVersion: configuration.appVersion, sdkVersion: AssistantEngineConfiguration.sdkVersion, platform: "linux"
@@ -103,9 +116,7 @@ extension AssistantEngine {
 
     private func absorbEventResponse(
         _ result: Result<GravityClient.Answer<[InAppCampaign]>, WireFailure>, epoch: UInt64
-    )
-        async
-    {
+    ) async {
         guard case .success(let answer) = result else { return }
         absorb(answer.user, epoch: epoch)
         for campaign in answer.value {
@@ -120,13 +131,13 @@ extension AssistantEngine {
     }
 
     /// Keeps the `user` of a response made under identity `epoch` (B3, S3, S4).
-    func absorb(_ user: GravityUser?, epoch: UInt64) {
+    func absorb(_ user: GravityAnsweredUser?, epoch: UInt64) {
         let outcome = identity.absorb(user, epoch: epoch)
         if let uid = outcome.persist { identityStore.saveUID(uid) }
         if outcome.resolved { runPreparation(preparation.identityResolved()) }
     }
 
-    private func identityDidChange(previous: GravityIdentity) async {
+    private func identityDidChange(previous: GravityUser) async {
         logger.log(.info, "identity changed")
         // The old dialog's end is reported as the old user (AN3).
         await endDialog(.identityChange, identity: previous)

@@ -40,11 +40,11 @@ extension AssistantEngine {
             switch action {
             case .fetchConfiguration(let id, let selector, let pageContext):
                 let epoch = identity.epoch
-                let wireIdentity = identity.wire
-                let context = sdkContext(pageContext)
+                let envelope = envelope(pageContext)
+                let settings = contentSettings
                 let gravity = self.gravity
                 let task = spawn {
-                    let result = await gravity.choose(selector: selector, identity: wireIdentity, context: context)
+                    let result = await gravity.choose(selector: selector, settings: settings, envelope: envelope)
                     await self.configurationArrived(id, result, epoch: epoch)
                 }
                 preparationWork[id, default: []].append(task)
@@ -59,6 +59,8 @@ extension AssistantEngine {
                 for task in preparationWork.removeValue(forKey: id) ?? [] { task.cancel() }
             case .finish(let id, let result):
                 finishPreparation(id, result)
+            case .trackContentLoad(let urls):
+                enqueueURLs(urls)
             }
         }
     }

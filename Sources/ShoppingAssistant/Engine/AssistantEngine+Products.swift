@@ -124,8 +124,8 @@ extension AssistantEngine {
                     products: products.enumerated().map { item, product in
                         product.product(
                             ref: AssistantProductRef(
-                                opening: opening, dialog: dialog.epoch, identity: identity.epoch, reply: index,
-                                item: item))
+                                opening: opening, dialog: dialog.epoch, identity: identity.epoch,
+                                reply: reply.key, item: item))
                     })
             }
             let buttons = content.buttons.compactMap { button -> AssistantReplyButton? in
@@ -135,7 +135,7 @@ extension AssistantEngine {
                     isEnabled: handler?.canHandle(action) ?? false)  // AC4
             }
             return AssistantChatMessage(
-                id: content.assistantMessageId ?? "reply-\(index)", role: .assistant, text: content.text,
+                id: content.assistantMessageId ?? "reply-\(reply.key)", role: .assistant, text: content.text,
                 productBlock: block, buttons: buttons,
                 canRate: content.assistantMessageId != nil && reply.rating == nil, rating: reply.rating)
         }

@@ -29,6 +29,9 @@ public actor AssistantEngine {
     // MARK: - State
 
     var identity: IdentityState
+    /// The `options` and `data[].options` of the next Gravity requests (`setOptions`).
+    var gravityOptions: GravityOptions
+    var contentSettings: GravityContentSettings
     var preparation = PreparationMachine()
     /// The latest ready start screen; new dialogs start from it (D14, D16).
     var latestReady: PreparedAssistant?
@@ -85,17 +88,18 @@ public actor AssistantEngine {
         let logger = logger ?? AssistantLogger(level: configuration.logLevel)
         logger.addSecret(configuration.apiKey)
         self.logger = logger
-        let gravityCall = WireCall(transport: transport, logger: logger, service: "gravity")
+        func call(_ service: String) -> WireCall {
+            WireCall(transport: transport, logger: logger, service: service, userAgent: configuration.userAgent)
+        }
         gravity = GravityClient(
             baseURL: configuration.gravityBaseURL, apiKey: configuration.apiKey, section: configuration.section,
-            userAgent: configuration.userAgent, call: gravityCall)
-        shopping = ShoppingClient(
-            baseURL: configuration.shoppingBaseURL,
-            call: WireCall(transport: transport, logger: logger, service: "shopping"))
-        tracker = Tracker(
-            gravity: gravity, call: WireCall(transport: transport, logger: logger, service: "tracking"),
-            activity: activity)
+            device: GravityDevice(userAgent: configuration.userAgent, id: configuration.deviceId),
+            call: call("gravity"))
+        shopping = ShoppingClient(baseURL: configuration.shoppingBaseURL, call: call("shopping"))
+        tracker = Tracker(gravity: gravity, call: call("tracking"), activity: activity)
         identity = IdentityState(storedUID: identityStore.loadUID())
+        gravityOptions = configuration.options
+        contentSettings = configuration.contentSettings
     }
 
     // MARK: - Registration (G1)

@@ -13,8 +13,16 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     public var logLevel: AssistantLogLevel
     /// Reported in `attributes.app_version` (B4).
     public var appVersion: String
-    /// Reported as `device.userAgent`.
+    /// Reported as `device.userAgent` and sent as the `User-Agent` header of every request.
     public var userAgent: String
+    /// The `options` of every Gravity request (the base SDK's `setOptions`); the vendor SDK's
+    /// defaults unless set. `AssistantEngine.setOptions` changes them at runtime.
+    public var options: GravityOptions
+    /// The `data[].options` of `/choose` requests (the base SDK's `ContentSettings`).
+    public var contentSettings: GravityContentSettings
+    /// `device.id`. The mobile SDKs persist a per-install id; an engine has no device (one
+    /// process may serve many users), so it sends none unless the host gives one.
+    public var deviceId: String?
 
     public static let defaultGravityBaseURL = URL(string: "https://evs-01.gravityfield.ai/v2")!
     public static let defaultShoppingBaseURL = URL(string: "https://shopping-assistant-api.gravityfield.ai")!
@@ -24,7 +32,9 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     public init(
         apiKey: String, section: String, gravityBaseURL: URL? = nil, shoppingBaseURL: URL? = nil,
         logLevel: AssistantLogLevel = .error, appVersion: String = "0.0.0",
-        userAgent: String = "ShoppingAssistant-Swift/\(AssistantEngineConfiguration.sdkVersion) (Linux)"
+        userAgent: String = "ShoppingAssistant-Swift/\(AssistantEngineConfiguration.sdkVersion) (Linux)",
+        options: GravityOptions = GravityOptions(), contentSettings: GravityContentSettings = GravityContentSettings(),
+        deviceId: String? = nil
     ) {
         self.apiKey = apiKey
         self.section = section
@@ -33,5 +43,8 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
         self.logLevel = logLevel
         self.appVersion = appVersion
         self.userAgent = userAgent
+        self.options = options
+        self.contentSettings = contentSettings
+        self.deviceId = deviceId
     }
 }

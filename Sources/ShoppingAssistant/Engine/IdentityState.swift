@@ -1,14 +1,23 @@
 /// The identity rules of B3 and S3, as a value type.
+///
+/// Two modes, as in the base SDK. SDK-managed: the `uid` Gravity returns is persisted and sent
+/// back as `user.uid`, `ses` is kept for the process. Manual, after `setUser(userId:sessionId:)`:
+/// the app's id travels as `user.custom`, never as `uid`; the `uid` Gravity returns for it is
+/// still the canonical one the assistant uses (S3), held for that identity only and never
+/// written over the SDK-managed stored uid.
 struct IdentityState: Sendable, Hashable {
     struct ManualUser: Sendable, Hashable {
         let userId: String
         let sessionId: String?
     }
 
-    /// SDK-managed uid, persisted; also the canonical uid in managed mode.
+    /// SDK-managed uid, persisted; the canonical uid in managed mode.
     private(set) var managedUID: String?
+    /// The session Gravity returned in managed mode; runtime only.
+    private(set) var managedSes: String?
     private(set) var manual: ManualUser?
-    private(set) var ses: String?
+    /// The session Gravity returned for a manual user whose app gave none.
+    private(set) var manualSes: String?
     /// The canonical `user.uid` Gravity returned for the current identity (S3).
     private(set) var canonicalUID: String?
     /// Increases on every identity change; refs, events and requests carry it.
@@ -19,16 +28,22 @@ struct IdentityState: Sendable, Hashable {
         canonicalUID = storedUID
     }
 
-    /// What Gravity requests send as `user`.
-    var wire: GravityIdentity {
-        if let manual { return GravityIdentity(uid: manual.userId, ses: manual.sessionId ?? ses) }
-        return GravityIdentity(uid: managedUID, ses: ses)
+    /// What Gravity requests send as `user` (wire.md § Gravity API V2).
+    var wire: GravityUser {
+        if let manual { return GravityUser(custom: manual.userId, ses: manual.sessionId ?? manualSes) }
+        return GravityUser(uid: managedUID, ses: managedSes)
     }
 
-    /// Takes `user` from a response made under `epoch`. Returns the uid to persist, if any.
-    mutating func absorb(_ user: GravityUser?, epoch requestEpoch: UInt64) -> (persist: String?, resolved: Bool) {
+    /// Takes the `user` of an answer to a request made under `epoch`; an answer to a request of
+    /// an older identity is ignored, so a late answer never restores a replaced uid.
+    /// Returns the uid to persist, if any, and whether the canonical uid just became known.
+    mutating func absorb(_ user: GravityAnsweredUser?, epoch requestEpoch: UInt64) -> (
+        persist: String?, resolved: Bool
+    ) {
         guard requestEpoch == epoch, let user else { return (nil, false) }
-        if let ses = user.ses, !ses.isEmpty { self.ses = ses }
+        if let ses = user.ses, !ses.isEmpty {
+            if manual == nil { managedSes = ses } else if manual?.sessionId == nil { manualSes = ses }
+        }
         guard let uid = user.uid, !uid.isEmpty else { return (nil, false) }
         let wasUnknown = canonicalUID == nil
         canonicalUID = uid
@@ -43,14 +58,15 @@ struct IdentityState: Sendable, Hashable {
     /// Whether `setUser` with this id would be an identity change.
     func isChange(toUser userId: String) -> Bool { manual?.userId != userId }
 
-    /// `setUser(userId:sessionId:)`. Returns true when this is an identity change (B3).
+    /// `setUser(userId:sessionId:)`. Returns true when this is an identity change (B3); the same
+    /// id with another session only replaces the session.
     mutating func setUser(userId: String, sessionId: String?) -> Bool {
         if let manual, manual.userId == userId {
             self.manual = ManualUser(userId: userId, sessionId: sessionId)
             return false
         }
         manual = ManualUser(userId: userId, sessionId: sessionId)
-        ses = nil
+        manualSes = nil
         canonicalUID = nil  // known again only from Gravity's answer (S3)
         epoch += 1
         return true
@@ -59,8 +75,9 @@ struct IdentityState: Sendable, Hashable {
     /// An explicit reset to a new anonymous, SDK-managed identity.
     mutating func reset() {
         manual = nil
+        manualSes = nil
         managedUID = nil
-        ses = nil
+        managedSes = nil
         canonicalUID = nil
         epoch += 1
     }

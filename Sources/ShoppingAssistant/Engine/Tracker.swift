@@ -9,19 +9,25 @@ public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
         case url
     }
 
+    /// Which channel delivered it.
     public let kind: Kind
     /// The event type, or the tracking URL.
     public let name: String
-    /// The uid the record was sent as (AN3).
+    /// The SDK-managed `user.uid` the record was sent as (AN3); `nil` for a manual user.
     public let uid: String?
+    /// The app's own id (`user.custom`) the record was sent as, for a manual user (B3, AN3).
+    public let customUserId: String?
+    /// The event's `customProps`; empty for a tracking URL.
     public let properties: [String: String]
     /// `nil` on success, else the error code.
     public let failure: String?
 
+    /// One line: kind, name, user and properties sorted by key, and the failure if any.
     public var description: String {
         let props = properties.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let outcome = failure.map { " FAILED \($0)" } ?? ""
-        return "\(kind.rawValue) \(name) uid=\(uid ?? "-")\(props.isEmpty ? "" : " " + props)\(outcome)"
+        let user = customUserId.map { "custom=\($0)" } ?? "uid=\(uid ?? "-")"
+        return "\(kind.rawValue) \(name) \(user)\(props.isEmpty ? "" : " " + props)\(outcome)"
     }
 }
 
@@ -30,8 +36,10 @@ public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
 /// changes; nothing is retried forever and nothing is promised at process exit (AN4, AN9).
 final class Tracker: Sendable {
     enum Job: Sendable {
-        case event(GravityCustomEvent, identity: GravityIdentity, context: PageContext)
-        case url(String, uid: String?)
+        /// A lifecycle event, with the envelope (user, page, options) it is bound to (AN3).
+        case event(GravityCustomEvent, envelope: GravityClient.Envelope)
+        /// A tracking URL, requested with `GET` and no key; `user` is who it is logged for.
+        case url(String, user: GravityUser)
     }
 
     private struct State {
@@ -111,26 +119,35 @@ final class Tracker: Sendable {
 
     private func deliver(_ job: Job) async -> TrackingRecord {
         switch job {
-        case .event(let event, let identity, let context):
-            let result = await gravity.event([event], identity: identity, context: context)
-            return TrackingRecord(
-                kind: .event, name: event.type, uid: identity.uid, properties: event.customProps,
-                failure: failureCode(result.map { _ in () }))
-        case .url(let string, let uid):
+        case .event(let event, let envelope):
+            let result = await gravity.event([event], envelope: envelope)
+            return record(.event, event.type, user: envelope.user, properties: event.customProps, result.map { _ in () })
+        case .url(let string, let user):
             guard let url = URL(string: string) else {
-                return TrackingRecord(kind: .url, name: string, uid: uid, properties: [:], failure: "invalid_url")
+                return TrackingRecord(
+                    kind: .url, name: string, uid: user.uid, customUserId: user.custom, properties: [:],
+                    failure: "invalid_url")
             }
             let result = await call.perform(HTTPRequest(method: .get, url: url))
-            return TrackingRecord(
-                kind: .url, name: string, uid: uid, properties: [:], failure: failureCode(result.map { _ in () }))
+            return record(.url, string, user: user, properties: [:], result.map { _ in () })
         }
     }
 
-    private func failureCode(_ result: Result<Void, WireFailure>) -> String? {
+    /// The log entry of one attempt. A failure is logged as an error: nothing else reports a
+    /// lost event or tracking URL, and nothing retries it (AN9).
+    private func record(
+        _ kind: TrackingRecord.Kind, _ name: String, user: GravityUser, properties: [String: String],
+        _ result: Result<Void, WireFailure>
+    ) -> TrackingRecord {
+        let failure: String?
         switch result {
-        case .success: return nil
-        case .failure(.cancelled): return "cancelled"
-        case .failure(.failed(let error, _)): return error.code.rawValue
+        case .success: failure = nil
+        case .failure(.cancelled): failure = "cancelled"
+        case .failure(.failed(let error, _)):
+            failure = error.code.rawValue
+            call.logger.log(.error, "\(kind.rawValue) \(name) not delivered: \(error)")
         }
+        return TrackingRecord(
+            kind: kind, name: name, uid: user.uid, customUserId: user.custom, properties: properties, failure: failure)
     }
 }

@@ -40,12 +40,23 @@ struct DialogContext: Sendable, Hashable {
     let uid: String
     let tenant: String
     let identityEpoch: UInt64
+    /// The dialog's page exactly as it was sent to Gravity (SDK attributes, upper-case type).
+    let page: PageContext
 
     var runtimeContext: ShoppingRuntimeContext {
         ShoppingRuntimeContext(
-            tenantId: tenant, uid: uid, selector: prepared.selector, campaignId: prepared.campaignId,
-            page: prepared.pageContext)
+            tenantId: tenant, uid: uid, selector: prepared.selector, campaignId: prepared.campaignId, page: page)
     }
+}
+
+/// What a new dialog is bound to when its first message is sent (D14, S2, S3).
+struct DialogStart: Sendable, Hashable {
+    let prepared: PreparedAssistant
+    let uid: String
+    let tenant: String
+    let identityEpoch: UInt64
+    /// `prepared.pageContext` as sent to Gravity.
+    let page: PageContext
 }
 
 /// The dialog rules (D1–D17) as a value type. The engine executes its actions.
@@ -66,6 +77,9 @@ struct DialogMachine: Sendable {
     }
 
     struct ReplyEntry: Sendable, Hashable {
+        /// Names the reply for as long as the dialog lives, whatever is inserted before it:
+        /// product refs carry it, so a ref never turns stale or moves to another product (PR8).
+        let key: UInt64
         let content: ReplyContent
         var rating: AssistantRating?
         /// Reply-level impressions are requested when the reply is first shown (AN7).
@@ -106,7 +120,8 @@ struct DialogMachine: Sendable {
         case track(Lifecycle)
         /// The chat model changed: publish a new snapshot.
         case publish
-        /// Malformed items were dropped from a reply; log them.
+        /// Notes for the log: malformed items dropped from a reply, a send that failed (the chat
+        /// shows it, so they are not errors).
         case diagnostics([String])
     }
 
@@ -124,6 +139,7 @@ struct DialogMachine: Sendable {
     /// reuse what it derived from an entry until that entry changes.
     private(set) var revisions: [UInt64] = []
     private var lastRevision: UInt64 = 0
+    private var lastReplyKey: UInt64 = 0
 
     private mutating func stamp() -> UInt64 {
         lastRevision += 1
@@ -144,7 +160,7 @@ struct DialogMachine: Sendable {
     /// preparation and the canonical uid); it is ignored when a dialog is already active (D14).
     mutating func send(
         text: String, messageId: String, newThreadId: String,
-        start: (prepared: PreparedAssistant, uid: String, tenant: String, identityEpoch: UInt64)?
+        start: DialogStart?
     ) -> Result<[Action], AssistantSendRefusal> {
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return .failure(.emptyText) }
         if case .sending = state { return .failure(.busy) }  // D2
@@ -152,7 +168,7 @@ struct DialogMachine: Sendable {
             guard let start else { return .failure(.notReady) }
             context = DialogContext(
                 threadId: newThreadId, prepared: start.prepared, uid: start.uid, tenant: start.tenant,
-                identityEpoch: start.identityEpoch)
+                identityEpoch: start.identityEpoch, page: start.page)
         }
         guard let context else { return .failure(.notReady) }
         let body = ShoppingClient.messageBody(
@@ -246,7 +262,7 @@ struct DialogMachine: Sendable {
             // D9, D10: keep every local message; the send's own error is what the user sees.
             var error = reconciling
             error.message += "; history could not be read: \(historyError.code.rawValue)"
-            return fail(tag, error, retryable: true) + [.diagnostics(["history: \(historyError)"])]
+            return fail(tag, error, retryable: true)
         }
     }
 
@@ -257,7 +273,8 @@ struct DialogMachine: Sendable {
         entry.status = .sent
         entries[index] = .user(entry)
         revisions[index] = stamp()
-        entries.insert(.reply(ReplyEntry(content: reply)), at: index + 1)
+        lastReplyKey += 1
+        entries.insert(.reply(ReplyEntry(key: lastReplyKey, content: reply)), at: index + 1)
         revisions.insert(stamp(), at: index + 1)
         state = .active
         var actions: [Action] = [
@@ -281,6 +298,7 @@ struct DialogMachine: Sendable {
         state = .active
         return [
             .track(.messageError(threadId: context.threadId, messageId: tag.messageId, code: error.code)), .publish,
+            .diagnostics(["message \(tag.messageId) not delivered: \(error)"]),
         ]
     }
 
@@ -351,12 +369,13 @@ struct DialogMachine: Sendable {
         return urls
     }
 
-    /// The product at a ref's position, if the ref names one in this dialog.
-    func product(reply: Int, item: Int) -> ReplyProduct? {
-        guard entries.indices.contains(reply), case .reply(let entry) = entries[reply],
-            let products = entry.content.products, products.indices.contains(item)
-        else { return nil }
-        return products[item]
+    /// The product a ref names in this dialog: item `item` of the reply with key `reply`.
+    func product(reply: UInt64, item: Int) -> ReplyProduct? {
+        for case .reply(let entry) in entries where entry.key == reply {
+            guard let products = entry.content.products, products.indices.contains(item) else { return nil }
+            return products[item]
+        }
+        return nil
     }
 
     /// The reply with a given assistant message ID.

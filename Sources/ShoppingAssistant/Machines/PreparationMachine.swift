@@ -44,6 +44,8 @@ struct PreparationMachine: Sendable {
         case stopWork(PreparationID)
         /// Return `result` to the caller of this preparation.
         case finish(PreparationID, AssistantPrepareResult)
+        /// Request these content load tracking URLs of the configuration's answer (B7).
+        case trackContentLoad([String])
     }
 
     private(set) var state: State = .idle
@@ -105,25 +107,28 @@ struct PreparationMachine: Sendable {
             state = .failed(error)
             return [.stopWork(id), .finish(id, .failure(error))]
         case .success(let response):
+            // The answer is this preparation's: its contents were loaded, whatever they say (B7).
+            let urls = response.loadTrackingURLs
+            let load: [Action] = urls.isEmpty ? [] : [.trackContentLoad(urls)]
             switch ConfigurationOutcome(response) {
             case .invalid(let reason):
                 let error = AssistantError(code: .invalidConfiguration, message: reason)
                 state = .failed(error)
-                return [.stopWork(id), .finish(id, .failure(error))]
+                return load + [.stopWork(id), .finish(id, .failure(error))]
             case .unavailable(let reason):
                 state = .unavailable(reason)
-                return [.stopWork(id), .finish(id, .unavailable(reason))]
+                return load + [.stopWork(id), .finish(id, .unavailable(reason))]
             case .ready(let configuration, let campaignId):
                 let prepared = PreparedAssistant(
                     id: id, selector: attempt.selector, pageContext: attempt.pageContext,
                     configuration: configuration, campaignId: campaignId)
                 if uidKnown {
                     state = .ready(prepared)
-                    return [.stopWork(id), .finish(id, .ready)]
+                    return load + [.stopWork(id), .finish(id, .ready)]
                 }
                 attempt.awaitingIdentity = prepared
                 state = .preparing(attempt)
-                return []
+                return load
             }
         }
     }

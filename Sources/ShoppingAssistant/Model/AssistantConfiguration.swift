@@ -53,14 +53,14 @@ enum ConfigurationOutcome: Sendable, Hashable {
     case invalid(String)
 
     init(_ response: ContentResponse) {
-        let contents = response.campaigns.flatMap { campaign in campaign.contents.map { (campaign, $0) } }
+        let contents = response.variations.flatMap { variation in variation.contents.map { (variation, $0) } }
         guard !contents.isEmpty else {
             self = .unavailable(.notFound)  // C5: a typo or an inactive campaign
             return
         }
         var configurations: [(AssistantConfiguration, String?)] = []
         for (campaign, content) in contents {
-            guard let json = content.customJSON else {
+            guard let json = content.custom?.json else {
                 self = .invalid("a selected content carries no custom.json")  // C5, C6
                 return
             }

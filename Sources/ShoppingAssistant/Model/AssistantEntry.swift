@@ -16,8 +16,8 @@ public struct AssistantEntry: Sendable, Hashable {
     /// Only the one selected content is used: the first content of the first campaign that
     /// has one. Variations of different campaigns are never merged (E2).
     public static func parse(_ response: ContentResponse?) -> AssistantEntry? {
-        guard let content = response?.campaigns.lazy.compactMap({ $0.contents.first }).first,
-            let data = content.customJSON?.data(using: .utf8),
+        guard let content = response?.variations.lazy.compactMap({ $0.contents.first }).first,
+            let data = content.custom?.json?.data(using: .utf8),
             let object = (try? JSONDecoder().decode(JSONValue.self, from: data))?.objectValue,
             let enabled = object["enabled"]?.boolValue
         else { return nil }

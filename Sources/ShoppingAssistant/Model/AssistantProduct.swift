@@ -7,8 +7,8 @@ public struct AssistantProductRef: Sendable, Hashable, CustomStringConvertible {
     let opening: UInt64
     let dialog: UInt64
     let identity: UInt64
-    /// Position of the reply in the dialog.
-    let reply: Int
+    /// The reply's key in its dialog: stable while the dialog lives (PR8).
+    let reply: UInt64
     /// Position of the product in that reply's block.
     let item: Int
 

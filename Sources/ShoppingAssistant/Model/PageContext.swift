@@ -1,9 +1,25 @@
 /// The screen a request is made from (B4). Values travel byte for byte: the engine never
 /// changes case, trims or normalises them, because campaigns target exact SKUs and paths.
 public struct PageContext: Sendable, Hashable, Codable {
-    /// The kind of screen, with the raw values Gravity expects.
-    public enum PageType: String, Sendable, Hashable, Codable, CaseIterable {
-        case homepage, product, cart, category, search, other
+    /// The kind of screen. The raw values are Gravity's upper-case spelling (`PRODUCT`), the
+    /// one the service and the vendor's SDKs use on the wire (B4); `description` is the lower-case
+    /// name for people.
+    public enum PageType: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+        /// The shop's start screen.
+        case homepage = "HOMEPAGE"
+        /// A product page; `data` holds its SKU.
+        case product = "PRODUCT"
+        /// The cart; `data` holds the SKUs in it.
+        case cart = "CART"
+        /// A category listing; `data` holds the category path.
+        case category = "CATEGORY"
+        /// Search results; `data` holds the query.
+        case search = "SEARCH"
+        /// Any other screen.
+        case other = "OTHER"
+
+        /// The lower-case case name (`product`), for prompts and logs.
+        public var description: String { rawValue.lowercased() }
     }
 
     public var type: PageType

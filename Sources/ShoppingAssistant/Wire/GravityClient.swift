@@ -1,75 +1,70 @@
 import Foundation
 
-/// Who a Gravity request is made for: the values sent as `user` (B3).
-struct GravityIdentity: Sendable, Hashable {
-    var uid: String?
-    var ses: String?
-}
-
-/// Builds Gravity API V2 requests and decodes their responses (B5, wire.md § Gravity API V2).
-/// It holds no state: the identity to send is passed in, the identity received is returned,
-/// and the engine decides what to keep.
+/// Builds Gravity API V2 requests and decodes their answers (B5, wire.md § Gravity API V2).
+/// It holds no state: the user to send and the options are passed in, the user received is
+/// returned, and the engine decides what to keep.
 struct GravityClient: Sendable {
     let baseURL: URL
     let apiKey: String
     let section: String
-    let userAgent: String
+    let device: GravityDevice
     let call: WireCall
 
-    struct Answer<Value: Sendable>: Sendable {
-        var value: Value
-        var user: GravityUser?
+    /// What every request carries besides its endpoint's own fields.
+    struct Envelope: Sendable, Hashable {
+        var user: GravityUser
+        var context: PageContext
+        var options: GravityOptions
     }
 
-    func choose(selector: String, identity: GravityIdentity, context: PageContext) async -> Result<
+    /// A decoded answer and the `user` it carried.
+    struct Answer<Value: Sendable>: Sendable {
+        var value: Value
+        var user: GravityAnsweredUser?
+    }
+
+    /// `POST /choose` for one selector; the answer holds only that selector's entries.
+    func choose(selector: String, settings: GravityContentSettings, envelope: Envelope) async -> Result<
         Answer<ContentResponse>, WireFailure
     > {
-        let body = envelope(
-            identity: identity, context: context, type: nil, data: [GravitySelectorRequest(selector: selector)])
+        let body = request(envelope, type: nil, data: [GravitySelectorRequest(selector: selector, options: settings)])
         return await post("choose", body: body).flatMap { response in
-            guard let decoded = try? JSONDecoder().decode(GravityChooseResponse.self, from: response.body) else {
-                call.logger.log(.error, "gravity POST /choose: undecodable response")  // B5
+            guard let (content, user) = GravityAnswer.choose(response.body, selector: selector) else {
                 return .failure(
                     .failed(
                         AssistantError(code: .invalidResponse, message: "undecodable /choose response"),
                         uncertain: false))
             }
-            return .success(Answer(value: ContentResponse(wire: decoded), user: decoded.user))
+            return .success(Answer(value: content, user: user))
         }
     }
 
-    func visit(identity: GravityIdentity, context: PageContext) async -> Result<Answer<[InAppCampaign]>, WireFailure> {
-        let body = envelope(identity: identity, context: context, type: "screenview", data: [GravityCustomEvent]?.none)
-        return await post("visit", body: body).flatMap(decodeEventResponse)
+    /// `POST /visit` with `type: screenview`.
+    func visit(envelope: Envelope) async -> Result<Answer<[InAppCampaign]>, WireFailure> {
+        await post("visit", body: request(envelope, type: "screenview", data: [GravityCustomEvent]?.none))
+            .flatMap(decodeEvents)
     }
 
-    func event(_ events: [GravityCustomEvent], identity: GravityIdentity, context: PageContext) async -> Result<
+    /// `POST /event` with the events as `data`.
+    func event(_ events: [GravityCustomEvent], envelope: Envelope) async -> Result<
         Answer<[InAppCampaign]>, WireFailure
     > {
-        let body = envelope(identity: identity, context: context, type: nil, data: events)
-        return await post("event", body: body).flatMap(decodeEventResponse)
+        await post("event", body: request(envelope, type: nil, data: events)).flatMap(decodeEvents)
     }
 
-    private func decodeEventResponse(_ response: HTTPResponse) -> Result<Answer<[InAppCampaign]>, WireFailure> {
-        if response.body.isEmpty { return .success(Answer(value: [], user: nil)) }
-        guard let decoded = try? JSONDecoder().decode(GravityEventResponse.self, from: response.body) else {
-            call.logger.log(.error, "gravity: undecodable event response")
+    private func decodeEvents(_ response: HTTPResponse) -> Result<Answer<[InAppCampaign]>, WireFailure> {
+        guard let (campaigns, user) = GravityAnswer.events(response.body) else {
             return .failure(
-                .failed(AssistantError(code: .invalidResponse, message: "undecodable event response"), uncertain: false)
-            )
+                .failed(AssistantError(code: .invalidResponse, message: "undecodable event response"), uncertain: false))
         }
-        let campaigns = (decoded.campaigns ?? []).compactMap { wire in
-            wire.campaignId.map { InAppCampaign(campaignId: $0, trigger: wire.trigger, priority: wire.priority) }
-        }
-        return .success(Answer(value: campaigns, user: decoded.user))
+        return .success(Answer(value: campaigns, user: user))
     }
 
-    private func envelope<Payload: Encodable & Sendable>(
-        identity: GravityIdentity, context: PageContext, type: String?, data: Payload?
-    ) -> GravityRequest<Payload> {
+    private func request<Payload: Encodable & Sendable>(_ envelope: Envelope, type: String?, data: Payload?)
+        -> GravityRequest<Payload>
+    {
         GravityRequest(
-            sec: section, device: GravityDevice(userAgent: userAgent, id: nil),
-            user: GravityUser(uid: identity.uid, ses: identity.ses), ctx: context, options: GravityOptions(),
+            sec: section, device: device, user: envelope.user, ctx: envelope.context, options: envelope.options,
             type: type, data: data)
     }
 
@@ -79,18 +74,5 @@ struct GravityClient: Sendable {
             headers: ["Content-Type": "application/json", "Authorization": "Bearer \(apiKey)"],
             body: WireJSON.encode(body))
         return await call.perform(request)
-    }
-}
-
-/// An auto-shown in-app campaign announced by `/visit` or `/event` (B6, O7).
-public struct InAppCampaign: Sendable, Hashable {
-    public let campaignId: String
-    public let trigger: String?
-    public let priority: Int?
-
-    public init(campaignId: String, trigger: String?, priority: Int?) {
-        self.campaignId = campaignId
-        self.trigger = trigger
-        self.priority = priority
     }
 }

@@ -1,57 +1,51 @@
 import Foundation
 
 // MARK: - Gravity API V2 wire models (wire.md § Gravity API V2). Keep every shape here.
+//
+// Requests are shaped as the vendor's iOS SDK 1.0.4 sends them (`GravityRepository`): optional
+// fields that have no value are left out, not sent as `null`.
 
-/// `user` in requests and responses: whatever is known, `{}` on first launch.
-struct GravityUser: Codable, Hashable, Sendable {
+/// `user` in requests: SDK-managed mode sends `uid`/`ses` (whatever is known, `{}` on first
+/// launch); manual mode sends the app's id as `custom`, never as `uid` (B3).
+struct GravityUser: Encodable, Hashable, Sendable {
     var uid: String?
+    var custom: String?
     var ses: String?
+
 }
 
-struct GravityDevice: Encodable, Sendable {
+/// `device`, as the iOS SDK sends it. There is no device here: `id` is the host's to give
+/// (configuration), and is left out when it has none.
+struct GravityDevice: Encodable, Hashable, Sendable {
     var userAgent: String
     var id: String?
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(userAgent, forKey: .userAgent)
-        try container.encode(id, forKey: .id)  // explicit null, as the SDK sends it
-    }
-
-    private enum CodingKeys: String, CodingKey { case userAgent, id }
+    /// The push-permission status; the engine has no push channel.
+    var permission = "unknown"
+    /// The ad-tracking authorisation; not a concept on Linux.
+    var tracking = "notSupported"
 }
 
-struct GravityOptions: Encodable, Sendable {
-    var isReturnCounter = false
-    var isReturnUserInfo = true
-    var isReturnAnalyticsMetadata = false
-    var isImplicitPageview = false
-    var isImplicitImpression = false
-}
-
+/// One `data[]` item of a `/choose` request.
 struct GravitySelectorRequest: Encodable, Sendable {
-    struct Options: Encodable, Sendable {
-        var skusOnly = false
-        var fields: [String]? = nil
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(skusOnly, forKey: .skusOnly)
-            try container.encode(fields, forKey: .fields)
-        }
-
-        private enum CodingKeys: String, CodingKey { case skusOnly, fields }
-    }
-
     var selector: String
-    var options = Options()
+    var options: GravityContentSettings
 }
 
-/// A custom event in `/event` `data` (wire.md § POST /event).
+/// A custom event in `/event` `data` (wire.md § POST /event). `customProps` is left out when
+/// empty, as the SDK leaves out a `nil` one.
 struct GravityCustomEvent: Encodable, Hashable, Sendable {
     var type: String
     var name: String
     var customProps: [String: String]
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(name, forKey: .name)
+        if !customProps.isEmpty { try container.encode(customProps, forKey: .customProps) }
+    }
+
+    private enum CodingKeys: String, CodingKey { case type, name, customProps }
 }
 
 /// The common envelope of every Gravity request; `data` and `type` vary by endpoint.
@@ -65,50 +59,104 @@ struct GravityRequest<Payload: Encodable & Sendable>: Encodable, Sendable {
     var data: Payload?
 }
 
-struct GravityTrackingEvent: Decodable, Hashable, Sendable {
-    var type: String?
-    var urls: [String]?
-}
+/// `user` in a response: the canonical uid and the current session (B3, S3).
+struct GravityAnsweredUser: Hashable, Sendable {
+    var uid: String?
+    var ses: String?
 
-struct GravityContent: Decodable, Sendable {
-    struct Custom: Decodable, Sendable {
-        var json: String?
+    init(uid: String?, ses: String?) {
+        self.uid = uid
+        self.ses = ses
     }
 
-    var contentId: String?
-    var deliveryMethod: String?
-    var contentType: String?
-    var custom: Custom?
-    var events: [GravityTrackingEvent]?
+    init?(json: JSONValue?) {
+        guard let object = json?.objectValue else { return nil }
+        uid = object["uid"]?.stringValue
+        ses = object["ses"]?.stringValue
+    }
 }
 
-struct GravityPayload: Decodable, Sendable {
-    var campaignId: String?
-    var experienceId: String?
-    var variationId: String?
-    var decisionId: String?
-    var contents: [GravityContent]?
+/// An auto-shown in-app campaign announced by `/visit` or `/event` (B6, O7).
+public struct InAppCampaign: Sendable, Hashable {
+    /// The campaign to show.
+    public let campaignId: String
+    /// What triggered it (`screenview`, an event type).
+    public let trigger: String?
+    /// Higher is shown first.
+    public let priority: Int?
+
+    /// Wraps an already decoded campaign trigger.
+    public init(campaignId: String, trigger: String?, priority: Int?) {
+        self.campaignId = campaignId
+        self.trigger = trigger
+        self.priority = priority
+    }
 }
 
-struct GravitySelection: Decodable, Sendable {
-    var selector: String?
-    var payload: [GravityPayload]?
-}
+// MARK: - Decoding answers
 
-struct GravityChooseResponse: Decodable, Sendable {
-    var user: GravityUser?
-    var data: [GravitySelection]?
-}
+/// Reads Gravity answers leniently (wire.md): unknown fields are ignored, a malformed entry,
+/// variation or content is skipped, and only a malformed envelope fails: an answer that is not
+/// a JSON object, or whose list (`data`, `campaigns`) is not a list.
+enum GravityAnswer {
+    /// `/choose`: the entries of `selector` only (wire.md § POST /choose); `nil` if the envelope
+    /// is malformed. An absent or `null` `data` means nothing matched.
+    static func choose(_ body: Data, selector: String) -> (ContentResponse, GravityAnsweredUser?)? {
+        guard let object = WireJSON.decode(body)?.objectValue, let data = list(object["data"]) else { return nil }
+        let entries = data.compactMap(campaign).filter { $0.selector == selector }
+        return (ContentResponse(data: entries), GravityAnsweredUser(json: object["user"]))
+    }
 
-struct GravityCampaignTrigger: Decodable, Sendable {
-    var campaignId: String?
-    var trigger: String?
-    var priority: Int?
-    var delayTime: Double?
-}
+    /// `/visit` and `/event`: the in-app campaigns to show and the user; an empty body is an
+    /// empty answer.
+    static func events(_ body: Data) -> ([InAppCampaign], GravityAnsweredUser?)? {
+        if body.isEmpty { return ([], nil) }
+        guard let object = WireJSON.decode(body)?.objectValue, let triggers = list(object["campaigns"]) else {
+            return nil
+        }
+        let campaigns = triggers.compactMap { trigger -> InAppCampaign? in
+            guard let campaignId = trigger["campaignId"]?.stringValue else { return nil }
+            return InAppCampaign(
+                campaignId: campaignId, trigger: trigger["trigger"]?.stringValue,
+                priority: trigger["priority"]?.numberValue.flatMap { Int(exactly: $0) })
+        }
+        return (campaigns, GravityAnsweredUser(json: object["user"]))
+    }
 
-/// The response of `/visit` and `/event`.
-struct GravityEventResponse: Decodable, Sendable {
-    var user: GravityUser?
-    var campaigns: [GravityCampaignTrigger]?
+    /// An envelope list: absent or `null` is empty; any other non-array is malformed (`nil`).
+    private static func list(_ value: JSONValue?) -> [JSONValue]? {
+        switch value {
+        case nil, .null?: return []
+        case .array(let items)?: return items
+        default: return nil
+        }
+    }
+
+    private static func campaign(_ json: JSONValue) -> Campaign? {
+        guard let object = json.objectValue else { return nil }
+        return Campaign(
+            selector: object["selector"]?.stringValue,
+            payload: (object["payload"]?.arrayValue ?? []).compactMap(variation))
+    }
+
+    private static func variation(_ json: JSONValue) -> CampaignVariation? {
+        guard let object = json.objectValue else { return nil }
+        return CampaignVariation(
+            campaignId: object["campaignId"]?.stringValue, experienceId: object["experienceId"]?.stringValue,
+            variationId: object["variationId"]?.stringValue, decisionId: object["decisionId"]?.stringValue,
+            contents: (object["contents"]?.arrayValue ?? []).compactMap(content))
+    }
+
+    private static func content(_ json: JSONValue) -> CampaignContent? {
+        guard let object = json.objectValue else { return nil }
+        let custom = object["custom"]?.objectValue.map { CustomModel(json: $0["json"]?.stringValue) }
+        let events = (object["events"]?.arrayValue ?? []).compactMap { event -> ContentEvent? in
+            guard let type = event["type"]?.stringValue else { return nil }
+            return ContentEvent(type: type, urls: (event["urls"]?.arrayValue ?? []).compactMap(\.stringValue))
+        }
+        return CampaignContent(
+            contentId: object["contentId"]?.stringValue, contentType: object["contentType"]?.stringValue,
+            deliveryMethod: object["deliveryMethod"]?.stringValue, custom: custom, events: events,
+            variables: object["variables"]?.objectValue)
+    }
 }

@@ -14,13 +14,20 @@ enum WireFailure: Error, Sendable, Hashable {
 
 /// Sends one request through the transport, logs it, and maps every failure to the error
 /// table of wire.md § Errors. Shared by both service clients so the mapping is one table.
+///
+/// Failures are not logged here: the caller logs each one once, where it handles it — an error
+/// when nothing else reports it, a note when a result or the chat shows it (B2).
 struct WireCall: Sendable {
     let transport: any HTTPTransport
     let logger: AssistantLogger
     let service: String
+    /// Sent as `User-Agent` on every request instead of the HTTP library's default (wire.md).
+    let userAgent: String
 
     /// Returns the 2xx response, or the mapped failure.
     func perform(_ request: HTTPRequest) async -> Result<HTTPResponse, WireFailure> {
+        var request = request
+        request.headers["User-Agent"] = userAgent
         if logger.isEnabled(.debug) {
             logger.log(
                 .debug,
@@ -33,27 +40,15 @@ struct WireCall: Sendable {
             return .failure(.cancelled)
         } catch let error as HTTPTransportError {
             if Task.isCancelled { return .failure(.cancelled) }
-            let failure = Self.map(error)
-            logger.log(
-                .error,
-                "\(service) \(request.method.rawValue) \(request.url.path) failed: \(failure.error?.description ?? "")")
-            return .failure(failure)
+            return .failure(Self.map(error))
         } catch {
             if Task.isCancelled { return .failure(.cancelled) }
-            let failure = WireFailure.failed(AssistantError(code: .network, message: "\(error)"), uncertain: true)
-            logger.log(.error, "\(service) \(request.method.rawValue) \(request.url.path) failed: \(error)")
-            return .failure(failure)
+            return .failure(.failed(AssistantError(code: .network, message: "\(error)"), uncertain: true))
         }
         if logger.isEnabled(.debug) {
             logger.log(.debug, "\(service) ← \(response.status) \(request.url.path)\(Self.describe(response.body))")
         }
-        guard (200..<300).contains(response.status) else {
-            let failure = Self.map(response)
-            logger.log(
-                .error, "\(service) \(request.method.rawValue) \(request.url.path): \(failure.error?.description ?? "")"
-            )
-            return .failure(failure)
-        }
+        guard (200..<300).contains(response.status) else { return .failure(Self.map(response)) }
         return .success(response)
     }
 
@@ -71,7 +66,7 @@ struct WireCall: Sendable {
     /// wire.md § Errors: status and the body's `error.code` decide the code.
     static func map(_ response: HTTPResponse) -> WireFailure {
         let status = response.status
-        let body = try? JSONDecoder().decode(JSONValue.self, from: response.body)
+        let body = WireJSON.decode(response.body)
         let serverCode = body?["error"]?["code"]?.stringValue
         let serverMessage = body?["error"]?["message"]?.stringValue
         var detail = "HTTP \(status)"
@@ -106,5 +101,10 @@ enum WireJSON {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding our own Codable models cannot fail; fall back to an empty object regardless.
         return (try? encoder.encode(value)) ?? Data("{}".utf8)
+    }
+
+    /// Reads server bytes as JSON; `nil` when they are not JSON.
+    static func decode(_ data: Data) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: data)
     }
 }

@@ -6,12 +6,12 @@ import Foundation
 public enum WireFuzzing {
     /// Feeds `data` to every wire decoder as a response body. Must never crash or hang.
     public static func decodeResponses(_ data: Data) {
-        if let choose = try? JSONDecoder().decode(GravityChooseResponse.self, from: data) {
-            let content = ContentResponse(wire: choose)
+        if let (content, _) = GravityAnswer.choose(data, selector: "shopping-assistant") {
             _ = ConfigurationOutcome(content)
             _ = AssistantEntry.parse(content)
+            _ = content.variations.flatMap(\.contents).flatMap(\.loadTrackingURLs)
         }
-        _ = try? JSONDecoder().decode(GravityEventResponse.self, from: data)
+        _ = GravityAnswer.events(data)
         if let json = try? JSONDecoder().decode(JSONValue.self, from: data) {
             if let reply = ReplyContent(json: json, idKey: "assistantMessageId") {
                 for product in reply.products ?? [] {

@@ -200,7 +200,7 @@ import Testing
     // covers: D9, D10
     @Test func historyNotFoundIsLoggedAndNoLocalMessageIsErased() async throws {
         let logs = LogCollector()
-        let h = await EngineHarness(logger: logs.makeLogger())
+        let h = await EngineHarness(logger: logs.makeLogger(level: .info))
         await h.prepareReady()
         let firstId = try await h.sendAndReceive("Первый", reply: Fixtures.reply(to: "m"))
         let threadId = try #require(await h.engine.currentThreadID)
@@ -223,7 +223,8 @@ import Testing
             return
         }
         #expect(error.message.contains("history_unavailable"))
-        #expect(logs.messages.contains { $0.contains("history_unavailable") })
+        #expect(logs.messages.filter { $0.contains("history_unavailable") }.count == 1, "one line per failure")
+        #expect(logs.errors.isEmpty, "the dialog reports the failure: the log line is a note")
         #expect(await h.engine.currentThreadID == threadId)
         await h.verify()
     }
@@ -393,12 +394,12 @@ import Testing
 
         for exchange in [first, second] {
             let page = DialogWire.page(h.transport.request(for: exchange))
-            #expect(page["type"] as? String == "product")
+            #expect(page["type"] as? String == "PRODUCT")
             #expect(page["location"] as? String == Fixtures.productPage.location)
             #expect(page["data"] as? [String] == ["SKU-123"])
         }
         let thirdPage = DialogWire.page(h.transport.request(for: third))
-        #expect(thirdPage["type"] as? String == "homepage")
+        #expect(thirdPage["type"] as? String == "HOMEPAGE")
         #expect(thirdPage["location"] as? String == Fixtures.homePage.location)
         let threads = [first, second, third].map { Fixtures.body(h.transport.request(for: $0))["threadId"] as? String }
         #expect(threads[0] == threads[1])

@@ -93,14 +93,19 @@ import Testing
         #expect(infoLevels.all.contains(.info))
         #expect(!infoLevels.all.contains(.debug))
 
-        // .error (the default): a quiet success, then the failure.
+        // .error (the default): a quiet success; a failed preparation is its result, not an error;
+        // a failure only the log can report (B5: getContentBySelector returns nil) is one.
         let (error, errorMessages, errorLevels) = await harness(level: .error)
         await runASession(error, text: userText)
         #expect(errorMessages.all.isEmpty)
         error.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(500, "")))
-        _ = await error.engine.prepareAssistant(
-            assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
-        #expect(!errorLevels.all.isEmpty)
+        #expect(
+            await error.engine.prepareAssistant(
+                assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage) != .ready)
+        #expect(errorMessages.all.isEmpty)
+        error.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(500, "")))
+        #expect(await error.engine.getContentBySelector(selector: "banner", pageContext: Fixtures.homePage) == nil)
+        #expect(errorMessages.all.count == 1)
         #expect(errorLevels.all.allSatisfy { $0 == .error })
         await error.verify()
 
@@ -189,7 +194,8 @@ import Testing
                 assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage)
                 == .ready)
         let user = Fixtures.body(h.transport.request(for: choose))["user"] as? [String: Any] ?? [:]
-        #expect(user["uid"] as? String == "crm-42")
+        #expect(user["custom"] as? String == "crm-42")
+        #expect(user["uid"] == nil, "the app's id is never sent as uid")
         #expect(user["ses"] as? String == "crm-session-7")
         #expect(await h.engine.canonicalUserID == "u-canonical")
 
@@ -197,9 +203,8 @@ import Testing
         let visit = h.transport.expect(
             .request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "u-canonical")))
         await h.engine.trackView(pageContext: Fixtures.homePage)
-        let visitUser = Fixtures.body(h.transport.request(for: visit))["user"] as? [String: Any] ?? [:]
-        #expect(visitUser["uid"] as? String == "crm-42")
-        #expect(visitUser["ses"] as? String == "crm-session-7")
+        let visitUser = Fixtures.body(h.transport.request(for: visit))["user"] as? [String: String] ?? [:]
+        #expect(visitUser == ["custom": "crm-42", "ses": "crm-session-7"])
 
         await h.landOneReply()
         let message = h.transport.requests.last { $0.url.path.hasSuffix("/v1/messages") }

@@ -238,9 +238,9 @@ import Testing
         await h.engine.triggerEvent(
             events: [CustomEvent(type: "add-to-cart", name: "Add")], pageContext: Fixtures.productPage)
         // Fetching content is never blocked.
-        h.transport.expect(chooseMatcher, .respond(Fixtures.choose()))
+        h.transport.expect(chooseMatcher, .respond(Fixtures.choose(selector: "banner")))
         let content = await h.engine.getContentBySelector(selector: "banner", pageContext: Fixtures.productPage)
-        #expect(content?.campaigns.count == 1)
+        #expect(content?.variations.count == 1)
         #expect(campaigns.all == ["c-before"])
 
         await h.engine.unlockPresentation()

@@ -278,7 +278,7 @@ import Testing
     // covers: AC3
     @Test func followUrlWithoutHttpUrlIsNotOffered() async throws {
         let collector = LogCollector()
-        let h = await EngineHarness(logger: collector.makeLogger())
+        let h = await EngineHarness(logger: collector.makeLogger(level: .info))
         let buttons: [[String: Any]] = [
             ["type": "button", "value": "FTP", "action": "follow_url", "url": "ftp://shop.example/terms"],
             ["type": "button", "value": "No URL", "action": "follow_url"],
@@ -288,13 +288,14 @@ import Testing
         let message = try #require(h.presenter.latest?.messages.last)
         #expect(message.buttons.map(\.title) == ["Write to support"])
         #expect(collector.messages.filter { $0.contains("not offered") }.count == 2)
+        #expect(collector.errors.isEmpty, "a button not offered is handled: a note, not an error")
         await h.verify()
     }
 
     // covers: AC4
     @Test func buttonTheHandlerCannotHandleIsDisabledAndLoggedAndTheRestIsUnaffected() async throws {
         let collector = LogCollector()
-        let h = await EngineHarness(refuse: ["follow_url"], logger: collector.makeLogger())
+        let h = await EngineHarness(refuse: ["follow_url"], logger: collector.makeLogger(level: .info))
         await h.openWithReply()
         let message = try #require(h.presenter.latest?.messages.last)
         #expect(message.text == F.replyText)
@@ -302,6 +303,7 @@ import Testing
         #expect(message.buttons.map(\.title) == ["Write to support", "Delivery terms"])
         #expect(message.buttons.map(\.isEnabled) == [true, false])
         #expect(collector.messages.contains { $0.contains("cannot handle follow_url") })
+        #expect(collector.errors.isEmpty, "a button not offered is handled: a note, not an error")
         // Pressing it anyway does nothing.
         #expect(await h.engine.performReplyButton(assistantMessageId: "am-17", index: 1) == .notActionable)
         #expect(await h.engine.isAssistantOpen)

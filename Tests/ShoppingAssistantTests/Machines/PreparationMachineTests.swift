@@ -157,7 +157,7 @@ import Testing
     // covers: C5
     @Test func emptyAnswerIsNotFound() {
         var machine = preparing()
-        let actions = machine.configurationFetched(id(1), .success(ContentResponse(campaigns: [])), uidKnown: true)
+        let actions = machine.configurationFetched(id(1), .success(ContentResponse(data: [])), uidKnown: true)
         #expect(actions == [.stopWork(id(1)), .finish(id(1), .unavailable(.notFound))])
     }
 

@@ -228,7 +228,8 @@ struct FaultMatrixTests {
     func getContentBySelectorReturnsNilAndLogsTheFailure(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.choose, fault)
-        scene.h.transport.arm(fault.answer(for: .choose, valid: Fixtures.choose()), for: .choose)
+        scene.h.transport.arm(
+            fault.answer(for: .choose, valid: Fixtures.choose(selector: "assistant-entry")), for: .choose)
         let logsBefore = scene.h.logs.messages.count
 
         let content = try #require(
@@ -240,7 +241,7 @@ struct FaultMatrixTests {
         switch expected {
         case .success:
             #expect(content != nil)
-            #expect(content?.campaigns.first?.contents.first?.customJSON == Fixtures.configurationJSON)
+            #expect(content?.variations.first?.contents.first?.custom?.json == Fixtures.configurationJSON)
             #expect(logged.isEmpty)
         case .failure(let code, _):
             #expect(content == nil)
@@ -349,7 +350,7 @@ struct FaultMatrixTests {
                 #expect(reply.productBlock?.products.map(\.itemId) == ["p-typed"])
                 #expect(reply.productBlock?.products.first?.price == nil)
                 #expect(reply.buttons.isEmpty)
-                #expect(scene.h.logs.messages.filter { $0.contains("reply diagnostic") }.count == 4)
+                #expect(scene.h.logs.messages.filter { $0.contains("dialog: dropped") }.count == 4)
             } else {
                 #expect(reply.id == "am-2")
                 #expect(reply.productBlock?.products.map(\.itemId) == ["p-1"])
@@ -408,12 +409,13 @@ struct FaultMatrixTests {
                 Issue.record("the message did not fail: \(user.status)")
                 return
             }
-            // The user sees the send's own error; the history failure is in the diagnostic.
+            // The user sees the send's own error; the history failure is part of it, in one log line.
             #expect(error.code == .server)
             #expect(error.httpStatus == 503)
             #expect(error.message.contains("history could not be read: \(code.rawValue)"))
             #expect(user.canRetry)
-            #expect(scene.h.logs.messages.contains { $0.contains("history:") && $0.contains(code.rawValue) })
+            #expect(
+                scene.h.logs.messages.filter { $0.contains("history could not be read: \(code.rawValue)") }.count == 1)
         }
         await scene.expectIntact()
     }
@@ -427,6 +429,7 @@ struct FaultMatrixTests {
         let expected = Self.documentedOutcome(.feedback, fault)
         scene.h.transport.arm(fault.answer(for: .feedback, valid: ProductFixtures.ok), for: .feedback)
         let logsBefore = scene.h.logs.messages.count
+        let errorsBefore = scene.h.logs.errors.count
         let replyId = try #require(scene.earlier.last?.id)
 
         let rated = await scene.h.settle { await $0.rateReply(assistantMessageId: replyId, rating: .like) }
@@ -445,6 +448,8 @@ struct FaultMatrixTests {
             #expect(reply?.canRate == true)
             #expect(logged.count == 1, "one logged failure: \(logged)")
             #expect(Self.mentions(logged, code), "\(logged) should name \(code.rawValue)")
+            // The rating is offered again: a handled failure is a note, not an error (B2).
+            #expect(scene.h.logs.errors.dropFirst(errorsBefore).isEmpty)
         }
         await scene.expectIntact(comparingRatings: false)
     }

@@ -235,14 +235,20 @@ final class StressServer: Sendable {
         switch endpoint {
         case .choose:
             // The canonical uid Gravity returns for whatever the request was made as (S3).
-            let user = Fixtures.body(request)["user"] as? [String: Any]
-            let sent = user?["uid"] as? String ?? "anonymous"
+            let body = Fixtures.body(request)
+            let user = body["user"] as? [String: Any]
+            let sent = user?["uid"] as? String ?? user?["custom"] as? String ?? "anonymous"
             let canonical = sent.hasPrefix("u-") ? sent : "u-\(sent)"
+            // The answer names the selector asked for, as the service does.
+            let selector = (body["data"] as? [[String: Any]])?.first?["selector"] as? String ?? ""
             switch state.withLock({ $0.configuration }) {
             case .enabled:
-                return .respond(Fixtures.choose(customJSON: Fixtures.configurationJSON, uid: canonical, ses: "s-1"))
+                return .respond(
+                    Fixtures.choose(
+                        customJSON: Fixtures.configurationJSON, uid: canonical, ses: "s-1", selector: selector))
             case .disabled:
-                return .respond(Fixtures.choose(customJSON: #"{"enabled":false}"#, uid: canonical, ses: "s-1"))
+                return .respond(
+                    Fixtures.choose(customJSON: #"{"enabled":false}"#, uid: canonical, ses: "s-1", selector: selector))
             case .failing:
                 return .respond(.text(500, ""))
             }

@@ -40,15 +40,22 @@ enum PrepFixtures {
     }
 
     /// A `ContentResponse` as `GravityClient` decodes it, for the pure parsers.
-    static func content(_ campaigns: [(id: String?, contents: [String?])]) -> ContentResponse {
-        ContentResponse(
-            campaigns: campaigns.map { campaign in
-                Campaign(
-                    campaignId: campaign.id, experienceId: nil, variationId: nil, decisionId: nil,
-                    contents: campaign.contents.map {
-                        CampaignContent(contentId: nil, contentType: "custom", deliveryMethod: "inline", customJSON: $0)
-                    })
-            })
+    static func content(_ campaigns: [(id: String?, contents: [String?])], selector: String = Fixtures.assistantSelector)
+        -> ContentResponse
+    {
+        ContentResponse(data: [
+            Campaign(
+                selector: selector,
+                payload: campaigns.map { campaign in
+                    CampaignVariation(
+                        campaignId: campaign.id, experienceId: nil, variationId: nil, decisionId: nil,
+                        contents: campaign.contents.map {
+                            CampaignContent(
+                                contentId: nil, contentType: "custom", deliveryMethod: "inline",
+                                custom: $0.map { CustomModel(json: $0) })
+                        })
+                })
+        ])
     }
 
     /// A `/visit` or `/event` answer announcing auto-shown in-app campaigns (B6, O7).

@@ -142,10 +142,12 @@ final class RecordingBlockBuilder: AssistantProductBlockBuilder {
 
 /// Collects log messages for assertions on diagnostics.
 final class LogCollector: Sendable {
-    private let lines = Locked<[String]>([])
-    var messages: [String] { lines.withLock { $0 } }
+    private let lines = Locked<[(level: AssistantLogLevel, message: String)]>([])
+    var messages: [String] { lines.withLock { $0.map(\.message) } }
+    /// The messages logged as errors: only what nothing else reports (B2).
+    var errors: [String] { lines.withLock { $0.filter { $0.level == .error }.map(\.message) } }
 
     func makeLogger(level: AssistantLogLevel = .error) -> AssistantLogger {
-        AssistantLogger(level: level) { [self] _, message in self.lines.withLock { $0.append(message) } }
+        AssistantLogger(level: level) { [self] level, message in self.lines.withLock { $0.append((level, message)) } }
     }
 }

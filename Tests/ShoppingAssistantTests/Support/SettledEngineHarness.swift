@@ -191,7 +191,7 @@ struct SettledEngineHarness {
         engine = AssistantEngine(
             configuration: AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section),
             transport: transport, clock: clock, identityStore: InMemoryIdentityStore(uid: storedUID),
-            uuid: { uuids.next() }, logger: logs.makeLogger(level: .error), activity: activity)
+            uuid: { uuids.next() }, logger: logs.makeLogger(level: .info), activity: activity)
         await engine.setAssistantProductBlockBuilder(LineCountBuilder())
         await engine.setAssistantActionHandler(handler)
     }

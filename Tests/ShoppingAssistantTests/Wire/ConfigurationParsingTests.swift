@@ -148,7 +148,7 @@ import Testing
     // covers: E1
     @Test func failedRequestOrMissingDataHidesTheButton() {
         #expect(AssistantEntry.parse(nil) == nil)
-        #expect(AssistantEntry.parse(ContentResponse(campaigns: [])) == nil)
+        #expect(AssistantEntry.parse(ContentResponse(data: [])) == nil)
         #expect(AssistantEntry.parse(PrepFixtures.content([("c-e", [])])) == nil)
         #expect(AssistantEntry.parse(PrepFixtures.content([("c-e", [nil])])) == nil)
     }

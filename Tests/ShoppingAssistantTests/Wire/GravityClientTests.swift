@@ -30,30 +30,35 @@ import Testing
         let body = Fixtures.body(request)
         #expect(body["sec"] as? String == Fixtures.section)
         let text = PrepFixtures.bodyText(request)
-        #expect(
-            text.contains(#""data":[{"options":{"fields":null,"skusOnly":false},"selector":"shopping-assistant"}]"#))
+        // As the iOS SDK encodes ContentSettings: `fields` is left out when nil.
+        #expect(text.contains(#""data":[{"options":{"skusOnly":false},"selector":"shopping-assistant"}]"#))
         let device = object(body["device"])
-        #expect(device["userAgent"] as? String == AssistantEngineConfiguration(apiKey: "k", section: "s").userAgent)
-        #expect(device["id"] is NSNull)
+        let userAgent = AssistantEngineConfiguration(apiKey: "k", section: "s").userAgent
+        #expect(device["userAgent"] as? String == userAgent)
+        #expect(request?.header("User-Agent") == userAgent)
+        #expect(device["id"] == nil, "no device id unless the host gives one")
+        #expect(device["permission"] as? String == "unknown")
+        #expect(device["tracking"] as? String == "notSupported")
         await h.verify()
     }
 
     // covers: B5
-    @Test func optionsAreTheFiveBooleans() async {
+    @Test func optionsAreTheSixBooleansWithTheSDKDefaults() async {
         let h = await EngineHarness()
         let choose = h.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(Fixtures.choose()))
         _ = await h.engine.prepareAssistant(
             assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage)
         let text = PrepFixtures.bodyText(h.transport.request(for: choose))
         let options = object(Fixtures.body(h.transport.request(for: choose))["options"])
-        let names = [
-            "isReturnCounter", "isReturnUserInfo", "isReturnAnalyticsMetadata", "isImplicitPageview",
-            "isImplicitImpression",
+        // The iOS SDK's `Options()`: implicit impressions and engagement URLs on, the rest off.
+        let defaults = [
+            "isReturnCounter": false, "isReturnUserInfo": false, "isReturnAnalyticsMetadata": false,
+            "isImplicitPageview": false, "isImplicitImpression": true, "isBuildEngagementUrl": true,
         ]
-        #expect(Set(options.keys) == Set(names))
-        for name in names {
+        #expect(Set(options.keys) == Set(defaults.keys))
+        for (name, value) in defaults {
             // A JSON boolean, not 0/1 or a string.
-            #expect(text.contains(#""\#(name)":true"#) || text.contains(#""\#(name)":false"#), "\(name)")
+            #expect(text.contains(#""\#(name)":\#(value)"#), "\(name)")
         }
         await h.verify()
     }
@@ -86,7 +91,7 @@ import Testing
         _ = await h.engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Self.trickyPage)
         let ctx = object(Fixtures.body(h.transport.request(for: choose))["ctx"])
         let page = Self.trickyPage
-        #expect(ctx["type"] as? String == "product")
+        #expect(ctx["type"] as? String == "PRODUCT")
         #expect((ctx["data"] as? [String])?.map { Array($0.utf8) } == page.data.map { Array($0.utf8) })
         #expect(bytes(ctx["location"]) == Array(page.location.utf8))
         #expect(bytes(ctx["lng"]) == Array("Ru-ru".utf8))
@@ -173,10 +178,11 @@ import Testing
             #expect(await h.engine.getContentBySelector(selector: "entry", pageContext: Fixtures.homePage) == nil)
             #expect(lines.all.count > before, "failure #\(attempt) is logged")
         }
-        h.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(Fixtures.choose()))
+        h.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(Fixtures.choose(selector: "entry")))
         let content = await h.engine.getContentBySelector(selector: "entry", pageContext: Fixtures.homePage)
-        #expect(content?.campaigns.first?.campaignId == "c-1")
-        #expect(content?.campaigns.first?.contents.first?.customJSON == Fixtures.configurationJSON)
+        #expect(content?.data.first?.selector == "entry")
+        #expect(content?.variations.first?.campaignId == "c-1")
+        #expect(content?.variations.first?.contents.first?.custom?.json == Fixtures.configurationJSON)
         await h.verify()
     }
 

@@ -11,7 +11,7 @@ import Testing
     static func client(logger: AssistantLogger = AssistantLogger()) -> (ShoppingClient, ScriptedTransport) {
         let transport = ScriptedTransport(clock: ManualClock()) { Issue.record(Comment(rawValue: $0)) }
         let client = ShoppingClient(
-            baseURL: base, call: WireCall(transport: transport, logger: logger, service: "shopping"))
+            baseURL: base, call: WireCall(transport: transport, logger: logger, service: "shopping", userAgent: "test-agent/1"))
         return (client, transport)
     }
 
@@ -61,7 +61,7 @@ import Testing
         #expect(context["selector"] as? String == "shopping-assistant")
         #expect(context["campaignId"] as? String == "c-1")
         let page = try #require(context["page"] as? [String: Any])
-        #expect(page["type"] as? String == "product")
+        #expect(page["type"] as? String == "PRODUCT")
         #expect(page["data"] as? [String] == ["SKU-123"])
         #expect(page["location"] as? String == "app://product/SKU-123")
         // Deterministic bytes: the same request encodes to the same body (D6).
@@ -429,7 +429,8 @@ extension Result where Failure == WireFailure {
         await h.engine.setUser(userId: "manual-7", sessionId: "manual-session")
         await h.prepareWith(Fixtures.choose(uid: "u-canonical"))
         let chooseUser = Fixtures.body(h.transport.requests.first)["user"] as? [String: Any]
-        #expect(chooseUser?["uid"] as? String == "manual-7")  // Gravity gets the setUser id
+        #expect(chooseUser?["custom"] as? String == "manual-7")  // Gravity gets the setUser id as `custom`
+        #expect(chooseUser?["uid"] == nil)
         #expect(await h.engine.canonicalUserID == "u-canonical")
 
         let post = h.transport.expect(

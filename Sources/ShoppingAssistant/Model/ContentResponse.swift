@@ -1,0 +1,130 @@
+/// What `getContentBySelector` returns (B5): the answer of Gravity's `/choose`, shaped as the
+/// base SDK's `ContentResponse` so that the seed's code (`response.data.first?.payload.first?
+/// .contents.first?.custom?.json`) reads it unchanged.
+///
+/// It holds only the entries of the selector that was asked for: the service may add entries
+/// for selectors nobody requested, and those never reach the host (wire.md § POST /choose).
+public struct ContentResponse: Sendable, Hashable {
+    /// One entry per selector answered, in the service's order; empty when nothing matched.
+    public let data: [Campaign]
+
+    /// Wraps already decoded entries, for hosts that build responses in their own tests.
+    public init(data: [Campaign]) { self.data = data }
+
+    /// Every selected variation of every entry, in order.
+    public var variations: [CampaignVariation] { data.flatMap(\.payload) }
+
+    /// True when nothing matched: no entry, no variation, or no content in any (C5).
+    public var isEmpty: Bool { variations.allSatisfy { $0.contents.isEmpty } }
+
+    /// The URLs content load tracking requests for this answer (B7): each content's load URLs,
+    /// valid http(s) ones only.
+    var loadTrackingURLs: [String] {
+        variations.flatMap(\.contents).flatMap(\.loadTrackingURLs).filter(TrackingEvents.isTrackable)
+    }
+}
+
+/// One entry of `/choose`'s `data`: the campaigns selected for one selector.
+public struct Campaign: Sendable, Hashable {
+    /// The selector this entry answers; the engine keeps only entries of the selector it asked for.
+    public let selector: String?
+    /// The selected variations (decisions), in the service's order.
+    public let payload: [CampaignVariation]
+
+    /// Wraps an already decoded entry.
+    public init(selector: String?, payload: [CampaignVariation]) {
+        self.selector = selector
+        self.payload = payload
+    }
+}
+
+/// One selected campaign variation: the identifiers analytics need and its contents.
+public struct CampaignVariation: Sendable, Hashable {
+    /// The campaign the variation belongs to; lifecycle events carry it (AN2).
+    public let campaignId: String?
+    /// The experience (A/B test) the variation belongs to.
+    public let experienceId: String?
+    /// The variation within the experience.
+    public let variationId: String?
+    /// The decision that selected it; tracking URLs usually name it.
+    public let decisionId: String?
+    /// The blocks to render, in order.
+    public let contents: [CampaignContent]
+
+    /// Wraps an already decoded variation.
+    public init(
+        campaignId: String?, experienceId: String?, variationId: String?, decisionId: String?,
+        contents: [CampaignContent]
+    ) {
+        self.campaignId = campaignId
+        self.experienceId = experienceId
+        self.variationId = variationId
+        self.decisionId = decisionId
+        self.contents = contents
+    }
+}
+
+/// One content of a variation: a block the host renders itself, with its tracking data.
+public struct CampaignContent: Sendable, Hashable {
+    /// The content's identifier.
+    public let contentId: String?
+    /// `custom` for Custom JSON contents, a template name otherwise.
+    public let contentType: String?
+    /// `inline`, `modal`, … as the campaign editor set it.
+    public let deliveryMethod: String?
+    /// The Custom JSON string; the engine never decodes it into an app model (E1, C1).
+    public let custom: CustomModel?
+    /// Tracking URLs by event type (`load`, `impression`, …), as the service sent them.
+    public let events: [ContentEvent]
+    /// The content's `variables` object as received (server-driven UI and the `on…` actions
+    /// that name which of `events` to fire when); `nil` when absent.
+    public let variables: [String: JSONValue]?
+
+    /// Wraps an already decoded content.
+    public init(
+        contentId: String?, contentType: String?, deliveryMethod: String?, custom: CustomModel?,
+        events: [ContentEvent] = [], variables: [String: JSONValue]? = nil
+    ) {
+        self.contentId = contentId
+        self.contentType = contentType
+        self.deliveryMethod = deliveryMethod
+        self.custom = custom
+        self.events = events
+        self.variables = variables
+    }
+
+    /// The event type `variables.onLoad.action` names, if any: what content load tracking
+    /// requests when the content arrives (B7).
+    public var onLoadAction: String? { variables?["onLoad"]?["action"]?.stringValue }
+
+    /// The URLs content load tracking requests for this content (B7): every URL of the first
+    /// `events` entry whose type is `variables.onLoad.action`, as the base SDK does. Empty when
+    /// the content names no load action.
+    public var loadTrackingURLs: [String] {
+        guard let action = onLoadAction else { return [] }
+        return events.first { $0.type == action }?.urls ?? []
+    }
+}
+
+/// `content.custom`: the Custom JSON, which travels as a string the app parses (seed 002).
+public struct CustomModel: Sendable, Hashable {
+    /// The JSON text exactly as the campaign editor holds it.
+    public let json: String?
+
+    /// Wraps a Custom JSON string.
+    public init(json: String?) { self.json = json }
+}
+
+/// One `events[]` entry of a content: the URLs to request for one kind of engagement.
+public struct ContentEvent: Sendable, Hashable {
+    /// `load`, `impression`, `visible_impression`, `close`, … as the service spells it.
+    public let type: String
+    /// The tracking URLs, as received.
+    public let urls: [String]
+
+    /// Wraps an already decoded event.
+    public init(type: String, urls: [String]) {
+        self.type = type
+        self.urls = urls
+    }
+}

@@ -1,0 +1,17 @@
+/// A custom event for `triggerEvent` (B5): `{"type", "name", "customProps"}` on the wire, as
+/// the base SDK's `CustomEvent`.
+public struct CustomEvent: Sendable, Hashable {
+    /// The event type the campaigns trigger on (`add-to-cart-v1`, a custom name, …).
+    public var type: String
+    /// A human-readable name.
+    public var name: String
+    /// String properties; left out of the request when empty.
+    public var customProps: [String: String]
+
+    /// An event of `type` with a display `name` and optional properties.
+    public init(type: String, name: String, customProps: [String: String] = [:]) {
+        self.type = type
+        self.name = name
+        self.customProps = customProps
+    }
+}
