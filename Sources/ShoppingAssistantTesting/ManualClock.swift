@@ -24,20 +24,15 @@ public final class ManualClock: Clock, Sendable {
         let continuation: CheckedContinuation<Void, any Error>
     }
 
-    private struct Waiter {
-        let count: Int
-        let continuation: CheckedContinuation<Void, Never>
-    }
-
     private struct State {
         var now = Instant(offset: .zero)
         var nextID: UInt64 = 0
         var sleepers: [Sleeper] = []
         var cancelledBeforeSleeping: Set<UInt64> = []
-        var waiters: [Waiter] = []
     }
 
     private let state = Locked(State())
+    private let sleeperWaiters = Waitlist()
     /// Told when a task parks on this clock and when it is woken, for replay quiescence.
     private let activity: ActivityMonitor?
 
@@ -71,7 +66,7 @@ public final class ManualClock: Clock, Sendable {
                     continuation.resume(with: outcome)
                 } else {
                     activity?.end()
-                    resumeSatisfiedWaiters()
+                    sleeperWaiters.recheck()
                 }
             }
         } onCancel: {
@@ -126,25 +121,11 @@ public final class ManualClock: Clock, Sendable {
         return true
     }
 
-    /// Suspends until at least `count` tasks are sleeping on this clock.
-    public func waitForSleepers(_ count: Int = 1) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.sleepers.count >= count { return true }
-                state.waiters.append(Waiter(count: count, continuation: continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    private func resumeSatisfiedWaiters() {
-        let ready = state.withLock { state -> [Waiter] in
-            let count = state.sleepers.count
-            let ready = state.waiters.filter { $0.count <= count }
-            state.waiters.removeAll { $0.count <= count }
-            return ready
-        }
-        for waiter in ready { waiter.continuation.resume() }
+    /// Suspends until at least `count` tasks are sleeping on this clock. Returns `false`
+    /// instead if the waiting task is cancelled first (a test's time limit), so a broken
+    /// deadline fails the test rather than hanging it.
+    @discardableResult
+    public func waitForSleepers(_ count: Int = 1) async -> Bool {
+        await sleeperWaiters.wait { [state] in state.withLock { $0.sleepers.count >= count } }
     }
 }

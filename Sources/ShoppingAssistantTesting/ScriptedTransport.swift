@@ -64,20 +64,15 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
         var pendingOutcome: Result<HTTPResponse, any Error>?
     }
 
-    private struct RequestWaiter {
-        let count: Int
-        let continuation: CheckedContinuation<Void, Never>
-    }
-
     private struct State {
         var expectations: [Expectation] = []
         var nextID = 0
         var requests: [HTTPRequest] = []
         var unexpected: [HTTPRequest] = []
-        var waiters: [RequestWaiter] = []
     }
 
     private let state = Locked(State())
+    private let requestWaiters = Waitlist()
     private let clock: any Clock<Duration>
     private let onUnexpected: @Sendable (String) -> Void
 
@@ -116,16 +111,12 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
         state.withLock { $0.expectations.first { $0.id == exchange.id }?.request }
     }
 
-    /// Suspends until at least `count` requests have arrived in total.
-    public func waitForRequests(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.requests.count >= count { return true }
-                state.waiters.append(RequestWaiter(count: count, continuation: continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+    /// Suspends until at least `count` requests have arrived in total. Returns `false` instead
+    /// if the waiting task is cancelled first (a test's time limit), so a request that never
+    /// comes fails the test rather than hanging it.
+    @discardableResult
+    public func waitForRequests(_ count: Int) async -> Bool {
+        await requestWaiters.wait { [state] in state.withLock { $0.requests.count >= count } }
     }
 
     /// Answers a deferred exchange.
@@ -140,20 +131,17 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try Task.checkCancellation()
-        let (expectation, waiters) = state.withLock { state -> (Expectation?, [RequestWaiter]) in
+        let expectation = state.withLock { state -> Expectation? in
             state.requests.append(request)
-            let count = state.requests.count
-            let ready = state.waiters.filter { $0.count <= count }
-            state.waiters.removeAll { $0.count <= count }
             guard let index = state.expectations.firstIndex(where: { $0.request == nil && $0.matcher.accepts(request) })
             else {
                 state.unexpected.append(request)
-                return (nil, ready)
+                return nil
             }
             state.expectations[index].request = request
-            return (state.expectations[index], ready)
+            return state.expectations[index]
         }
-        for waiter in waiters { waiter.continuation.resume() }
+        requestWaiters.recheck()
         guard let expectation else {
             let text = "Unexpected request: \(request.method.rawValue) \(request.url.absoluteString)"
             onUnexpected(text)

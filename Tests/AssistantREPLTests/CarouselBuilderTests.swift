@@ -3,7 +3,7 @@ import Testing
 @testable import AssistantREPL
 @testable import ShoppingAssistant
 
-@Suite struct CarouselBuilderTests {
+@Suite(.timeLimit(.minutes(2))) struct CarouselBuilderTests {
     // MARK: - Fixtures
 
     private static func ref(_ item: Int) -> AssistantProductRef {

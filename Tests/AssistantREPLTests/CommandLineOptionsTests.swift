@@ -4,7 +4,7 @@ import Testing
 
 @testable import AssistantREPL
 
-@Suite struct CommandLineOptionsTests {
+@Suite(.timeLimit(.minutes(2))) struct CommandLineOptionsTests {
     private func parse(_ arguments: [String], _ environment: [String: String] = [:]) throws -> CommandLineOptions {
         try CommandLineOptions.parse(arguments, environment: environment)
     }

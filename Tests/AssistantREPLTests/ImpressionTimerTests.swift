@@ -2,7 +2,7 @@ import Testing
 
 @testable import AssistantREPL
 
-@Suite struct ImpressionTimerTests {
+@Suite(.timeLimit(.minutes(2))) struct ImpressionTimerTests {
     typealias Machine = ImpressionTimer<String>
 
     /// A machine with the chat open, the app in the foreground and `visible` on screen; the

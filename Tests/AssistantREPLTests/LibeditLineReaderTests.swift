@@ -95,7 +95,7 @@ private enum PseudoTerminalError: Error {
 
 /// Serialized: a real SIGINT reaches every open reader in the process, so readers must not
 /// overlap across these tests.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct LibeditLineReaderTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct LibeditLineReaderTests {
     private static let completer = CommandCompletion([
         .init(":help"), .init(":home"), .init(":screen", arguments: ["home", "product", "search"]),
     ]).completer

@@ -3,7 +3,7 @@ import Testing
 
 @testable import AssistantREPL
 
-@Suite struct ScriptLineReaderTests {
+@Suite(.timeLimit(.minutes(2))) struct ScriptLineReaderTests {
     @Test func handsOutEventsInOrderThenEndOfInputForever() async {
         let reader = ScriptLineReader(events: [.line(":home"), .interrupt, .line("hello")])
         #expect(await reader.nextEvent(prompt: "a> ") == .line(":home"))
@@ -24,7 +24,7 @@ import Testing
     }
 }
 
-@Suite struct StdinLineReaderTests {
+@Suite(.timeLimit(.minutes(2))) struct StdinLineReaderTests {
     @Test func printAsyncWritesWholeLines() {
         let written = Locked<[String]>([])
         let reader = StdinLineReader { text in written.withLock { $0.append(text) } }
@@ -35,7 +35,7 @@ import Testing
     }
 }
 
-@Suite struct LineCompletionTests {
+@Suite(.timeLimit(.minutes(2))) struct LineCompletionTests {
     private let commands = CommandCompletion([
         .init(":help"),
         .init(":home"),
@@ -86,7 +86,7 @@ import Testing
     }
 }
 
-@Suite struct HistoryLocationTests {
+@Suite(.timeLimit(.minutes(2))) struct HistoryLocationTests {
     @Test func stateDirectoryOptionWins() {
         let path = HistoryLocation.path(stateDirectory: "/tmp/s", environment: ["XDG_STATE_HOME": "/x", "HOME": "/h"])
         #expect(path == "/tmp/s/history")

@@ -2,7 +2,7 @@ import Testing
 
 @testable import AssistantREPL
 
-@Suite struct TerminalSanitizerTests {
+@Suite(.timeLimit(.minutes(2))) struct TerminalSanitizerTests {
     private func clean(_ text: String, _ newlines: TerminalSanitizer.Newlines = .space) -> String {
         TerminalSanitizer.sanitize(text, newlines: newlines)
     }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import AssistantREPL
 
-@Suite struct TerminalStyleTests {
+@Suite(.timeLimit(.minutes(2))) struct TerminalStyleTests {
     @Test func colourOnlyOnATerminalWithoutNoColor() {
         #expect(TerminalStyle.colorEnabled(isTerminal: true, environment: [:], noColorFlag: false))
         #expect(!TerminalStyle.colorEnabled(isTerminal: false, environment: [:], noColorFlag: false))
@@ -28,7 +28,7 @@ import Testing
     }
 }
 
-@Suite struct TerminalSizeTests {
+@Suite(.timeLimit(.minutes(2))) struct TerminalSizeTests {
     @Test func overrideWinsOverEverything() {
         #expect(TerminalSize.columns(override: 42, measured: 120, environment: ["COLUMNS": "100"]) == 42)
     }
@@ -58,7 +58,7 @@ import Testing
     }
 }
 
-@Suite struct DisplayWidthTests {
+@Suite(.timeLimit(.minutes(2))) struct DisplayWidthTests {
     @Test func countsColumnsNotCharacters() {
         #expect(DisplayWidth.of("abc") == 3)
         #expect(DisplayWidth.of("Привет") == 6)

@@ -4,7 +4,7 @@ import ShoppingAssistant
 import ShoppingAssistantTesting
 import Testing
 
-@Suite struct DemoFaultTests {
+@Suite(.timeLimit(.minutes(2))) struct DemoFaultTests {
     private let message = Wire.message(Wire.messageBody(message: "m-1", text: "подарок"))
 
     @Test func everyFaultHasAUniqueNameAndASummary() {
@@ -32,7 +32,7 @@ import Testing
         clock.advance(by: .seconds(29))
         #expect(clock.sleeperCount == 1)
         clock.advance(by: .seconds(1))
-        let response = try await task.value
+        let response = try await task.valueUnlessCancelled
         #expect(response.status == 200)
         #expect(store.requestLog.first?.status == 200)
         #expect(store.activeFaults.isEmpty, "a one-shot fault is consumed")
@@ -46,7 +46,7 @@ import Testing
         let task = Task { try await store.send(request) }
         await clock.waitForSleepers(1)
         task.cancel()
-        await #expect(throws: CancellationError.self) { try await task.value }
+        await #expect(throws: CancellationError.self) { try await task.valueUnlessCancelled }
         #expect(store.requestLog.last?.outcome == .failed("cancelled"))
         #expect(clock.sleeperCount == 0)
     }
@@ -59,7 +59,7 @@ import Testing
         let task = Task { try await store.send(Wire.choose(["assistant-entry"])) }
         await clock.waitForSleepers(1)
         clock.advance(by: store.configuration.slowChooseLatency)
-        #expect(try await task.value.status == 200)
+        #expect(try await task.valueUnlessCancelled.status == 200)
         #expect(store.configuration.slowChooseLatency > .seconds(10))
     }
 
@@ -74,7 +74,7 @@ import Testing
         clock.advance(by: .seconds(3600))
         #expect(store.requestLog.last?.outcome == .pending, "time passing does not answer it")
         task.cancel()
-        await #expect(throws: CancellationError.self) { try await task.value }
+        await #expect(throws: CancellationError.self) { try await task.valueUnlessCancelled }
         #expect(store.requestLog.last?.outcome == .failed("cancelled"))
         #expect(store.pendingRequestCount == 0)
         let history = await send(store, Wire.history())
@@ -201,7 +201,7 @@ import Testing
         let store = DemoStore(clock: ManualClock())
         let waiter = Task { await store.waitUntilPending() }
         waiter.cancel()
-        await waiter.value
+        await waiter.valueUnlessCancelled
         #expect(store.pendingRequestCount == 0)
     }
 }

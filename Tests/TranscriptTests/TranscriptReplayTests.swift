@@ -5,7 +5,7 @@ import Testing
 /// Replays every file in `transcripts/` through the REPL core and the engine, on a manual
 /// clock and a replaying transport. Set `TRANSCRIPT_BLESS=1` to rewrite the expected output
 /// of transcripts whose output changed (requests and answers are kept as written).
-@Suite struct TranscriptReplayTests {
+@Suite(.timeLimit(.minutes(2))) struct TranscriptReplayTests {
     static let directory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("transcripts")

@@ -65,10 +65,24 @@ extension AssistantEngine {
     /// Cancelling the waiting task does not cancel the message (O8, D12).
     public func waitForReply() async {
         guard case .sending = dialog.state else { return }
-        await withCheckedContinuation {
-            dialogIdleWaiters.append($0)
-            activity?.end()  // the caller parks until the reply lands
+        nextWaiterID += 1
+        let id = nextWaiterID
+        await withTaskCancellationHandler {
+            await withCheckedContinuation {
+                dialogIdleWaiters[id] = $0
+                activity?.end()  // the caller parks until the reply lands
+                if Task.isCancelled { stopWaitingForReply(id) }
+            }
+        } onCancel: {
+            self.spawn { await self.stopWaitingForReply(id) }
         }
+    }
+
+    /// A cancelled `waitForReply` caller returns at once; the message keeps going (O8).
+    private func stopWaitingForReply(_ id: UInt64) {
+        guard let waiter = dialogIdleWaiters.removeValue(forKey: id) else { return }
+        activity?.begin()
+        waiter.resume()
     }
 
     // MARK: - Executing dialog actions
@@ -128,8 +142,8 @@ extension AssistantEngine {
                 await publish()
                 if case .sending = dialog.state {
                 } else {
-                    let waiters = dialogIdleWaiters
-                    dialogIdleWaiters = []
+                    let waiters = dialogIdleWaiters.values
+                    dialogIdleWaiters = [:]
                     for waiter in waiters {
                         activity?.begin()
                         waiter.resume()

@@ -62,7 +62,8 @@ public actor AssistantEngine {
     var dialogRequests: [DialogTag: Task<Void, Never>] = [:]
     var replyTimers: [DialogTag: Task<Void, Never>] = [:]
     var historyReads: [DialogTag: Task<Void, Never>] = [:]
-    var dialogIdleWaiters: [CheckedContinuation<Void, Never>] = []
+    var dialogIdleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    var nextWaiterID: UInt64 = 0
     /// Host navigation that waits for the chat to finish closing (PR10, AC5).
     var afterClose: [AssistantAction] = []
 

@@ -4,7 +4,7 @@ import ShoppingAssistantTesting
 import Testing
 
 // A regression that loses a result makes a test wait forever; the limit turns that into a failure.
-@Suite(.timeLimit(.minutes(1))) struct IdentityAndLoggingTests {
+@Suite(.timeLimit(.minutes(2))) struct IdentityAndLoggingTests {
 
     private let userText = "please find a gift for grandma"
     private let replyText = "Вот несколько идей до 3000 ₽."

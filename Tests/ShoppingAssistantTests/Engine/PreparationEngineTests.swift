@@ -5,7 +5,7 @@ import Testing
 @testable import ShoppingAssistant
 
 // A regression that loses a result makes a test wait forever; the limit turns that into a failure.
-@Suite(.timeLimit(.minutes(1))) struct PreparationEngineTests {
+@Suite(.timeLimit(.minutes(2))) struct PreparationEngineTests {
     static let categoryPage = PageContext(type: .category, data: ["Посуда"], location: "app://category/cups")
     static let searchPage = PageContext(type: .search, data: ["кружка"], location: "app://search?q=кружка")
 
@@ -52,7 +52,7 @@ import Testing
         let task = await h.startPreparing(requestsBefore: 0)
         #expect(await h.engine.preparationState == .preparing)
         h.transport.complete(choose, with: Fixtures.choose())
-        #expect(await task.value == .ready)
+        #expect(await task.valueUnlessCancelled == .ready)
         #expect(await h.engine.preparationState == .ready)
         h.transport.expect(chooseMatcher, .respond(Fixtures.chooseEmpty()))
         _ = await h.engine.prepareAssistant(
@@ -76,11 +76,11 @@ import Testing
         // Equal arguments: the latest call still wins.
         let t1 = await h.startPreparing(requestsBefore: 0)
         let t2 = await h.startPreparing(requestsBefore: 1)
-        #expect(await t1.value == .superseded)
+        #expect(await t1.valueUnlessCancelled == .superseded)
         let t3 = await h.startPreparing(requestsBefore: 2)
-        #expect(await t2.value == .superseded)
+        #expect(await t2.valueUnlessCancelled == .superseded)
         h.transport.complete(third, with: Fixtures.choose(customJSON: PrepFixtures.configuration(title: "Третий")))
-        #expect(await t3.value == .ready)
+        #expect(await t3.valueUnlessCancelled == .ready)
         // The older requests answer after the newer one: nothing changes.
         h.transport.complete(first, with: Fixtures.choose(customJSON: #"{"enabled":false}"#))
         h.transport.complete(second, with: .text(500, ""))
@@ -106,13 +106,13 @@ import Testing
         let t2 = Task {
             await engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Self.categoryPage)
         }
-        #expect(await t1.value == .superseded)
+        #expect(await t1.valueUnlessCancelled == .superseded)
         await built.transport.waitForRequests(2)
 
         built.transport.complete(
             newer,
             with: PrepFixtures.choose(campaigns: [("c-new", [PrepFixtures.configuration(title: "Новый")])], uid: nil))
-        #expect(await t2.value == .ready)
+        #expect(await t2.valueUnlessCancelled == .ready)
         // The older call's answer arrives late, disabled, with the canonical uid.
         built.transport.complete(
             older, with: PrepFixtures.choose(campaigns: [("c-old", [#"{"enabled":false}"#])], uid: "u-8f3c"))
@@ -143,7 +143,7 @@ import Testing
         let t2 = Task {
             await engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Self.categoryPage)
         }
-        #expect(await t1.value == .superseded)
+        #expect(await t1.valueUnlessCancelled == .superseded)
         await built.transport.waitForRequests(2)
 
         built.transport.complete(
@@ -157,7 +157,7 @@ import Testing
 
         built.transport.complete(
             newer, with: PrepFixtures.choose(campaigns: [("c-new", [PrepFixtures.configuration(title: "Новый")])]))
-        #expect(await t2.value == .ready)
+        #expect(await t2.valueUnlessCancelled == .ready)
         built.transport.expect(.request(.post, pathSuffix: "/event"), .respond(Fixtures.eventResponse()))
         #expect(await engine.openAssistant(presenter: built.presenter) == .opened)
         #expect(built.presenter.latest?.title == "Новый")
@@ -171,13 +171,13 @@ import Testing
         let newer = h.transport.expect(chooseMatcher, .deferred)
         let t1 = await h.startPreparing(timeout: .seconds(1), requestsBefore: 0)
         let t2 = await h.startPreparing(page: Self.categoryPage, timeout: .seconds(10), requestsBefore: 1)
-        #expect(await t1.value == .superseded)
+        #expect(await t1.valueUnlessCancelled == .superseded)
         t1.cancel()
         await h.clock.waitForSleepers(1)
         h.clock.advance(by: .seconds(5))  // past the older call's deadline
         #expect(await h.engine.preparationState == .preparing)
         h.transport.complete(newer, with: Fixtures.choose())
-        #expect(await t2.value == .ready)
+        #expect(await t2.valueUnlessCancelled == .ready)
         h.clock.advance(by: .seconds(10))  // past the newer call's deadline too
         #expect(await h.engine.preparationState == .ready)
         #expect(h.clock.sleeperCount == 0)
@@ -195,7 +195,7 @@ import Testing
         h.clock.advance(by: .seconds(10) - .milliseconds(1))
         #expect(await h.engine.preparationState == .preparing)
         h.clock.advance(by: .milliseconds(1))
-        expectFailure(await task.value, .timeout)
+        expectFailure(await task.valueUnlessCancelled, .timeout)
         #expect(await h.engine.preparationState == .failed)
         await h.verify()
     }
@@ -207,7 +207,7 @@ import Testing
         let task = await h.startPreparing(timeout: .seconds(3), requestsBefore: 0)
         await h.clock.waitForSleepers(1)
         h.clock.advance(by: .seconds(3))
-        expectFailure(await task.value, .timeout)
+        expectFailure(await task.valueUnlessCancelled, .timeout)
         await h.verify()
     }
 
@@ -220,7 +220,7 @@ import Testing
         h.clock.advance(by: .seconds(10) - .milliseconds(1))
         #expect(await h.engine.preparationState == .preparing)
         h.clock.advance(by: .milliseconds(1))
-        expectFailure(await task.value, .timeout)
+        expectFailure(await task.valueUnlessCancelled, .timeout)
         #expect(await h.engine.canonicalUserID == nil)
         #expect(h.identityStore.loadUID() == nil)
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .notReady)
@@ -235,7 +235,7 @@ import Testing
         h.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "u-8f3c")))
         let task = await h.startPreparing(requestsBefore: 0)
         await h.engine.trackView(pageContext: Fixtures.productPage)
-        #expect(await task.value == .ready)
+        #expect(await task.valueUnlessCancelled == .ready)
         #expect(await h.engine.canonicalUserID == "u-8f3c")
         #expect(h.identityStore.loadUID() == "u-8f3c")
         await h.verify()
@@ -249,7 +249,7 @@ import Testing
         let choose = h.transport.expect(chooseMatcher, .deferred)
         let task = await h.startPreparing(requestsBefore: 0)
         task.cancel()
-        #expect(await task.value == .cancelled)
+        #expect(await task.valueUnlessCancelled == .cancelled)
         #expect(await h.engine.preparationState == .idle)
         h.transport.complete(choose, with: Fixtures.choose())  // too late: the request was cancelled
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .notReady)
@@ -267,7 +267,7 @@ import Testing
         }
         await built.transport.waitForRequests(1)
         task.cancel()
-        #expect(await task.value == .cancelled)
+        #expect(await task.valueUnlessCancelled == .cancelled)
         await built.verify()
     }
 
@@ -280,7 +280,7 @@ import Testing
             return await engine.prepareAssistant(
                 assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage)
         }
-        #expect(await task.value == .cancelled)
+        #expect(await task.valueUnlessCancelled == .cancelled)
         await h.verify()
     }
 

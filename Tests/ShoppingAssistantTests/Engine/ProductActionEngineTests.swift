@@ -3,7 +3,7 @@ import ShoppingAssistant
 import ShoppingAssistantTesting
 import Testing
 
-@Suite struct ProductActionEngineTests {
+@Suite(.timeLimit(.minutes(2))) struct ProductActionEngineTests {
     private typealias F = ProductFixtures
 
     // covers: PR9
@@ -18,13 +18,14 @@ import Testing
         h.expectEvents(1)  // chat_dialog_close
         h.presenter.holdDismissals()
         let engine = h.engine
+        try #require(products.count > 1)
         let first = Task { await engine.performAssistantProductAction(product: products[0].ref, action: .tap) }
         await h.presenter.waitForDismissStarted()
         #expect(await engine.performAssistantProductAction(product: products[0].ref, action: .tap) == .duplicate)
         #expect(await engine.performAssistantProductAction(product: products[1].ref, action: .tap) == .duplicate)
         #expect(h.handler.actions.isEmpty)
         h.presenter.releaseDismiss()
-        #expect(await first.value == .accepted)
+        #expect(await first.valueUnlessCancelled == .accepted)
         #expect(h.handler.actions == [.openProduct(products[0])])
         #expect(h.presenter.dismissCount == 1)
         await h.verify()
@@ -44,6 +45,81 @@ import Testing
         #expect(await h.engine.isAssistantOpen == false)
         await h.engine.flushTracking()
         #expect(await h.trackedURLs().map(\.name) == [F.replyImpression, F.clickA, F.clickB])
+        await h.verify()
+    }
+
+    // The click is queued before the close starts: while the presenter is still dismissing
+    // (held here), the click URLs are already being requested (PR10, AN8).
+    // covers: PR10, AN8
+    @Test func clickIsQueuedBeforeTheChatStartsClosing() async throws {
+        let h = await EngineHarness()
+        await h.openWithReply()
+        let product = try #require(h.shownProducts.first)
+        h.transport.expect(.get(F.clickA), .respond(F.ok))
+        h.transport.expect(.get(F.clickB), .respond(F.ok))
+        h.expectEvents(1)  // chat_dialog_close
+        h.presenter.holdDismissals()
+        let before = h.transport.requests.count
+        let engine = h.engine
+        let tap = Task { await engine.performAssistantProductAction(product: product.ref, action: .tap) }
+        await h.presenter.waitForDismissStarted()
+        // The close cannot complete while the dismissal is held: clicks queued after it would
+        // never be requested here (and the suite's time limit would fail the test).
+        await h.transport.waitForRequests(before + 2)
+        let sent = h.transport.requests.dropFirst(before).map(\.url.absoluteString)
+        #expect(sent == [F.clickA, F.clickB])
+        #expect(h.handler.actions.isEmpty)
+        h.presenter.releaseDismiss()
+        #expect(await tap.valueUnlessCancelled == .accepted)
+        #expect(h.handler.actions == [.openProduct(product)])
+        await h.verify()
+    }
+
+    // A ref names its reply, not a position: a retried older message whose reply lands
+    // before it does not turn the card on screen stale or point it at another product (PR8).
+    // covers: PR8, PR6
+    @Test func refOnScreenStaysValidWhenARetriedReplyLandsBeforeIt() async throws {
+        let h = await EngineHarness()
+        await h.openReady()
+        h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .respond(.text(500, "")))
+        h.expectEvents(2)  // send, error
+        guard case .success(let failedId) = await h.engine.sendMessage("first") else {
+            Issue.record("first send refused")
+            return
+        }
+        await h.engine.waitForReply()
+        await h.sendAndLand(
+            F.reply(assistantMessageId: "am-2", items: [F.item(itemId: "p-2", name: "Second product")]),
+            impressions: [F.replyImpression])
+        let card = try #require(h.shownProducts.first)
+        #expect(card.itemId == "p-2")
+
+        h.transport.expect(
+            .request(.post, pathSuffix: "/v1/messages"),
+            .respond(
+                F.reply(
+                    assistantMessageId: "am-1", items: [F.item(itemId: "p-1", name: "First product")],
+                    impressions: ["https://t.example/ri?m=am-1"])))
+        h.transport.expect(.get("https://t.example/ri?m=am-1"), .respond(F.ok))
+        h.expectEvents(2)  // send (attempt 2), reply
+        #expect(await h.engine.retryMessage(id: failedId) == .success(failedId))
+        await h.engine.waitForReply()
+        let messages = try #require(h.presenter.latest?.messages)
+        try #require(messages.count == 4)
+        try #require(messages.count > 2)
+        #expect(messages.map(\.id) == [failedId, "am-1", messages[2].id, "am-2"])
+
+        // The card still names the second reply's product, for impressions and taps.
+        h.transport.expect(.get(F.impression), .respond(F.ok))
+        #expect(await h.engine.performAssistantProductAction(product: card.ref, action: .visibleImpression) == .accepted)
+        h.transport.expect(.get(F.clickA), .respond(F.ok))
+        h.transport.expect(.get(F.clickB), .respond(F.ok))
+        h.expectEvents(1)  // chat_dialog_close
+        #expect(await h.engine.performAssistantProductAction(product: card.ref, action: .tap) == .accepted)
+        #expect(h.handler.actions.map(\.name) == ["open_product"])
+        guard case .openProduct(let opened)? = h.handler.actions.first else { return }
+        #expect(opened.itemId == "p-2")
+        #expect(opened.name == "Second product")
         await h.verify()
     }
 

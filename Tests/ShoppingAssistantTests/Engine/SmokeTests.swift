@@ -3,7 +3,7 @@ import ShoppingAssistant
 import ShoppingAssistantTesting
 import Testing
 
-@Suite struct EngineSmokeTests {
+@Suite(.timeLimit(.minutes(2))) struct EngineSmokeTests {
     // covers: P5, O1
     @Test func preparedAssistantOpensAndAnswersAMessage() async {
         let h = await EngineHarness()

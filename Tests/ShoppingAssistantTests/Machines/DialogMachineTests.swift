@@ -3,7 +3,7 @@ import Testing
 
 @testable import ShoppingAssistant
 
-@Suite struct DialogMachineTests {
+@Suite(.timeLimit(.minutes(2))) struct DialogMachineTests {
     typealias Start = DialogStart
 
     static let configuration = AssistantConfiguration(

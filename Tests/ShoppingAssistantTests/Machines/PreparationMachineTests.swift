@@ -3,7 +3,7 @@ import Testing
 
 @testable import ShoppingAssistant
 
-@Suite struct PreparationMachineTests {
+@Suite(.timeLimit(.minutes(2))) struct PreparationMachineTests {
     private let page = PageContext(type: .product, data: ["SKU-1"], location: "app://product/SKU-1")
     private let otherPage = PageContext(type: .category, data: ["Cups"], location: "app://category/cups")
     private let selector = "shopping-assistant"

@@ -2,7 +2,7 @@ import Testing
 
 @testable import ShoppingAssistant
 
-@Suite struct PresentationMachineTests {
+@Suite(.timeLimit(.minutes(2))) struct PresentationMachineTests {
     private func opening(_ value: UInt64) -> OpeningID { OpeningID(value: value) }
 
     private func openMachine() -> PresentationMachine {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import ShoppingAssistant
 
-@Suite struct ProductActionLedgerTests {
+@Suite(.timeLimit(.minutes(2))) struct ProductActionLedgerTests {
     private static func product(sku: String? = "SKU-1", url: String? = nil) -> ReplyProduct {
         var object: [String: JSONValue] = ["itemId": "p-1", "name": "Mug"]
         if let sku { object["sku"] = .string(sku) }

@@ -2,7 +2,7 @@ import Foundation
 import ShoppingAssistant
 import Testing
 
-@Suite struct JSONValueTests {
+@Suite(.timeLimit(.minutes(2))) struct JSONValueTests {
     // covers: AC1
     @Test func representsEveryJSONKindAndRoundTripsIt() throws {
         let text = #"{"a":null,"b":true,"c":1.5,"d":"текст","e":[1,"x",false],"f":{"g":{}}}"#

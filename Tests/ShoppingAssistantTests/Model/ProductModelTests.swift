@@ -3,7 +3,7 @@ import Testing
 
 @testable import ShoppingAssistant
 
-@Suite struct ProductModelTests {
+@Suite(.timeLimit(.minutes(2))) struct ProductModelTests {
     private static let ref = AssistantProductRef(opening: 1, dialog: 1, identity: 1, reply: 1, item: 0)
 
     // covers: PR1
@@ -187,7 +187,7 @@ import Testing
     }
 }
 
-@Suite struct TrackingStaysInsideTheEngineTests {
+@Suite(.timeLimit(.minutes(2))) struct TrackingStaysInsideTheEngineTests {
     // covers: AN6, PR2
     @Test func productsHandedToTheHostCarryNoTrackingURLs() throws {
         let body = Fixtures.body(

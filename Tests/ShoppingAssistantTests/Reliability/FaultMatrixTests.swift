@@ -11,7 +11,7 @@ import Testing
 /// already answered. After the fault the engine must have settled (nothing left running, so
 /// no hang), the earlier messages must still be there, the chat still open with only the
 /// assistant's lock held, and the outcome must be the documented one.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct FaultMatrixTests {
     // MARK: - The faults
 

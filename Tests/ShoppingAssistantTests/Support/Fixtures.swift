@@ -96,15 +96,22 @@ enum Fixtures {
         return item
     }
 
-    /// A history response holding `messageId` and, if given, the assistant's reply to it.
+    /// A history response holding `messageId` and, if given, the assistant's reply to it —
+    /// between replies to other messages, before and after it, so only the reply whose
+    /// `replyTo` is `messageId` may be adopted (D5).
     static func history(threadId: String, messageId: String, replyId: String?) -> HTTPResponse {
-        var messages: [[String: Any]] = [["id": messageId, "role": "user", "text": "Помогите выбрать подарок"]]
+        var messages: [[String: Any]] = [
+            ["id": "m-earlier", "role": "user", "text": "Раньше"],
+            ["id": "am-earlier", "role": "assistant", "replyTo": "m-earlier", "text": "Ответ на другое"],
+            ["id": messageId, "role": "user", "text": "Помогите выбрать подарок"],
+        ]
         if let replyId {
             messages.append([
                 "id": replyId, "role": "assistant", "replyTo": messageId, "text": "Из истории",
                 "products": ["title": "Подарки", "items": [product()]],
             ])
         }
+        messages.append(["id": "am-other", "role": "assistant", "replyTo": "m-elsewhere", "text": "Тоже не то"])
         return .json(200, ["threadId": threadId, "messages": messages])
     }
 

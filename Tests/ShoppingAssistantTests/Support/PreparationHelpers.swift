@@ -101,10 +101,10 @@ final class ObservedIdentityStore: IdentityStore {
     private struct State {
         var uid: String?
         var saves: [String?] = []
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state: Locked<State>
+    private let waiters = Waitlist()
 
     init(uid: String? = nil) { state = Locked(State(uid: uid)) }
 
@@ -113,27 +113,16 @@ final class ObservedIdentityStore: IdentityStore {
     func loadUID() -> String? { state.withLock { $0.uid } }
 
     func saveUID(_ uid: String?) {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        state.withLock { state in
             state.uid = uid
             state.saves.append(uid)
-            let count = state.saves.count
-            let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
-            state.waiters.removeAll { $0.count <= count }
-            return ready
         }
-        for waiter in ready { waiter.resume() }
+        waiters.recheck()
     }
 
-    /// Suspends until `count` saves have happened in total.
+    /// Suspends until `count` saves have happened in total (or the test is cancelled).
     func waitForSaves(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.saves.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+        await waiters.wait { [state] in state.withLock { $0.saves.count >= count } }
     }
 }
 
@@ -182,13 +171,17 @@ struct HandBuiltEngine {
 extension EngineHarness {
     /// Starts `prepareAssistant` in a task of its own and waits until its `/choose` was sent
     /// (`requestsBefore + 1` requests in total).
+    /// `timeout: nil` leaves the engine's default (P3) in force.
     func startPreparing(
         selector: String = Fixtures.assistantSelector, page: PageContext = Fixtures.productPage,
-        timeout: Duration = .seconds(10), requestsBefore: Int
+        timeout: Duration? = nil, requestsBefore: Int
     ) async -> Task<AssistantPrepareResult, Never> {
         let engine = self.engine
         let task = Task {
-            await engine.prepareAssistant(assistantSelector: selector, pageContext: page, timeout: timeout)
+            guard let timeout else {
+                return await engine.prepareAssistant(assistantSelector: selector, pageContext: page)
+            }
+            return await engine.prepareAssistant(assistantSelector: selector, pageContext: page, timeout: timeout)
         }
         await transport.waitForRequests(requestsBefore + 1)
         return task
@@ -222,7 +215,7 @@ extension ManualClock {
             continuation.yield()
         }
         Task {
-            _ = await task.value
+            _ = await task.valueUnlessCancelled
             continuation.yield()
         }
         for await _ in stream { return }

@@ -15,16 +15,12 @@ final class RecordingPresenter: AssistantPresenter {
         var calls: [Call] = []
         var holdDismiss = false
         var dismissGate: CheckedContinuation<Void, Never>?
-        var dismissArrived: [CheckedContinuation<Void, Never>] = []
         var dismissStarted = false
-        var snapshotWaiters:
-            [(
-                condition: @Sendable (AssistantChatSnapshot) -> Bool,
-                continuation: CheckedContinuation<AssistantChatSnapshot, Never>
-            )] = []
     }
 
     private let state = Locked(State())
+    /// Tests waiting for a dismissal or a snapshot; cancellation-aware, so a time limit ends them.
+    private let waiters = Waitlist()
     /// Shared order log with the handler, to assert close-then-handle (PR10, AC5).
     let order: OrderLog
 
@@ -54,14 +50,7 @@ final class RecordingPresenter: AssistantPresenter {
 
     /// Suspends until `dismissAssistant` has been called (and is being held).
     func waitForDismissStarted() async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Bool in
-                if state.dismissStarted { return true }
-                state.dismissArrived.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+        await waiters.wait { [state] in state.withLock { $0.dismissStarted } }
     }
 
     func releaseDismiss() {
@@ -73,27 +62,14 @@ final class RecordingPresenter: AssistantPresenter {
         gate?.resume()
     }
 
-    /// Suspends until a presented snapshot satisfies `condition`; returns it.
+    /// Suspends until the latest presented snapshot satisfies `condition`; returns it (or the
+    /// latest one if the test was cancelled first).
+    @discardableResult
     func waitForSnapshot(_ condition: @escaping @Sendable (AssistantChatSnapshot) -> Bool) async
-        -> AssistantChatSnapshot
+        -> AssistantChatSnapshot?
     {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> AssistantChatSnapshot? in
-                latest: for call in state.calls.reversed() {
-                    switch call {
-                    case .present(let snapshot), .update(let snapshot):
-                        if condition(snapshot) { return snapshot }
-                        break latest  // not yet: wait for a later snapshot
-                    case .dismiss: continue
-                    }
-                }
-                state.snapshotWaiters.append((condition, continuation))
-                return nil
-            }
-            if let ready {
-                continuation.resume(returning: ready)
-            }
-        }
+        await waiters.wait { [self] in latest.map(condition) ?? false }
+        return latest
     }
 
     func presentAssistant(_ chat: AssistantChatSnapshot) async { record(.present(chat), snapshot: chat) }
@@ -101,13 +77,12 @@ final class RecordingPresenter: AssistantPresenter {
 
     func dismissAssistant() async {
         order.append("dismiss")
-        let (hold, arrived) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+        let hold = state.withLock { state -> Bool in
             state.calls.append(.dismiss)
             state.dismissStarted = true
-            defer { state.dismissArrived = [] }
-            return (state.holdDismiss, state.dismissArrived)
+            return state.holdDismiss
         }
-        for waiter in arrived { waiter.resume() }
+        waiters.recheck()
         if hold {
             await withCheckedContinuation { continuation in
                 let released = state.withLock { state -> Bool in
@@ -122,13 +97,8 @@ final class RecordingPresenter: AssistantPresenter {
     }
 
     private func record(_ call: Call, snapshot: AssistantChatSnapshot) {
-        let ready = state.withLock { state -> [CheckedContinuation<AssistantChatSnapshot, Never>] in
-            state.calls.append(call)
-            let matching = state.snapshotWaiters.filter { $0.condition(snapshot) }
-            state.snapshotWaiters.removeAll { $0.condition(snapshot) }
-            return matching.map(\.continuation)
-        }
-        for continuation in ready { continuation.resume(returning: snapshot) }
+        state.withLock { $0.calls.append(call) }
+        waiters.recheck()
     }
 }
 

@@ -13,7 +13,7 @@ import Testing
 ///
 /// The time limit is only a safety net for a broken transport that would otherwise hang a
 /// test; every test finishes in milliseconds and none waits on wall time.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct URLSessionTransportTests {
     // MARK: - Responses
 
@@ -170,7 +170,7 @@ struct URLSessionTransportTests {
         _ = try #require(await server.request(0))
         call.cancel()
 
-        await #expect(throws: CancellationError.self) { try await call.value }
+        await #expect(throws: CancellationError.self) { try await call.valueUnlessCancelled }
         // The data task itself was cancelled, not merely abandoned: the socket is closed.
         #expect(await server.clientHungUp(onRequest: 0))
     }
@@ -186,7 +186,7 @@ struct URLSessionTransportTests {
             return try await transport.send(request)
         }
 
-        await #expect(throws: CancellationError.self) { try await call.value }
+        await #expect(throws: CancellationError.self) { try await call.valueUnlessCancelled }
     }
 
     // MARK: - Error table

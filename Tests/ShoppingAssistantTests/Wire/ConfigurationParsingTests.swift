@@ -3,7 +3,7 @@ import Testing
 
 @testable import ShoppingAssistant
 
-@Suite struct ConfigurationParsingTests {
+@Suite(.timeLimit(.minutes(2))) struct ConfigurationParsingTests {
     private let full = AssistantConfiguration(
         enabled: true, title: "Помощник магазина", subtitle: "Помогу выбрать подходящий товар.",
         suggests: ["Помогите выбрать подарок"])

@@ -4,7 +4,7 @@ import ShoppingAssistantTesting
 import Testing
 
 // A regression that loses a result makes a test wait forever; the limit turns that into a failure.
-@Suite(.timeLimit(.minutes(1))) struct GravityClientTests {
+@Suite(.timeLimit(.minutes(2))) struct GravityClientTests {
     /// A page whose values a careless client would change: mixed case, spaces at the ends,
     /// a decomposed "Ä" (A + U+0308), percent escapes (B4).
     static let trickyPage = PageContext(
