@@ -85,26 +85,3 @@ import Testing
         #expect(LineCompletion.columns([], width: 80) == [])
     }
 }
-
-@Suite struct HistoryLocationTests {
-    @Test func stateDirectoryOptionWins() {
-        let path = HistoryLocation.path(stateDirectory: "/tmp/s", environment: ["XDG_STATE_HOME": "/x", "HOME": "/h"])
-        #expect(path == "/tmp/s/history")
-    }
-
-    @Test func xdgStateHomeIsUsedWhenAbsolute() {
-        #expect(
-            HistoryLocation.path(stateDirectory: nil, environment: ["XDG_STATE_HOME": "/x/", "HOME": "/h"])
-                == "/x/assistant/history")
-        #expect(
-            HistoryLocation.path(stateDirectory: nil, environment: ["XDG_STATE_HOME": "rel", "HOME": "/h"])
-                == "/h/.local/state/assistant/history")
-    }
-
-    @Test func homeIsTheFallbackAndNothingWithoutIt() {
-        #expect(
-            HistoryLocation.path(stateDirectory: nil, environment: ["HOME": "/h"])
-                == "/h/.local/state/assistant/history")
-        #expect(HistoryLocation.path(stateDirectory: nil, environment: [:]) == nil)
-    }
-}
