@@ -1,3 +1,5 @@
+import ShoppingAssistant
+
 /// One REPL command, declared once: its name, aliases, argument synopsis, help line, the
 /// words Tab offers for its argument, and the code it runs. `REPLCommandTable` reads
 /// nothing else to dispatch a line, print `:help` or complete a word.
@@ -35,6 +37,27 @@ struct REPLCommand: Sendable {
         self.summary = summary
         self.completions = completions
         self.handler = handler
+    }
+
+    /// A command that takes no argument (any text after it is ignored) and always succeeds.
+    static func plain(
+        _ name: String, _ summary: String, run: @escaping @Sendable (_ session: REPLSession) async -> Void
+    ) -> REPLCommand {
+        REPLCommand(name, "", summary) { session, _ in
+            await run(session)
+            return .done
+        }
+    }
+
+    /// A command that goes to the app screen its required argument names.
+    static func screen(
+        _ name: String, _ arguments: String, _ summary: String, page: @escaping @Sendable (String) -> PageContext
+    ) -> REPLCommand {
+        REPLCommand(name, arguments, summary) { session, argument in
+            guard !argument.isEmpty else { return .usage() }
+            await session.host.show(page(argument))
+            return .done
+        }
     }
 
     /// The command as typed with its arguments: `:tap N [twice]`.

@@ -75,25 +75,10 @@ extension REPLCommandTable {
             return .done
         },
         // The host app's screens (E).
-        REPLCommand("home", "", "go to the home screen") { session, _ in
-            await session.host.show(REPLHost.homePage)
-            return .done
-        },
-        REPLCommand("product", "SKU", "go to a product page") { session, sku in
-            guard !sku.isEmpty else { return .usage() }
-            await session.host.show(REPLHost.productPage(sku))
-            return .done
-        },
-        REPLCommand("category", "PATH", "go to a category (e.g. Посуда/Кружки)") { session, path in
-            guard !path.isEmpty else { return .usage() }
-            await session.host.show(REPLHost.categoryPage(path))
-            return .done
-        },
-        REPLCommand("search", "QUERY", "go to search results") { session, query in
-            guard !query.isEmpty else { return .usage() }
-            await session.host.show(REPLHost.searchPage(query))
-            return .done
-        },
+        .plain("home", "go to the home screen") { await $0.host.show(REPLHost.homePage) },
+        .screen("product", "SKU", "go to a product page", page: REPLHost.productPage),
+        .screen("category", "PATH", "go to a category (e.g. Посуда/Кружки)", page: REPLHost.categoryPage),
+        .screen("search", "QUERY", "go to search results", page: REPLHost.searchPage),
         REPLCommand("cart", "SKU…", "go to the cart") { session, skus in
             await session.host.show(REPLHost.cartPage(skus.split(separator: " ").map(String.init)))
             return .done
@@ -102,15 +87,9 @@ extension REPLCommandTable {
             await session.host.show(REPLHost.otherPage(location))
             return .done
         },
-        REPLCommand("open", "", "tap the entry button: open the chat") { session, _ in
-            await session.host.tapEntry()
-            return .done
-        },
+        .plain("open", "tap the entry button: open the chat") { await $0.host.tapEntry() },
         // The chat screen.
-        REPLCommand("close", "", "close the chat (a sent message is not cancelled)") { session, _ in
-            await session.closeChat()
-            return .done
-        },
+        .plain("close", "close the chat (a sent message is not cancelled)") { await $0.closeChat() },
         REPLCommand("prepare", "[SELECTOR]", "call prepareAssistant on this screen directly and show the result") {
             session, selector in
             await session.host.prepare(selector: selector.isEmpty ? nil : selector)
@@ -121,14 +100,8 @@ extension REPLCommandTable {
             await session.sendSuggest(number: number)
             return .done
         },
-        REPLCommand("retry", "", "send the last failed message again (same ID)") { session, _ in
-            await session.retry()
-            return .done
-        },
-        REPLCommand("new", "", "start a new chat") { session, _ in
-            await session.startNewChat()
-            return .done
-        },
+        .plain("retry", "send the last failed message again (same ID)") { await $0.retry() },
+        .plain("new", "start a new chat") { await $0.startNewChat() },
         REPLCommand(
             "tap", "N [twice]", "tap product card N of the carousel on screen (twice: a double tap)",
             completions: ["twice"]
@@ -146,22 +119,10 @@ extension REPLCommandTable {
             }
             return .done
         },
-        REPLCommand("left", "", "scroll the latest carousel left") { session, _ in
-            await session.scroll(by: -1)
-            return .done
-        },
-        REPLCommand("right", "", "scroll the latest carousel right") { session, _ in
-            await session.scroll(by: 1)
-            return .done
-        },
-        REPLCommand("like", "", "rate the latest reply: like") { session, _ in
-            await session.rate(.like)
-            return .done
-        },
-        REPLCommand("dislike", "", "rate the latest reply: dislike") { session, _ in
-            await session.rate(.dislike)
-            return .done
-        },
+        .plain("left", "scroll the latest carousel left") { await $0.scroll(by: -1) },
+        .plain("right", "scroll the latest carousel right") { await $0.scroll(by: 1) },
+        .plain("like", "rate the latest reply: like") { await $0.rate(.like) },
+        .plain("dislike", "rate the latest reply: dislike") { await $0.rate(.dislike) },
         // Identity, locks and the window: the host app again.
         REPLCommand("user", "ID [SESSION]", "log in as another user (identity change; the screen shows again)") {
             session, argument in
@@ -170,18 +131,11 @@ extension REPLCommandTable {
             await session.host.logIn(id, sessionID: ids.count > 1 ? ids[1] : nil)
             return .done
         },
-        REPLCommand("logout", "", "forget the user: a new anonymous identity (the screen shows again)") { session, _ in
-            await session.host.logOut()
-            return .done
+        .plain("logout", "forget the user: a new anonymous identity (the screen shows again)") {
+            await $0.host.logOut()
         },
-        REPLCommand("lock", "", "take the app's presentation lock") { session, _ in
-            await session.host.lockPresentation()
-            return .done
-        },
-        REPLCommand("unlock", "", "release the app's presentation lock") { session, _ in
-            await session.host.unlockPresentation()
-            return .done
-        },
+        .plain("lock", "take the app's presentation lock") { await $0.host.lockPresentation() },
+        .plain("unlock", "release the app's presentation lock") { await $0.host.unlockPresentation() },
         REPLCommand("width", "N", "lay the chat out for N columns (a resize or rotation)") { session, argument in
             guard let width = Int(argument), REPLSettings.widths.contains(width) else {
                 return .usage(note: "N from \(REPLSettings.widths.lowerBound) to \(REPLSettings.widths.upperBound)")
@@ -189,14 +143,8 @@ extension REPLCommandTable {
             await session.setWidth(width)
             return .done
         },
-        REPLCommand("background", "", "send the window to the background") { session, _ in
-            await session.host.setForeground(false)
-            return .done
-        },
-        REPLCommand("foreground", "", "bring the window back") { session, _ in
-            await session.host.setForeground(true)
-            return .done
-        },
+        .plain("background", "send the window to the background") { await $0.host.setForeground(false) },
+        .plain("foreground", "bring the window back") { await $0.host.setForeground(true) },
         // Time, inspection and the demo store.
         REPLCommand("wait", "DURATION", "let time pass (10s, 1.5s, 250ms): timers and slow replies") {
             session, argument in
@@ -204,14 +152,8 @@ extension REPLCommandTable {
             await session.wait(duration)
             return .done
         },
-        REPLCommand("state", "", "inspect preparation, dialog, locks and identity") { session, _ in
-            await session.showState()
-            return .done
-        },
-        REPLCommand("log", "", "show lifecycle events and tracking requests") { session, _ in
-            await session.showLog()
-            return .done
-        },
+        .plain("state", "inspect preparation, dialog, locks and identity") { await $0.showState() },
+        .plain("log", "show lifecycle events and tracking requests") { await $0.showLog() },
         REPLCommand(
             "fault", "NAME [once|sticky]", "demo store: inject a fault (:fault alone lists them)",
             completions: DemoFault.allCases.map(\.rawValue)
@@ -219,10 +161,7 @@ extension REPLCommandTable {
             session.armFault(argument)
             return .done
         },
-        REPLCommand("clear-faults", "", "demo store: remove every fault") { session, _ in
-            session.clearFaults()
-            return .done
-        },
+        .plain("clear-faults", "demo store: remove every fault") { $0.clearFaults() },
         REPLCommand("quit", "", "leave", aliases: ["exit", "q"]) { _, _ in .quit },
     ])
 }
