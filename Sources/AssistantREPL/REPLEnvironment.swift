@@ -69,6 +69,7 @@ package struct REPLEnvironment: Sendable {
         }
     }
 
+    /// What this environment was built from.
     package let policy: Policy
     package let engine: AssistantEngine
     /// The demo store when the backend is the demo store.
@@ -79,9 +80,12 @@ package struct REPLEnvironment: Sendable {
     /// Virtual time, when the clock is virtual.
     package let time: VirtualTime?
     package let identityStore: any IdentityStore
+    /// The recording, when the policy asks for one; it already observes the output.
     package let recorder: TranscriptRecorder?
+    /// The REPL core, with the engine's builder, handler and listeners registered.
     package let session: REPLSession
 
+    /// Builds everything `policy` asks for; the session prints to `output`.
     package init(policy: Policy, output: REPLOutput) async {
         self.policy = policy
         switch policy.time {

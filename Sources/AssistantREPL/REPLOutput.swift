@@ -9,6 +9,7 @@ import ShoppingAssistant
 package final class REPLOutput: Sendable {
     private let sink: @Sendable (String) -> Void
     private let observer = Locked<(@Sendable (String) -> Void)?>(nil)
+    /// Colours on a terminal, none in pipes and transcripts.
     package let style: TerminalStyle
 
     /// - Parameter sink: receives whole lines without a trailing newline.
@@ -17,6 +18,7 @@ package final class REPLOutput: Sendable {
         self.sink = sink
     }
 
+    /// Prints one line of the session's output.
     package func line(_ text: String = "") {
         sink(text)
         observer.withLock { $0 }?(text)
@@ -39,6 +41,7 @@ package final class REPLOutput: Sendable {
         sink(style.apply(role, text))
     }
 
+    /// Prints one line in the look of `role`.
     package func line(_ role: TerminalStyle.Role, _ text: String) {
         line(style.apply(role, text))
     }

@@ -15,6 +15,7 @@ package struct StateDirectory: Sendable, Hashable {
     /// The directory's name under the XDG state home.
     package static let name = "shopping-assistant"
 
+    /// The directory, as given or derived (not resolved against the working directory).
     package let path: String
 
     package init(path: String) {
