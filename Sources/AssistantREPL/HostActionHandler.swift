@@ -1,12 +1,15 @@
 import ShoppingAssistant
 
-/// The host app's navigation, played by the REPL: it prints where the app would go (AC1).
-/// `canHandle` is synchronous and does nothing but decide (AC4).
+/// The host app's navigation, played by the REPL: it prints where the app goes (AC1) and
+/// hands the destination to the host, which shows that screen. `canHandle` is synchronous
+/// and does nothing but decide (AC4).
 final class HostActionHandler: AssistantActionHandler {
     private let output: REPLOutput
-    private let onNavigate: @Sendable (AssistantAction) async -> Void
+    private let onNavigate: @Sendable (PageContext) async -> Void
 
-    init(output: REPLOutput, onNavigate: @escaping @Sendable (AssistantAction) async -> Void) {
+    /// - Parameter onNavigate: shows the screen an action leads to, once the chat has closed
+    ///   (PR10).
+    init(output: REPLOutput, onNavigate: @escaping @Sendable (PageContext) async -> Void) {
         self.output = output
         self.onNavigate = onNavigate
     }
@@ -20,7 +23,16 @@ final class HostActionHandler: AssistantActionHandler {
 
     func handle(_ action: AssistantAction) async {
         output.line(.success, "→ navigate: " + Self.describe(action))
-        await onNavigate(action)
+        if let page = Self.destination(of: action) { await onNavigate(page) }
+    }
+
+    /// The app screen an action opens: a product's page by its SKU, the page at its URL when it
+    /// has none (PR1). Support chats, outside links and cart actions stay on the current screen.
+    static func destination(of action: AssistantAction) -> PageContext? {
+        guard case .openProduct(let product) = action else { return nil }
+        if let sku = product.sku, !sku.isEmpty { return REPLHost.productPage(sku) }
+        if let url = product.url, !url.isEmpty { return REPLHost.otherPage(url) }
+        return nil
     }
 
     static func describe(_ action: AssistantAction) -> String {

@@ -14,9 +14,9 @@
 /// Time is not measured here: `.startTimer` asks the shell to sleep on its injected clock and
 /// to call `timerFired(_:generation:)` afterwards. The generation lets the machine ignore a
 /// timer that fires after it was cancelled or replaced, so cancellation may be lazy.
-public struct ImpressionTimer<Key: Hashable & Sendable>: Sendable {
+package struct ImpressionTimer<Key: Hashable & Sendable>: Sendable {
     /// What the shell must do.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Sleep for `after`, then call `timerFired(key, generation: generation)`.
         case startTimer(Key, generation: UInt64, after: Duration)
         /// Stop the sleep started for `key`; a late `timerFired` is ignored anyway.
@@ -26,64 +26,64 @@ public struct ImpressionTimer<Key: Hashable & Sendable>: Sendable {
     }
 
     /// How long a card must stay visible.
-    public let dwell: Duration
+    package let dwell: Duration
     /// Whether the chat screen is open.
-    public private(set) var isChatOpen = false
+    package private(set) var isChatOpen = false
     /// Whether the app (the terminal window) is in the foreground.
-    public private(set) var isForeground = true
+    package private(set) var isForeground = true
     /// The keys in the carousel viewport, in display order.
-    public private(set) var visible: [Key] = []
+    package private(set) var visible: [Key] = []
     /// Keys already reported; they never start a timer again.
-    public private(set) var reported: Set<Key> = []
+    package private(set) var reported: Set<Key> = []
 
     /// Running timers in start order, so actions come out in a deterministic order.
     private var running: [(key: Key, generation: UInt64)] = []
     private var nextGeneration: UInt64 = 0
 
     /// A machine for a closed chat in a foreground app, with nothing visible.
-    public init(dwell: Duration = .seconds(1)) {
+    package init(dwell: Duration = .seconds(1)) {
         self.dwell = dwell
     }
 
     /// Keys whose timer is running, in start order.
-    public var timing: [Key] { running.map(\.key) }
+    package var timing: [Key] { running.map(\.key) }
 
     // MARK: - Events
 
     /// The cards in the viewport are now `keys` (display order; duplicates ignored).
-    public mutating func visibleChanged(_ keys: [Key]) -> [Action] {
+    package mutating func visibleChanged(_ keys: [Key]) -> [Action] {
         var seen = Set<Key>()
         visible = keys.filter { seen.insert($0).inserted }
         return reconcile()
     }
 
     /// The chat screen opened.
-    public mutating func chatOpened() -> [Action] {
+    package mutating func chatOpened() -> [Action] {
         isChatOpen = true
         return reconcile()
     }
 
     /// The chat screen closed: nothing in it is visible any more.
-    public mutating func chatClosed() -> [Action] {
+    package mutating func chatClosed() -> [Action] {
         isChatOpen = false
         return reconcile()
     }
 
     /// The app came to the foreground.
-    public mutating func enteredForeground() -> [Action] {
+    package mutating func enteredForeground() -> [Action] {
         isForeground = true
         return reconcile()
     }
 
     /// The app went to the background: not visibility (PR5).
-    public mutating func enteredBackground() -> [Action] {
+    package mutating func enteredBackground() -> [Action] {
         isForeground = false
         return reconcile()
     }
 
     /// The sleep started by `.startTimer(key, generation:, after:)` ended. Reports the key
     /// when that timer is still the current one; a stale or unknown timer does nothing.
-    public mutating func timerFired(_ key: Key, generation: UInt64) -> [Action] {
+    package mutating func timerFired(_ key: Key, generation: UInt64) -> [Action] {
         guard let index = running.firstIndex(where: { $0.key == key && $0.generation == generation }) else {
             return []
         }

@@ -30,7 +30,7 @@ public enum LineReaderEvent: Sendable, Hashable {
 /// time; libedit is not thread-safe and its terminal state is per process), while
 /// `printAsync(_:)` may be called from any thread or task at any time. Implementations are
 /// `Sendable` under that contract.
-public protocol LineReader: AnyObject, Sendable {
+package protocol LineReader: AnyObject, Sendable {
     /// Shows `prompt` and blocks the calling thread until the user finishes a line, presses
     /// Ctrl-C or ends input. Prefer `nextEvent(prompt:)` from async code.
     func readLine(prompt: String) -> LineReaderEvent
@@ -48,7 +48,7 @@ public protocol LineReader: AnyObject, Sendable {
 
 extension LineReader {
     /// Runs the blocking `readLine(prompt:)` on a dedicated thread and resumes with its result.
-    public func nextEvent(prompt: String) async -> LineReaderEvent {
+    package func nextEvent(prompt: String) async -> LineReaderEvent {
         await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(returning: self.readLine(prompt: prompt))
@@ -62,11 +62,11 @@ extension LineReader {
 // MARK: - Choosing a reader
 
 /// Picks the reader for the process's standard input and output.
-public enum LineReaderFactory {
+package enum LineReaderFactory {
     /// libedit when both stdin and stdout are terminals (and libedit starts), plain
     /// `StdinLineReader` otherwise, so piped sessions stay deterministic: no prompt, no echo,
     /// no escape sequences.
-    public static func standard(historyPath: String?, completer: LineCompleter?) -> any LineReader {
+    package static func standard(historyPath: String?, completer: LineCompleter?) -> any LineReader {
         if isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1,
             let reader = LibeditLineReader(
                 configuration: .init(historyPath: historyPath, completer: completer)
@@ -85,23 +85,23 @@ public enum LineReaderFactory {
 /// Used when stdin is not a terminal: the REPL's output then depends only on its input, which
 /// is what transcripts record and replay. The prompt is not printed because an echo of it
 /// would interleave with replies differently from run to run.
-public final class StdinLineReader: LineReader {
+package final class StdinLineReader: LineReader {
     private let write: @Sendable (String) -> Void
 
     /// `write` receives `printAsync` output; the default prints to standard output, through
     /// the same buffer as `print`, so the order of all output is kept.
-    public init(write: @escaping @Sendable (String) -> Void = { print($0, terminator: "") }) {
+    package init(write: @escaping @Sendable (String) -> Void = { print($0, terminator: "") }) {
         self.write = write
     }
 
     /// The next line of standard input (a trailing `\n` or `\r\n` removed), or `.endOfInput`.
-    public func readLine(prompt: String) -> LineReaderEvent {
+    package func readLine(prompt: String) -> LineReaderEvent {
         guard let line = Swift.readLine(strippingNewline: true) else { return .endOfInput }
         return .line(line)
     }
 
     /// Writes `text` as whole lines.
-    public func printAsync(_ text: String) {
+    package func printAsync(_ text: String) {
         guard !text.isEmpty else { return }
         write(text.hasSuffix("\n") ? text : text + "\n")
     }
@@ -114,7 +114,7 @@ public final class StdinLineReader: LineReader {
 /// Nothing blocks, so `nextEvent(prompt:)` answers inline and the order of events is exactly
 /// the order of the REPL's own code. Prompts asked for and text printed are recorded so a test
 /// can assert on them.
-public final class ScriptLineReader: LineReader {
+package final class ScriptLineReader: LineReader {
     private struct State {
         var pending: [LineReaderEvent]
         var prompts: [String] = []
@@ -124,26 +124,26 @@ public final class ScriptLineReader: LineReader {
     private let state: Locked<State>
 
     /// A reader that returns each event once, in order, then `.endOfInput` forever.
-    public init(events: [LineReaderEvent]) {
+    package init(events: [LineReaderEvent]) {
         state = Locked(State(pending: events))
     }
 
     /// A reader that returns each line once, in order, then `.endOfInput` forever.
-    public convenience init(lines: [String]) {
+    package convenience init(lines: [String]) {
         self.init(events: lines.map(LineReaderEvent.line))
     }
 
     /// Every prompt passed to a read, in order.
-    public var prompts: [String] { state.withLock { $0.prompts } }
+    package var prompts: [String] { state.withLock { $0.prompts } }
 
     /// Every text passed to `printAsync(_:)`, in order.
-    public var printed: [String] { state.withLock { $0.printed } }
+    package var printed: [String] { state.withLock { $0.printed } }
 
     /// Events not yet handed out.
-    public var remaining: [LineReaderEvent] { state.withLock { $0.pending } }
+    package var remaining: [LineReaderEvent] { state.withLock { $0.pending } }
 
     /// The next scripted event, or `.endOfInput` when the script is used up.
-    public func readLine(prompt: String) -> LineReaderEvent {
+    package func readLine(prompt: String) -> LineReaderEvent {
         state.withLock { state in
             state.prompts.append(prompt)
             return state.pending.isEmpty ? .endOfInput : state.pending.removeFirst()
@@ -151,12 +151,12 @@ public final class ScriptLineReader: LineReader {
     }
 
     /// Answers inline: a script never blocks.
-    public func nextEvent(prompt: String) async -> LineReaderEvent {
+    package func nextEvent(prompt: String) async -> LineReaderEvent {
         readLine(prompt: prompt)
     }
 
     /// Records `text`.
-    public func printAsync(_ text: String) {
+    package func printAsync(_ text: String) {
         state.withLock { $0.printed.append(text) }
     }
 }
@@ -170,7 +170,7 @@ public final class ScriptLineReader: LineReader {
 public typealias LineCompleter = @Sendable (_ textBeforeCursor: String) -> [String]
 
 /// What a Tab press does, decided without a terminal so it can be tested.
-public enum LineCompletion: Sendable, Hashable {
+package enum LineCompletion: Sendable, Hashable {
     /// Nothing matches: beep.
     case none
     /// Insert this text at the cursor (the rest of a unique match plus a space, or the
@@ -180,7 +180,7 @@ public enum LineCompletion: Sendable, Hashable {
     case list([String])
 
     /// Resolves a Tab press: the word being completed is what follows the last space.
-    public static func resolve(textBeforeCursor: String, candidates: [String]) -> LineCompletion {
+    package static func resolve(textBeforeCursor: String, candidates: [String]) -> LineCompletion {
         let word = Substring(textBeforeCursor.split(separator: " ", omittingEmptySubsequences: false).last ?? "")
         var seen = Set<String>()
         let matches = candidates.filter { $0.hasPrefix(word) && seen.insert($0).inserted }
@@ -194,7 +194,7 @@ public enum LineCompletion: Sendable, Hashable {
     }
 
     /// Lays out listed matches in columns that fit `columns`, one string per screen line.
-    public static func columns(_ items: [String], width columns: Int) -> [String] {
+    package static func columns(_ items: [String], width columns: Int) -> [String] {
         guard !items.isEmpty else { return [] }
         let cell = (items.map(DisplayWidth.of).max() ?? 0) + 2
         let perRow = max(1, columns / cell)
@@ -221,32 +221,32 @@ extension Substring {
 
 /// Completion for `:command argument` lines from a table, so the REPL declares its commands
 /// once and Tab completes both the command name and its first argument.
-public struct CommandCompletion: Sendable, Hashable {
+package struct CommandCompletion: Sendable, Hashable {
     /// One command and the words its first argument may be.
-    public struct Command: Sendable, Hashable {
+    package struct Command: Sendable, Hashable {
         /// The command as typed, including its leading `:`.
-        public var name: String
+        package var name: String
         /// Completions for the first argument, in the order they should be listed.
-        public var arguments: [String]
+        package var arguments: [String]
 
         /// Declares a command and its argument words.
-        public init(_ name: String, arguments: [String] = []) {
+        package init(_ name: String, arguments: [String] = []) {
             self.name = name
             self.arguments = arguments
         }
     }
 
     /// The commands, in listing order.
-    public var commands: [Command]
+    package var commands: [Command]
 
     /// A table of commands.
-    public init(_ commands: [Command]) {
+    package init(_ commands: [Command]) {
         self.commands = commands
     }
 
     /// Command names while the first word is typed, then the matching command's arguments
     /// for the second word, then nothing (later words are free text such as a search query).
-    public func candidates(for textBeforeCursor: String) -> [String] {
+    package func candidates(for textBeforeCursor: String) -> [String] {
         let words = textBeforeCursor.split(separator: " ", omittingEmptySubsequences: true)
         let endsWithSpace = textBeforeCursor.last == " "
         switch (words.count, endsWithSpace) {
@@ -260,32 +260,8 @@ public struct CommandCompletion: Sendable, Hashable {
     }
 
     /// This table as a `LineCompleter`.
-    public var completer: LineCompleter {
+    package var completer: LineCompleter {
         let table = self
         return { table.candidates(for: $0) }
-    }
-}
-
-// MARK: - History location
-
-/// Where the REPL keeps its line history.
-public enum HistoryLocation {
-    /// `<stateDirectory>/history` when a state directory is given, else
-    /// `$XDG_STATE_HOME/assistant/history`, else `~/.local/state/assistant/history`.
-    /// XDG requires an absolute `XDG_STATE_HOME`; a relative or empty one is ignored. Returns
-    /// nil when there is no home directory to fall back to (history then stays in memory).
-    public static func path(stateDirectory: String?, environment: [String: String]) -> String? {
-        if let stateDirectory, !stateDirectory.isEmpty { return joined(stateDirectory, "history") }
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
-            return joined(state, "assistant/history")
-        }
-        if let home = environment["HOME"], home.hasPrefix("/") {
-            return joined(home, ".local/state/assistant/history")
-        }
-        return nil
-    }
-
-    private static func joined(_ directory: String, _ rest: String) -> String {
-        directory.hasSuffix("/") ? directory + rest : directory + "/" + rest
     }
 }

@@ -46,11 +46,14 @@ import Testing
                                       (default: shopping-assistant)
               --width <columns>       Lay out for this many columns (20-1000) instead of the
                                       terminal's width.
-              --log-level <level>     Engine log level: debug, info, error or none.
+              --log-level <level>     Engine log level: debug, info, error or none. Errors
+                                      print as [error], info and debug as notes.
                                       (default: error)
               --record <file>         Record the session into a new transcript file.
-              --state-dir <dir>       Directory for the line history; without it
-                                      $XDG_STATE_HOME/assistant or ~/.local/state/assistant.
+              --state-dir <dir>       Directory for the line history and, against live
+                                      services, the identity; created if missing. Without it
+                                      $XDG_STATE_HOME/shopping-assistant or
+                                      ~/.local/state/shopping-assistant.
               --no-color              Print without colour; a non-empty NO_COLOR does the
                                       same.
               --version               Show the version.

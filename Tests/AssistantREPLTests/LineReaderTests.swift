@@ -3,7 +3,7 @@ import Testing
 
 @testable import AssistantREPL
 
-@Suite(.timeLimit(.minutes(2))) struct ScriptLineReaderTests {
+@Suite struct ScriptLineReaderTests {
     @Test func handsOutEventsInOrderThenEndOfInputForever() async {
         let reader = ScriptLineReader(events: [.line(":home"), .interrupt, .line("hello")])
         #expect(await reader.nextEvent(prompt: "a> ") == .line(":home"))
@@ -24,7 +24,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct StdinLineReaderTests {
+@Suite struct StdinLineReaderTests {
     @Test func printAsyncWritesWholeLines() {
         let written = Locked<[String]>([])
         let reader = StdinLineReader { text in written.withLock { $0.append(text) } }
@@ -35,7 +35,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct LineCompletionTests {
+@Suite struct LineCompletionTests {
     private let commands = CommandCompletion([
         .init(":help"),
         .init(":home"),
@@ -83,28 +83,5 @@ import Testing
         #expect(LineCompletion.columns(items, width: 40) == [":help     :home     :product  :screen", ":quit"])
         #expect(LineCompletion.columns(items, width: 5) == items)
         #expect(LineCompletion.columns([], width: 80) == [])
-    }
-}
-
-@Suite(.timeLimit(.minutes(2))) struct HistoryLocationTests {
-    @Test func stateDirectoryOptionWins() {
-        let path = HistoryLocation.path(stateDirectory: "/tmp/s", environment: ["XDG_STATE_HOME": "/x", "HOME": "/h"])
-        #expect(path == "/tmp/s/history")
-    }
-
-    @Test func xdgStateHomeIsUsedWhenAbsolute() {
-        #expect(
-            HistoryLocation.path(stateDirectory: nil, environment: ["XDG_STATE_HOME": "/x/", "HOME": "/h"])
-                == "/x/assistant/history")
-        #expect(
-            HistoryLocation.path(stateDirectory: nil, environment: ["XDG_STATE_HOME": "rel", "HOME": "/h"])
-                == "/h/.local/state/assistant/history")
-    }
-
-    @Test func homeIsTheFallbackAndNothingWithoutIt() {
-        #expect(
-            HistoryLocation.path(stateDirectory: nil, environment: ["HOME": "/h"])
-                == "/h/.local/state/assistant/history")
-        #expect(HistoryLocation.path(stateDirectory: nil, environment: [:]) == nil)
     }
 }

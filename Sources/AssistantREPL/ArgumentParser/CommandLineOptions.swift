@@ -9,46 +9,46 @@ import ShoppingAssistant
 /// package cannot depend on). Precedence: a flag beats its environment variable, which beats
 /// the default; an empty environment variable counts as unset. Repeating an option keeps the
 /// last value.
-public struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
+package struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
     /// The command's name in usage lines and messages.
-    public static let programName = "assistant"
+    package static let programName = "assistant"
 
     /// Gravity API key (`--api-key`, `GRAVITY_API_KEY`). Never printed: `description` and
     /// error messages redact it.
-    public var apiKey: String?
+    package var apiKey: String?
     /// Gravity section (`--section`, `GRAVITY_SECTION`).
-    public var section = "demo"
+    package var section = "demo"
     /// Gravity base or proxy URL (`--gravity-url`, `GRAVITY_URL`).
-    public var gravityURL: URL?
+    package var gravityURL: URL?
     /// Shopping API base URL (`--shopping-url`, `SHOPPING_API_URL`).
-    public var shoppingURL: URL?
+    package var shoppingURL: URL?
     /// Selector of the entry button element (`--entry-selector`).
-    public var entrySelector = "assistant-entry"
+    package var entrySelector = "assistant-entry"
     /// Selector of the assistant (`--assistant-selector`).
-    public var assistantSelector = "shopping-assistant"
+    package var assistantSelector = "shopping-assistant"
     /// Terminal columns to lay out for instead of the measured width (`--width`).
-    public var width: Int?
+    package var width: Int?
     /// Engine log level (`--log-level`), the engine's own type so no mapping is needed.
-    public var logLevel = AssistantLogLevel.error
+    package var logLevel = AssistantLogLevel.error
     /// Transcript file to record the session into (`--record`).
-    public var recordPath: String?
-    /// Directory for history and other state (`--state-dir`).
-    public var stateDirectory: String?
+    package var recordPath: String?
+    /// Directory for the history and the identity (`--state-dir`); `StateDirectory` checks it.
+    package var stateDirectory: String?
     /// Print without colour (`--no-color`).
-    public var noColor = false
+    package var noColor = false
     /// Print the help and exit (`--help`, `-h`).
-    public var showHelp = false
+    package var showHelp = false
     /// Print the version and exit (`--version`).
-    public var showVersion = false
+    package var showVersion = false
 
     /// All defaults, as if run with no arguments and an empty environment.
-    public init() {}
+    package init() {}
 
     /// True when no service URL is configured: the REPL then talks to the built-in demo store.
-    public var usesDemoStore: Bool { gravityURL == nil && shoppingURL == nil }
+    package var usesDemoStore: Bool { gravityURL == nil && shoppingURL == nil }
 
     /// The options with the API key redacted, safe for logs.
-    public var description: String {
+    package var description: String {
         var parts = ["section: \(section)"]
         if apiKey != nil { parts.append("apiKey: <redacted>") }
         if let gravityURL { parts.append("gravityURL: \(gravityURL.absoluteString)") }
@@ -66,7 +66,7 @@ public struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
     // MARK: - Declarations
 
     /// Every option, in help order.
-    public static let declarations: [OptionDeclaration] = [
+    package static let declarations: [OptionDeclaration] = [
         OptionDeclaration(
             "api-key", value: "key", environment: "GRAVITY_API_KEY", secret: true,
             help: "Gravity API key. Never printed or recorded."
@@ -123,7 +123,7 @@ public struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
         },
         OptionDeclaration(
             "log-level", value: "level", default: "error",
-            help: "Engine log level: debug, info, error or none."
+            help: "Engine log level: debug, info, error or none. Errors print as [error], info and debug as notes."
         ) { options, value in
             guard let level = AssistantLogLevel.allCases.first(where: { $0.description == value }) else {
                 return "must be one of debug, info, error, none"
@@ -140,7 +140,9 @@ public struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
         },
         OptionDeclaration(
             "state-dir", value: "dir",
-            help: "Directory for the line history; without it $XDG_STATE_HOME/assistant or ~/.local/state/assistant."
+            help:
+                "Directory for the line history and, against live services, the identity; created if missing. "
+                + "Without it $XDG_STATE_HOME/shopping-assistant or ~/.local/state/shopping-assistant."
         ) { options, value in
             options.stateDirectory = value
             return nil
@@ -171,7 +173,7 @@ public struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
     /// Parses `arguments` (without the program name), then fills what they left unset from
     /// `environment`. With `--help` or `--version` the environment is not validated, so
     /// help works even when a variable holds a bad value.
-    public static func parse(
+    package static func parse(
         _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ParseError) -> CommandLineOptions {
         var options = CommandLineOptions()
@@ -259,11 +261,11 @@ public struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
     // MARK: - Help
 
     /// The usage line, shared by `--help` and error messages.
-    public static let usage = "USAGE: \(programName) [<options>]"
+    package static let usage = "USAGE: \(programName) [<options>]"
 
     /// The full `--help` text, generated from `declarations`, wrapped at 80 columns, without
     /// a final newline (`print` adds it).
-    public static func helpText() -> String {
+    package static func helpText() -> String {
         let labelColumn = 26
         let helpWidth = 80 - labelColumn
         var lines = [
@@ -302,21 +304,21 @@ public struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
 // MARK: - Declaration
 
 /// One row of the option table: everything the parser and `--help` need to know.
-public struct OptionDeclaration: Sendable {
+package struct OptionDeclaration: Sendable {
     /// The long name without dashes, e.g. `api-key`.
-    public let name: String
+    package let name: String
     /// A one-letter alias without the dash, e.g. `h`.
-    public let shortName: Character?
+    package let shortName: Character?
     /// The placeholder shown in help (`<key>`); nil for a flag that takes no value.
-    public let valueName: String?
+    package let valueName: String?
     /// The environment variable used when the option is not given.
-    public let environment: String?
+    package let environment: String?
     /// The value used when neither the option nor the variable is given, as shown in help.
-    public let defaultValue: String?
+    package let defaultValue: String?
     /// A value never echoed in errors or descriptions.
-    public let isSecret: Bool
+    package let isSecret: Bool
     /// One line (or so) of help.
-    public let help: String
+    package let help: String
     /// Stores a value; returns why it is invalid, or nil when accepted.
     let apply: @Sendable (inout CommandLineOptions, String) -> String?
 
@@ -336,9 +338,9 @@ public struct OptionDeclaration: Sendable {
     }
 
     /// `--name`.
-    public var flag: String { "--" + name }
+    package var flag: String { "--" + name }
     /// `-x` when there is a short name.
-    public var shortFlag: String? { shortName.map { "-\($0)" } }
+    package var shortFlag: String? { shortName.map { "-\($0)" } }
 }
 
 // MARK: - Errors
@@ -347,9 +349,9 @@ extension CommandLineOptions {
     /// A command line the parser rejects. The caller prints `description` (one sentence) or
     /// `report` (with usage) to stderr and exits with `exitCode`: 2, as swift-argument-parser and
     /// most Unix tools do for usage errors.
-    public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
         /// What went wrong; every case names the offending flag or argument.
-        public enum Kind: Sendable, Hashable {
+        package enum Kind: Sendable, Hashable {
             /// A flag nobody declared, with the closest declared one if it looks like a typo.
             case unknownOption(String, suggestion: String?)
             /// An option that needs a value came last or was followed by another option.
@@ -363,18 +365,18 @@ extension CommandLineOptions {
         }
 
         /// What went wrong.
-        public let kind: Kind
+        package let kind: Kind
 
         /// Wraps a kind.
-        public init(_ kind: Kind) {
+        package init(_ kind: Kind) {
             self.kind = kind
         }
 
         /// The process exit code for a usage error.
-        public var exitCode: Int32 { 2 }
+        package var exitCode: Int32 { 2 }
 
         /// One sentence naming the problem.
-        public var message: String {
+        package var message: String {
             switch kind {
             case .unknownOption(let flag, let suggestion):
                 return "Unknown option '\(flag)'." + (suggestion.map { " Did you mean '\($0)'?" } ?? "")
@@ -391,10 +393,10 @@ extension CommandLineOptions {
         }
 
         /// The message alone.
-        public var description: String { message }
+        package var description: String { message }
 
         /// The message, the usage line and a pointer to `--help`, ready for stderr.
-        public var report: String {
+        package var report: String {
             let program = CommandLineOptions.programName
             return "Error: \(message)\n\(CommandLineOptions.usage)\n  See '\(program) --help' for more information.\n"
         }

@@ -21,21 +21,21 @@ import Foundation
 /// indented by two spaces are expected output. `<name>` in a request or output binds to the
 /// actual value on first sight and must match it afterwards; in a response it is replaced by
 /// the bound value.
-public struct Transcript: Sendable, Hashable {
+package struct Transcript: Sendable, Hashable {
     /// Session settings given by `%` lines before the first input.
-    public struct Settings: Sendable, Hashable {
-        public var width = 80
+    package struct Settings: Sendable, Hashable {
+        package var width = 80
         /// The identity store's uid at start; `nil` is a first launch.
-        public var uid: String?
-        public var section = "demo"
-        public var entrySelector = "assistant-entry"
-        public var assistantSelector = "shopping-assistant"
+        package var uid: String?
+        package var section = "demo"
+        package var entrySelector = "assistant-entry"
+        package var assistantSelector = "shopping-assistant"
 
-        public init() {}
+        package init() {}
     }
 
     /// How a recorded exchange ended.
-    public enum Outcome: Sendable, Hashable {
+    package enum Outcome: Sendable, Hashable {
         case response(status: Int, latency: Duration, body: String)
         /// No answer until the caller gives up (the engine's own timeout decides).
         case timeout
@@ -45,18 +45,18 @@ public struct Transcript: Sendable, Hashable {
         case lost
     }
 
-    public struct Exchange: Sendable, Hashable {
-        public var method: String
+    package struct Exchange: Sendable, Hashable {
+        package var method: String
         /// `gravity`, `shopping` or `tracking`.
-        public var service: String
+        package var service: String
         /// The path (with query) for services, the whole URL for tracking.
-        public var target: String
-        public var body: String
-        public var outcome: Outcome
+        package var target: String
+        package var body: String
+        package var outcome: Outcome
         /// 1-based line of the `→` line in the file, for error messages.
-        public var line: Int
+        package var line: Int
 
-        public init(method: String, service: String, target: String, body: String, outcome: Outcome, line: Int = 0) {
+        package init(method: String, service: String, target: String, body: String, outcome: Outcome, line: Int = 0) {
             self.method = method
             self.service = service
             self.target = target
@@ -67,19 +67,19 @@ public struct Transcript: Sendable, Hashable {
     }
 
     /// What starts a segment: a typed line, or time passing.
-    public enum Step: Sendable, Hashable {
+    package enum Step: Sendable, Hashable {
         case input(String)
         case wait(Duration)
     }
 
     /// One step with the exchanges it caused and the output it printed.
-    public struct Segment: Sendable, Hashable {
-        public var step: Step
-        public var exchanges: [Exchange]
-        public var output: [String]
-        public var line: Int
+    package struct Segment: Sendable, Hashable {
+        package var step: Step
+        package var exchanges: [Exchange]
+        package var output: [String]
+        package var line: Int
 
-        public init(step: Step, exchanges: [Exchange] = [], output: [String] = [], line: Int = 0) {
+        package init(step: Step, exchanges: [Exchange] = [], output: [String] = [], line: Int = 0) {
             self.step = step
             self.exchanges = exchanges
             self.output = output
@@ -87,11 +87,11 @@ public struct Transcript: Sendable, Hashable {
         }
     }
 
-    public var comments: [String]
-    public var settings: Settings
-    public var segments: [Segment]
+    package var comments: [String]
+    package var settings: Settings
+    package var segments: [Segment]
 
-    public init(comments: [String] = [], settings: Settings = Settings(), segments: [Segment] = []) {
+    package init(comments: [String] = [], settings: Settings = Settings(), segments: [Segment] = []) {
         self.comments = comments
         self.settings = settings
         self.segments = segments
@@ -99,14 +99,14 @@ public struct Transcript: Sendable, Hashable {
 }
 
 /// A transcript that cannot be read, with the line that is wrong.
-public struct TranscriptError: Error, Sendable, Hashable, CustomStringConvertible {
-    public let line: Int
-    public let message: String
+package struct TranscriptError: Error, Sendable, Hashable, CustomStringConvertible {
+    package let line: Int
+    package let message: String
 
-    public init(line: Int, message: String) {
+    package init(line: Int, message: String) {
         self.line = line
         self.message = message
     }
 
-    public var description: String { "line \(line): \(message)" }
+    package var description: String { "line \(line): \(message)" }
 }

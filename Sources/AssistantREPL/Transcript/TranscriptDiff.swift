@@ -1,13 +1,13 @@
 /// Compares an expected transcript with a replay's actual one and renders a unified diff.
 /// Request lines compare as JSON, other lines literally, with `<name>` placeholders bound.
-public enum TranscriptDiff {
+package enum TranscriptDiff {
     private struct Line {
         let text: String
         let source: Int
     }
 
     /// `nil` when they match; otherwise a unified diff naming `file` and the file's lines.
-    public static func compare(expected: Transcript, actual: Transcript, file: String) -> String? {
+    package static func compare(expected: Transcript, actual: Transcript, file: String) -> String? {
         let left = lines(expected)
         let right = lines(actual)
         var bindings = TranscriptBindings()

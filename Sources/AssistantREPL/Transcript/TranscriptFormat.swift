@@ -1,10 +1,10 @@
 import Foundation
 
 /// Reads and writes the transcript text format (see `Transcript`).
-public enum TranscriptFormat {
+package enum TranscriptFormat {
     // MARK: - Parsing
 
-    public static func parse(_ text: String) throws(TranscriptError) -> Transcript {
+    package static func parse(_ text: String) throws(TranscriptError) -> Transcript {
         var transcript = Transcript()
         var current: Transcript.Segment?
         var pendingRequest: (method: String, service: String, target: String, body: String, line: Int)?
@@ -122,10 +122,10 @@ public enum TranscriptFormat {
 
     /// The longest duration a transcript or `:wait` may name: a week is plenty, and a bound
     /// keeps absurd values from overflowing.
-    public static let maximumDuration: Double = 7 * 24 * 3600
+    package static let maximumDuration: Double = 7 * 24 * 3600
 
     /// `10s`, `1.5s`, `250ms`, `2m`.
-    public static func parseDuration(_ text: String) -> Duration? {
+    package static func parseDuration(_ text: String) -> Duration? {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             guard let value = Double(text.dropLast(suffix.count)), value >= 0, value * scale <= maximumDuration
@@ -135,7 +135,7 @@ public enum TranscriptFormat {
         return nil
     }
 
-    public static func format(_ duration: Duration) -> String {
+    package static func format(_ duration: Duration) -> String {
         let ms = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
         if ms % 1000 == 0 { return "\(ms / 1000)s" }
         return "\(ms)ms"
@@ -143,7 +143,7 @@ public enum TranscriptFormat {
 
     // MARK: - Writing
 
-    public static func render(_ transcript: Transcript) -> String {
+    package static func render(_ transcript: Transcript) -> String {
         var lines: [String] = transcript.comments.map { $0.isEmpty ? "#" : "# " + $0 }
         let defaults = Transcript.Settings()
         let settings = transcript.settings

@@ -4,7 +4,7 @@ import ShoppingAssistant
 /// Records a live session (demo store or real services) as a transcript: each input line,
 /// what the REPL printed, and every HTTP exchange with its latency or fault. Headers are
 /// never recorded and the API key is replaced, so secrets never reach the file.
-public final class TranscriptRecorder: Sendable {
+package final class TranscriptRecorder: Sendable {
     private struct State {
         var transcript: Transcript
     }
@@ -16,7 +16,7 @@ public final class TranscriptRecorder: Sendable {
     /// time records the virtual delay (a slow reply's 5 s), not the wall time it took.
     let clock: any Clock<Duration>
 
-    public init(
+    package init(
         settings: Transcript.Settings, configuration: AssistantEngineConfiguration, summary: String,
         clock: any Clock<Duration> = ContinuousClock()
     ) {
@@ -31,15 +31,15 @@ public final class TranscriptRecorder: Sendable {
     }
 
     /// A transport that records what passes through `transport`.
-    public func recording(_ transport: any HTTPTransport) -> any HTTPTransport {
+    package func recording(_ transport: any HTTPTransport) -> any HTTPTransport {
         RecordingTransport(inner: transport, recorder: self)
     }
 
-    public func beginInput(_ line: String) {
+    package func beginInput(_ line: String) {
         state.withLock { $0.transcript.segments.append(Transcript.Segment(step: .input(line))) }
     }
 
-    public func output(_ line: String) {
+    package func output(_ line: String) {
         state.withLock { state in
             guard !state.transcript.segments.isEmpty else { return }  // the banner is not a step's output
             state.transcript.segments[state.transcript.segments.count - 1].output.append(line)
@@ -62,7 +62,7 @@ public final class TranscriptRecorder: Sendable {
     }
 
     /// The recording so far, secrets removed and generated IDs named.
-    public var transcript: Transcript {
+    package var transcript: Transcript {
         var transcript = state.withLock { $0.transcript }
         var namer = UUIDNamer()
         let clean: (String) -> String = { [apiKey] text in
@@ -83,7 +83,7 @@ public final class TranscriptRecorder: Sendable {
         return transcript
     }
 
-    public func write(to path: String) throws {
+    package func write(to path: String) throws {
         try TranscriptFormat.render(transcript).write(toFile: path, atomically: true, encoding: .utf8)
     }
 }

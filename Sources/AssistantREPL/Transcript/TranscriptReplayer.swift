@@ -3,14 +3,14 @@ import ShoppingAssistant
 import ShoppingAssistantTesting
 
 /// The outcome of replaying one transcript.
-public struct TranscriptReplay: Sendable {
+package struct TranscriptReplay: Sendable {
     /// The transcript as this run produced it: same steps and answers, actual output and
     /// requests. Writing it back is re-blessing.
-    public let actual: Transcript
+    package let actual: Transcript
     /// Unexpected requests, unused exchanges, a stuck step.
-    public let problems: [String]
+    package let problems: [String]
     /// Virtual time the replay covered.
-    public let virtualTime: Duration
+    package let virtualTime: Duration
 }
 
 /// Replays a transcript through the real REPL core and engine, on a manual clock and a
@@ -19,32 +19,22 @@ public struct TranscriptReplay: Sendable {
 /// Time moves only when nothing can run: the engine, the clock and the transport share an
 /// `ActivityMonitor`, and when it reports quiescence while a command still waits, the clock
 /// jumps to the next deadline.
-public enum TranscriptReplayer {
-    public static let apiKey = "transcript-api-key"
+package enum TranscriptReplayer {
+    package static let apiKey = "transcript-api-key"
 
-    public static func replay(_ transcript: Transcript) async -> TranscriptReplay {
-        let settings = transcript.settings
+    package static func replay(_ transcript: Transcript) async -> TranscriptReplay {
         let time = VirtualTime()
-        let activity = time.activity
-        let clock = time.clock
-        let configuration = AssistantEngineConfiguration(apiKey: apiKey, section: settings.section)
+        let configuration = AssistantEngineConfiguration(apiKey: apiKey, section: transcript.settings.section)
         let transport = ReplayTransport(
-            transcript: transcript, clock: clock, activity: activity,
+            transcript: transcript, clock: time.clock, activity: time.activity,
             classify: ServiceClassifier(
                 gravityBase: configuration.gravityBaseURL, shoppingBase: configuration.shoppingBaseURL))
-        let uuids = SequentialUUIDGenerator()
-        let engine = AssistantEngine(
-            configuration: configuration, transport: transport, clock: clock,
-            identityStore: InMemoryIdentityStore(uid: settings.uid),
-            uuid: { uuids.next() }, activity: activity)
         let captured = Locked<[String]>([])
         let output = REPLOutput(style: .plain) { line in captured.withLock { $0.append(line) } }
-        let session = await REPLSession(
-            engine: engine, demoStore: nil, output: output,
-            settings: REPLSettings(
-                width: settings.width, entrySelector: settings.entrySelector,
-                assistantSelector: settings.assistantSelector, interactive: false),
-            time: time, replaying: true)
+        let environment = await REPLEnvironment(
+            policy: .replay(transcript, configuration: configuration, transport: transport, time: time), output: output)
+        let session = environment.session
+        let activity = time.activity
 
         var problems: [String] = []
         var outputs: [[String]] = []
@@ -109,6 +99,6 @@ public enum TranscriptReplayer {
             }
             actual.segments[index].output = outputs[index].map { namer.name(in: $0) }
         }
-        return TranscriptReplay(actual: actual, problems: problems, virtualTime: clock.now.offset)
+        return TranscriptReplay(actual: actual, problems: problems, virtualTime: time.clock.now.offset)
     }
 }

@@ -4,18 +4,18 @@ import ShoppingAssistantTesting
 /// Virtual time for piped demo sessions and transcript replay: the clock moves only when
 /// nothing can run, straight to the next deadline. A 120 s reply timeout takes no wall time,
 /// and the same input always produces the same output.
-public struct VirtualTime: Sendable {
-    public let clock: ManualClock
-    public let activity: ActivityMonitor
+package struct VirtualTime: Sendable {
+    package let clock: ManualClock
+    package let activity: ActivityMonitor
 
-    public init() {
+    package init() {
         activity = ActivityMonitor()
         clock = ManualClock(activity: activity)
     }
 
     /// Runs `body` as counted work and moves time whenever everything waits on the clock.
     /// Returns false if `body` waits for something no deadline will bring.
-    public func run(_ body: @escaping @Sendable () async -> Void) async -> Bool {
+    package func run(_ body: @escaping @Sendable () async -> Void) async -> Bool {
         let done = Locked(false)
         activity.spawn {
             await body()
@@ -29,7 +29,7 @@ public struct VirtualTime: Sendable {
     }
 
     /// Lets `duration` pass, firing every deadline on the way in order.
-    public func advance(by duration: Duration) async {
+    package func advance(by duration: Duration) async {
         let target = clock.now.advanced(by: duration)
         while true {
             await activity.waitUntilIdle()

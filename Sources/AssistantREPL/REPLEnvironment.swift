@@ -1,0 +1,191 @@
+import DemoStore
+import Foundation
+import ShoppingAssistant
+import ShoppingAssistantTesting
+
+/// Everything a REPL session runs on — engine, transport, clock, identity store, ID source
+/// and the session itself — built in one place from a few policy decisions. The `assistant`
+/// executable and the transcript replayer both build their sessions here, so a transcript
+/// replays against exactly the wiring it was recorded with.
+package struct REPLEnvironment: Sendable {
+    /// Who answers the engine's requests.
+    package enum Backend: Sendable {
+        /// The built-in demo store, at the transport seam.
+        case demoStore
+        /// Real services over URLSession.
+        case services
+        /// A transport of the caller's, such as a transcript's replay.
+        case transport(any HTTPTransport)
+    }
+
+    /// What the clock is.
+    package enum Time: Sendable {
+        /// The continuous clock.
+        case real
+        /// Virtual time: the clock jumps to the next deadline whenever nothing can run.
+        case virtual(VirtualTime)
+    }
+
+    /// Where the SDK-managed uid lives.
+    package enum Identity: Sendable, Hashable {
+        /// In memory, starting with `uid` (nil: a first launch).
+        case memory(uid: String?)
+        /// In a file, across sessions.
+        case file(URL)
+    }
+
+    /// How thread and message IDs are made.
+    package enum IDs: Sendable, Hashable {
+        case random
+        /// 1, 2, 3…: the same input prints the same bytes.
+        case sequential
+    }
+
+    /// The decisions a session is built from.
+    package struct Policy: Sendable {
+        package var configuration: AssistantEngineConfiguration
+        package var backend: Backend
+        package var time: Time
+        package var identity: Identity
+        package var ids: IDs
+        package var settings: REPLSettings
+        /// Records the session as a transcript with this summary line.
+        package var recordingSummary: String?
+        /// A replay: `:fault` only prints, the transcript's answers carry the fault.
+        package var replaying = false
+
+        package init(
+            configuration: AssistantEngineConfiguration, backend: Backend, time: Time, identity: Identity, ids: IDs,
+            settings: REPLSettings, recordingSummary: String? = nil, replaying: Bool = false
+        ) {
+            self.configuration = configuration
+            self.backend = backend
+            self.time = time
+            self.identity = identity
+            self.ids = ids
+            self.settings = settings
+            self.recordingSummary = recordingSummary
+            self.replaying = replaying
+        }
+    }
+
+    /// What this environment was built from.
+    package let policy: Policy
+    package let engine: AssistantEngine
+    /// The demo store when the backend is the demo store.
+    package let demoStore: DemoStore?
+    /// What the engine sends through: the backend, wrapped by the recorder when recording.
+    package let transport: any HTTPTransport
+    package let clock: any Clock<Duration>
+    /// Virtual time, when the clock is virtual.
+    package let time: VirtualTime?
+    package let identityStore: any IdentityStore
+    /// The recording, when the policy asks for one; it already observes the output.
+    package let recorder: TranscriptRecorder?
+    /// The REPL core, with the engine's builder, handler and listeners registered.
+    package let session: REPLSession
+
+    /// Builds everything `policy` asks for; the session prints to `output`.
+    package init(policy: Policy, output: REPLOutput) async {
+        self.policy = policy
+        switch policy.time {
+        case .real:
+            time = nil
+            clock = ContinuousClock()
+        case .virtual(let virtual):
+            time = virtual
+            clock = virtual.clock
+        }
+        let backend: any HTTPTransport
+        switch policy.backend {
+        case .demoStore:
+            let store = DemoStore(clock: clock, activity: time?.activity)
+            demoStore = store
+            backend = store
+        case .services:
+            demoStore = nil
+            backend = URLSessionTransport()
+        case .transport(let transport):
+            demoStore = nil
+            backend = transport
+        }
+        switch policy.identity {
+        case .memory(let uid): identityStore = InMemoryIdentityStore(uid: uid)
+        case .file(let url): identityStore = FileIdentityStore(fileURL: url)
+        }
+        recorder = policy.recordingSummary.map { [identityStore, clock] summary in
+            var settings = Transcript.Settings()
+            settings.width = policy.settings.width
+            settings.uid = identityStore.loadUID()
+            settings.section = policy.configuration.section
+            settings.entrySelector = policy.settings.entrySelector
+            settings.assistantSelector = policy.settings.assistantSelector
+            return TranscriptRecorder(
+                settings: settings, configuration: policy.configuration, summary: summary, clock: clock)
+        }
+        transport = recorder?.recording(backend) ?? backend
+        let uuid: @Sendable () -> UUID
+        switch policy.ids {
+        case .random:
+            uuid = { UUID() }
+        case .sequential:
+            let generator = SequentialUUIDGenerator()
+            uuid = { generator.next() }
+        }
+        engine = AssistantEngine(
+            configuration: policy.configuration, transport: transport, clock: clock, identityStore: identityStore,
+            uuid: uuid, activity: time?.activity)
+        session = await REPLSession(
+            engine: engine, demoStore: demoStore, output: output, settings: policy.settings, clock: clock, time: time,
+            replaying: policy.replaying)
+        if let recorder { output.setObserver { recorder.output($0) } }
+    }
+}
+
+// MARK: - The two policies
+
+extension REPLEnvironment.Policy {
+    /// The `assistant` command's session. With no service URL it runs on the demo store, as a
+    /// fresh visitor with sequential IDs; piped, it runs on virtual time, so two runs print
+    /// the same bytes and a 120 s timeout takes no wall time. A terminal session, or live
+    /// services, run on real time, and live services keep the identity in `stateDirectory`.
+    package static func commandLine(
+        _ options: CommandLineOptions, interactive: Bool, width: Int, stateDirectory: StateDirectory?
+    ) -> Self {
+        let demo = options.usesDemoStore
+        let recording = options.recordPath != nil
+        return Self(
+            configuration: AssistantEngineConfiguration(
+                apiKey: options.apiKey ?? (demo ? "demo-key" : ""), section: options.section,
+                gravityBaseURL: options.gravityURL, shoppingBaseURL: options.shoppingURL, logLevel: options.logLevel),
+            backend: demo ? .demoStore : .services,
+            time: demo && !interactive ? .virtual(VirtualTime()) : .real,
+            identity: demo ? .memory(uid: nil) : stateDirectory.map { .file($0.identityFile) } ?? .memory(uid: nil),
+            ids: demo ? .sequential : .random,
+            // A recorded session waits for each command like a piped one, so it replays step by step.
+            settings: REPLSettings(
+                width: width, entrySelector: options.entrySelector, assistantSelector: options.assistantSelector,
+                interactive: interactive && !recording),
+            recordingSummary: recording
+                ? "A session recorded \(demo ? "on the demo store" : "against live services")." : nil)
+    }
+
+    /// A transcript's replay: its answers through `transport`, on virtual time, starting with
+    /// the transcript's `%uid`, with sequential IDs, as a piped session.
+    package static func replay(
+        _ transcript: Transcript, configuration: AssistantEngineConfiguration, transport: any HTTPTransport,
+        time: VirtualTime
+    ) -> Self {
+        let settings = transcript.settings
+        return Self(
+            configuration: configuration,
+            backend: .transport(transport),
+            time: .virtual(time),
+            identity: .memory(uid: settings.uid),
+            ids: .sequential,
+            settings: REPLSettings(
+                width: settings.width, entrySelector: settings.entrySelector,
+                assistantSelector: settings.assistantSelector, interactive: false),
+            replaying: true)
+    }
+}

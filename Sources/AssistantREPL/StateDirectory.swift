@@ -1,0 +1,84 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where the REPL keeps what outlives a session: the line history (`history`) and, against
+/// live services, the SDK-managed identity (`identity.json`).
+///
+/// `--state-dir` names it; without it, it is `$XDG_STATE_HOME/shopping-assistant` or
+/// `~/.local/state/shopping-assistant`, the directory `FileIdentityStore.defaultLocation`
+/// uses, so the REPL and an embedding app on the same machine agree. XDG requires an absolute
+/// `XDG_STATE_HOME`; a relative or empty one is ignored.
+package struct StateDirectory: Sendable, Hashable {
+    /// The directory's name under the XDG state home.
+    package static let name = "shopping-assistant"
+
+    /// The directory, as given or derived (not resolved against the working directory).
+    package let path: String
+
+    package init(path: String) {
+        self.path = path
+    }
+
+    /// The line history, 0600.
+    package var historyPath: String { Self.joined(path, "history") }
+
+    /// The SDK-managed identity, against live services.
+    package var identityFile: URL { URL(fileURLWithPath: Self.joined(path, "identity.json")) }
+
+    /// The default directory, or nil without an absolute `XDG_STATE_HOME` or `HOME` (history
+    /// then stays in memory, and so does the identity). Nothing is created here: the files'
+    /// writers create the directory when they first write.
+    package static func standard(environment: [String: String]) -> StateDirectory? {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return StateDirectory(path: joined(state, name))
+        }
+        if let home = environment["HOME"], home.hasPrefix("/") {
+            return StateDirectory(path: joined(home, ".local/state/" + name))
+        }
+        return nil
+    }
+
+    /// The directory `--state-dir` names, created (0700, with its parents) when missing and
+    /// checked for writing, so a bad value is an error at start rather than a history that
+    /// silently never saves.
+    package static func prepare(_ path: String) throws(CommandLineOptions.ParseError) -> StateDirectory {
+        func invalid(_ reason: String) -> CommandLineOptions.ParseError {
+            CommandLineOptions.ParseError(.invalidValue(source: "--state-dir", value: path, reason: reason))
+        }
+        guard !path.isEmpty else { throw invalid("it is empty") }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw invalid("it is not a directory") }
+        } else if let failure = makeDirectories(path) {
+            throw invalid("cannot create it: \(failure)")
+        }
+        guard access(path, W_OK | X_OK) == 0 else {
+            throw invalid("it is not writable: \(String(cString: strerror(errno)))")
+        }
+        return StateDirectory(path: path)
+    }
+
+    /// `mkdir -p` with mode 0700; the system's reason when a component cannot be made.
+    private static func makeDirectories(_ path: String) -> String? {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: prefix, isDirectory: &isDirectory) {
+                if isDirectory.boolValue { continue }
+                return "\(prefix) is not a directory"
+            }
+            if mkdir(prefix, 0o700) != 0, errno != EEXIST {
+                return String(cString: strerror(errno))
+            }
+        }
+        return nil
+    }
+
+    private static func joined(_ directory: String, _ rest: String) -> String {
+        directory.hasSuffix("/") ? directory + rest : directory + "/" + rest
+    }
+}

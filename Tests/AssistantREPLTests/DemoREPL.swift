@@ -1,0 +1,61 @@
+import DemoStore
+import Foundation
+import ShoppingAssistant
+import Testing
+
+@testable import AssistantREPL
+
+/// A piped REPL session on the demo store, built the way the `assistant` command builds one,
+/// on virtual time: each line runs until nothing can run, and returns what it printed.
+struct DemoREPL {
+    let environment: REPLEnvironment
+    private let printed: Locked<[String]>
+
+    init(
+        width: Int = 80, logLevel: AssistantLogLevel = .error, recording: Bool = false,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        var options = CommandLineOptions()
+        options.logLevel = logLevel
+        options.recordPath = recording ? "unused.transcript" : nil
+        let printed = Locked<[String]>([])
+        self.printed = printed
+        environment = await REPLEnvironment(
+            policy: .commandLine(options, interactive: false, width: width, stateDirectory: nil),
+            output: REPLOutput { line in printed.withLock { $0.append(line) } })
+        _ = try #require(environment.time, "a piped demo session runs on virtual time", sourceLocation: sourceLocation)
+    }
+
+    var session: REPLSession { environment.session }
+    var demoStore: DemoStore? { environment.demoStore }
+
+    /// Handles `line` as typed; returns its output and whether the REPL goes on.
+    @discardableResult
+    func run(_ line: String, sourceLocation: SourceLocation = #_sourceLocation) async -> (
+        printed: [String], keepGoing: Bool
+    ) {
+        let keepGoing = Locked(true)
+        let session = self.session
+        let finished = await environment.time?.run {
+            let result = await session.handle(line)
+            keepGoing.withLock { $0 = result }
+        }
+        #expect(finished == true, "'\(line)' waits for something that never happens", sourceLocation: sourceLocation)
+        let output = printed.withLock { lines in
+            defer { lines = [] }
+            return lines
+        }
+        return (output, keepGoing.withLock { $0 })
+    }
+
+    /// Runs each line in turn; returns everything printed.
+    @discardableResult
+    func run(lines: [String], sourceLocation: SourceLocation = #_sourceLocation) async -> [String] {
+        var printed: [String] = []
+        for line in lines { printed += await run(line, sourceLocation: sourceLocation).printed }
+        return printed
+    }
+
+    /// `/visit` requests the demo store has answered so far.
+    var visits: Int { demoStore?.requestLog.filter { $0.path.hasSuffix("/visit") }.count ?? 0 }
+}
