@@ -14,7 +14,7 @@ import Testing
         let printed = await repl.run(":user alice").printed
         #expect(printed == ["(identity changed to alice)", "(screen: product KIT-1001)", Self.entryButton])
         #expect(repl.visits == 2)
-        #expect(await repl.run(":state").printed.contains("user.uid:    alice"))
+        #expect(await repl.run(":state").printed.contains("user.uid:    demo-u-2"))  // the uid Gravity gives alice
         #expect(await repl.session.prompt() == "product KIT-1001 [Спросите помощника]> ")
     }
 
