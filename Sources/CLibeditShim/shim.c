@@ -21,6 +21,10 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
+
 // MARK: - el_set / el_get wrappers
 
 int cle_set_prompt(EditLine *editline, cle_prompt_function prompt, char ignore) {
@@ -88,6 +92,51 @@ int cle_history_load(History *history_handle, const char *path) {
 int cle_history_save_fp(History *history_handle, FILE *file) {
     HistEvent event;
     return history(history_handle, &event, H_SAVE_FP, file);
+}
+
+// MARK: - Character widths
+
+static pthread_once_t cle_utf8_locale_once = PTHREAD_ONCE_INIT;
+static locale_t cle_utf8_locale = (locale_t)0;
+
+static void cle_open_utf8_locale(void) {
+    static const char *const names[] = {"C.UTF-8", "C.utf8", "en_US.UTF-8", "en_US.utf8"};
+    for (size_t index = 0; index < sizeof names / sizeof names[0]; index++) {
+        locale_t locale = newlocale(LC_CTYPE_MASK, names[index], (locale_t)0);
+        if (!locale) continue;
+        locale_t previous = uselocale(locale);
+        int utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+        uselocale(previous);
+        if (utf8) {
+            cle_utf8_locale = locale;
+            return;
+        }
+        freelocale(locale);
+    }
+}
+
+int cle_utf8_wcwidth(unsigned int code_point) {
+    pthread_once(&cle_utf8_locale_once, cle_open_utf8_locale);
+    if (!cle_utf8_locale) return -2;
+    // uselocale is per thread: the process's locale and other threads are not disturbed.
+    locale_t previous = uselocale(cle_utf8_locale);
+    int width = wcwidth((wchar_t)code_point);
+    uselocale(previous);
+    return width;
+}
+
+static char cle_libc_version_text[64] = "unknown C library";
+static pthread_once_t cle_libc_version_once = PTHREAD_ONCE_INIT;
+
+static void cle_format_libc_version(void) {
+#ifdef __GLIBC__
+    snprintf(cle_libc_version_text, sizeof cle_libc_version_text, "glibc %s", gnu_get_libc_version());
+#endif
+}
+
+const char *cle_libc_version(void) {
+    pthread_once(&cle_libc_version_once, cle_format_libc_version);
+    return cle_libc_version_text;
 }
 
 // MARK: - Signals

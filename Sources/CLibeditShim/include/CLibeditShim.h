@@ -92,6 +92,17 @@ int cle_history_load(History *history_handle, const char *path);
 /// history file in place, so a crash mid-write would lose it.
 int cle_history_save_fp(History *history_handle, FILE *file);
 
+// MARK: - Character widths
+
+/// `wcwidth(3)` of `code_point` as the C library answers it in a UTF-8 locale (`C.UTF-8`,
+/// else `C.utf8` or `en_US.UTF-8`), whatever the process's own locale is: terminals such as
+/// tmux, xterm and VTE lay text out by these widths. -1 for a code point the library counts
+/// as not printable; -2 when the C library has no UTF-8 locale at all.
+int cle_utf8_wcwidth(unsigned int code_point);
+
+/// The C library and its version, e.g. `glibc 2.36`: where `cle_utf8_wcwidth` comes from.
+const char *cle_libc_version(void);
+
 // MARK: - Session
 
 /// One line editor on one terminal, with its history, lock, prompt and wake-up pipe.
