@@ -44,9 +44,32 @@ public protocol LineReader: AnyObject, Sendable {
     /// Prints `text` as whole lines (a missing final newline is added) without garbling a line
     /// the user is typing.
     func printAsync(_ text: String)
+
+    /// Receives every resize of the terminal (`SIGWINCH`), after the reader has redrawn its
+    /// prompt for the new width. Called on a thread of the reader's; it must not block. Readers
+    /// that have no terminal never call it. nil stops the notifications.
+    func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?)
+}
+
+/// The terminal changed its width.
+public struct TerminalResize: Sendable, Hashable {
+    /// The new width in columns.
+    public let columns: Int
+    /// Increases with each resize, so a consumer that handles them on other tasks can drop
+    /// one that arrives after a newer one.
+    public let sequence: UInt64
+
+    /// A resize to `columns`, the `sequence`-th of its reader.
+    public init(columns: Int, sequence: UInt64) {
+        self.columns = columns
+        self.sequence = sequence
+    }
 }
 
 extension LineReader {
+    /// Readers without a terminal are never resized.
+    public func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?) {}
+
     /// Runs the blocking `readLine(prompt:)` on a dedicated thread and resumes with its result.
     public func nextEvent(prompt: String) async -> LineReaderEvent {
         await withCheckedContinuation { continuation in

@@ -66,6 +66,7 @@ public actor REPLSession {
             assistantSelector: settings.assistantSelector, activity: activity)
         let carousel = CarouselState(width: settings.width, style: output.style)
         self.carousel = carousel
+        output.fitLines { carousel.width }
         let handler = HostActionHandler(output: output) { _ in }
         presenter = ChatPresenter(
             output: output, width: { carousel.width },
@@ -77,7 +78,7 @@ public actor REPLSession {
             },
             onVisibleCardsChanged: { [weak self] cards in await self?.visibleCardsChanged(cards) })
         engine.logger.setListener { level, message in
-            output.line(.dim, "[\(level)] " + TerminalSanitizer.sanitize(message))
+            output.singleLine(.dim, prefix: "[\(level)] ", message)
         }
         await engine.setAssistantProductBlockBuilder(carousel.builder)
         await engine.setAssistantActionHandler(handler)
@@ -111,6 +112,11 @@ public actor REPLSession {
                 }
             }
         }
+    }
+
+    /// The terminal was resized: the chat follows it unless a width was set (PR3).
+    public func terminalResized(_ resize: TerminalResize) async {
+        if carousel.terminalResized(resize) { await presenter.redrawAfterResize() }
     }
 
     /// Handles a line; on virtual time, time moves while the command waits on the clock.
@@ -472,7 +478,7 @@ public actor REPLSession {
                 for case .reportImpression(let ref) in impressions.timerFired(timer.ref, generation: timer.generation) {
                     let result = await engine.performAssistantProductAction(product: ref, action: .visibleImpression)
                     if result == .accepted {
-                        output.line(.dim, "(impression: \(TerminalSanitizer.sanitize(cardNames[ref] ?? "?")))")
+                        output.singleLine(.dim, prefix: "(impression: ", cardNames[ref] ?? "?", suffix: ")")
                     }
                 }
             }
