@@ -251,11 +251,14 @@ public struct CommandCompletion: Sendable, Hashable {
         public var name: String
         /// Completions for the first argument, in the order they should be listed.
         public var arguments: [String]
+        /// Whether every later argument takes the same words (`:cart SKU…`).
+        public var repeats: Bool
 
         /// Declares a command and its argument words.
-        public init(_ name: String, arguments: [String] = []) {
+        public init(_ name: String, arguments: [String] = [], repeats: Bool = false) {
             self.name = name
             self.arguments = arguments
+            self.repeats = repeats
         }
     }
 
@@ -268,7 +271,8 @@ public struct CommandCompletion: Sendable, Hashable {
     }
 
     /// Command names while the first word is typed, then the matching command's arguments
-    /// for the second word, then nothing (later words are free text such as a search query).
+    /// for the second word, then nothing (later words are free text such as a search query)
+    /// unless the command's arguments repeat.
     public func candidates(for textBeforeCursor: String) -> [String] {
         let words = textBeforeCursor.split(separator: " ", omittingEmptySubsequences: true)
         let endsWithSpace = textBeforeCursor.last == " "
@@ -278,8 +282,19 @@ public struct CommandCompletion: Sendable, Hashable {
         case (1, true), (2, false):
             return commands.first { $0.name == words[0] }?.arguments ?? []
         default:
-            return []
+            return commands.first { $0.name == words[0] && $0.repeats }?.arguments ?? []
         }
+    }
+
+    /// The same table with `arguments` offered after the command `name` (added to what it
+    /// offers already); a name the table does not have is left out.
+    public func adding(arguments: [String], to name: String, repeats: Bool = false) -> CommandCompletion {
+        var table = self
+        for index in table.commands.indices where table.commands[index].name == name {
+            table.commands[index].arguments += arguments
+            table.commands[index].repeats = table.commands[index].repeats || repeats
+        }
+        return table
     }
 
     /// This table as a `LineCompleter`.

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -92,6 +93,17 @@ int cle_history_load(History *history_handle, const char *path) {
 int cle_history_save_fp(History *history_handle, FILE *file) {
     HistEvent event;
     return history(history_handle, &event, H_SAVE_FP, file);
+}
+
+int cle_history_each(History *history_handle, void *context, cle_history_visitor visit) {
+    HistEvent event;
+    int count = 0;
+    for (int status = history(history_handle, &event, H_FIRST); status == 0 && event.str;
+         status = history(history_handle, &event, H_NEXT)) {
+        visit(context, event.str);
+        count += 1;
+    }
+    return count;
 }
 
 // MARK: - Character widths
@@ -232,6 +244,7 @@ struct cle_session {
     pthread_mutex_t lock;
     char *prompt;
     void *context;
+    cle_resize_function on_resize;
     int editing;
     int interrupted;
 };
@@ -266,6 +279,8 @@ static void cle_drain(int fd) {
 // libedit's built-in read function blocks in read(2) with no way to be woken from another
 // thread and cannot release our lock, so the session reads characters itself. It holds the
 // lock while libedit works and drops it only while waiting for input.
+static void cle_apply_resize(cle_session *session);
+
 static int cle_read_char(EditLine *editline, wchar_t *character) {
     cle_session *session = cle_session_of(editline);
     char bytes[MB_LEN_MAX];
@@ -285,7 +300,7 @@ static int cle_read_char(EditLine *editline, wchar_t *character) {
         }
         if (atomic_exchange(&cle_slot_resize[session->slot], 0)) {
             pthread_mutex_lock(&session->lock);
-            el_resize(editline);
+            cle_apply_resize(session);
             pthread_mutex_unlock(&session->lock);
         }
         if (ready <= 0 || !(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -418,6 +433,8 @@ const char *cle_session_gets(cle_session *session, int *count, int *interrupted)
     atomic_store(&cle_slot_interrupt[session->slot], 0);
     cle_drain(session->wake_read);
     session->interrupted = 0;
+    // A resize while no line was edited: nothing is drawn yet, libedit only learns the size.
+    if (atomic_exchange(&cle_slot_resize[session->slot], 0)) cle_apply_resize(session);
     session->editing = 1;
     // el_gets draws the prompt first and switches to raw mode only before reading the first
     // key, so keys typed in between were echoed twice (by the terminal, then by libedit) and
@@ -433,6 +450,17 @@ const char *cle_session_gets(cle_session *session, int *count, int *interrupted)
 void cle_session_interrupt(cle_session *session) {
     atomic_store(&cle_slot_interrupt[session->slot], 1);
     cle_wake_slot(session->slot);
+}
+
+void cle_session_set_resize_handler(cle_session *session, cle_resize_function handler) {
+    pthread_mutex_lock(&session->lock);
+    session->on_resize = handler;
+    pthread_mutex_unlock(&session->lock);
+}
+
+int cle_session_input_pending(cle_session *session) {
+    struct pollfd input = {session->input_fd, POLLIN, 0};
+    return poll(&input, 1, 0) > 0 && (input.revents & POLLIN) ? 1 : 0;
 }
 
 // MARK: - Printing while a line is edited
@@ -459,9 +487,9 @@ static int cle_glyph_width(wchar_t character, int column) {
     return width < 0 ? 1 : width;
 }
 
-// The row, counted from the prompt's first row, on which libedit left the cursor.
-static int cle_cursor_row(cle_session *session) {
-    int columns = cle_get_columns(session->editline);
+// The row, counted from the prompt's first row, on which libedit left the cursor, had it
+// drawn the prompt and the input on a terminal `columns` wide.
+static int cle_cursor_row(cle_session *session, int columns) {
     int column = 0;
     int row = 0;
     const char *prompt = session->prompt;
@@ -497,6 +525,52 @@ static int cle_cursor_row(cle_session *session) {
     return row;
 }
 
+// Moves from the cursor to the first column of the prompt's first row and clears to the end of
+// the screen, for a prompt and input drawn `rows` rows high above the cursor.
+static void cle_move_to_edit_start(cle_session *session, int rows) {
+    FILE *output = session->output;
+    fputc('\r', output);
+    if (rows > 0) fprintf(output, "\x1b[%dA", rows);
+    fputs("\x1b[J", output);
+}
+
+void cle_session_clear_edit_area(cle_session *session) {
+    pthread_mutex_lock(&session->lock);
+    cle_move_to_edit_start(session, cle_cursor_row(session, cle_get_columns(session->editline)));
+    fflush(session->output);
+    pthread_mutex_unlock(&session->lock);
+}
+
+static int cle_measured_columns(cle_session *session) {
+    struct winsize size;
+    memset(&size, 0, sizeof size);
+    if (ioctl(session->input_fd, TIOCGWINSZ, &size) != 0 || size.ws_col == 0) return 0;
+    return size.ws_col;
+}
+
+// Called with the lock held, on SIGWINCH. While a line is edited, the prompt and input were
+// drawn for the old width, and the terminal has already resized: a re-flowing terminal (tmux,
+// VTE) re-wraps the rows they occupy, another (xterm) keeps them. Moving up by the fewer rows
+// of the two layouts never reaches a line above the prompt; at worst part of the old prompt
+// stays on screen above the new one. Then libedit learns the size, the handler may replace
+// the prompt, and both are drawn again below the cursor.
+static void cle_apply_resize(cle_session *session) {
+    int old_columns = cle_get_columns(session->editline);
+    int new_columns = cle_measured_columns(session);
+    if (session->editing) {
+        int rows = cle_cursor_row(session, old_columns);
+        if (new_columns > 0) {
+            int reflowed = cle_cursor_row(session, new_columns);
+            if (reflowed < rows) rows = reflowed;
+        }
+        cle_move_to_edit_start(session, rows);
+    }
+    el_resize(session->editline);
+    if (session->on_resize) session->on_resize(session, cle_get_columns(session->editline), session->context);
+    if (session->editing) cle_refresh(session->editline);
+    fflush(session->output);
+}
+
 void cle_session_print_async(cle_session *session, const char *text, size_t length) {
     if (length == 0) return;
     pthread_mutex_lock(&session->lock);
@@ -507,10 +581,10 @@ void cle_session_print_async(cle_session *session, const char *text, size_t leng
         pthread_mutex_unlock(&session->lock);
         return;
     }
-    int rows = cle_cursor_row(session);
-    fputc('\r', output);
-    if (rows > 0) fprintf(output, "\x1b[%dA", rows);
-    fputs("\x1b[J", output);
+    // A resize the reading thread has not handled yet: the prompt on screen is laid out for
+    // the old width, so adopt the new one first, or the rows below would be miscounted.
+    if (atomic_exchange(&cle_slot_resize[session->slot], 0)) cle_apply_resize(session);
+    cle_move_to_edit_start(session, cle_cursor_row(session, cle_get_columns(session->editline)));
     // The terminal is in libedit's raw mode, so each newline gets its carriage return here.
     for (size_t index = 0; index < length; index++) {
         if (text[index] == '\n' && (index == 0 || text[index - 1] != '\r')) fputc('\r', output);

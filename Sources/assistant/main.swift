@@ -78,7 +78,7 @@ let historyPath: String? = {
     let base = stateDirectory ?? FileIdentityStore.defaultLocation().deletingLastPathComponent()
     return base.appendingPathComponent("history").path
 }()
-let completion = REPLSession.completion
+let completion = demoStore != nil ? REPLSession.completion.addingDemoCatalogue() : REPLSession.completion
 let reader = LineReaderFactory.standard(historyPath: historyPath) { completion.candidates(for: $0) }
 activeReader.withLock { $0 = reader }
 
@@ -89,6 +89,7 @@ let settings = REPLSettings(
 let session = await REPLSession(
     engine: engine, demoStore: demoStore, output: output, settings: settings, time: virtualTime)
 if let recorder { output.setObserver { recorder.output($0) } }
+if options.width == nil { reader.setResizeHandler { resize in Task { await session.terminalResized(resize) } } }
 await session.run(reader: reader, recorder: recorder)
 if let recorder, let path = options.recordPath {
     do {
