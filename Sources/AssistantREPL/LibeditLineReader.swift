@@ -13,8 +13,9 @@ import Synchronization
 ///   a reader exists; they replace any earlier handlers, which are restored when the last
 ///   reader goes away. A Ctrl-C pressed while no read is in progress is dropped.
 /// - `SIGWINCH` redraws the prompt and the input for the new width (the C session moves back to
-///   the prompt's first row, clears below and tells libedit, `el_resize`), shortens a prompt
-///   that would take more than the width allows, and then tells the resize handler.
+///   the prompt's first row, as the terminal re-flowed it or not, clears below and tells
+///   libedit, `el_resize`), shortens a prompt that would take more than the width allows, and
+///   then tells the resize handler.
 /// - Ctrl-R searches the history incrementally (`HistorySearch`), with a prompt that says so.
 /// - History lives in a file created with mode 0600 (directories 0700), rewritten after each
 ///   entered line through a temporary file and `rename(2)`, because libedit's `H_SAVE`
@@ -43,12 +44,18 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
         public var inputDescriptor: Int32
         /// The terminal to draw on.
         public var outputDescriptor: Int32
+        /// Whether the terminal re-wraps wrapped lines when resized (tmux, VTE) or keeps its
+        /// rows (xterm); nil when unknown. By default from the environment
+        /// (`terminalReflows(environment:)`).
+        public var terminalReflows: Bool?
 
         /// A configuration for the process's own terminal by default.
         public init(
             programName: String = "assistant", historyPath: String? = nil, historySize: Int = 1000,
             completer: LineCompleter? = nil, terminalType: String? = nil,
-            inputDescriptor: Int32 = STDIN_FILENO, outputDescriptor: Int32 = STDOUT_FILENO
+            inputDescriptor: Int32 = STDIN_FILENO, outputDescriptor: Int32 = STDOUT_FILENO,
+            terminalReflows: Bool? = LibeditLineReader.terminalReflows(
+                environment: ProcessInfo.processInfo.environment)
         ) {
             self.programName = programName
             self.historyPath = historyPath
@@ -57,7 +64,18 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
             self.terminalType = terminalType
             self.inputDescriptor = inputDescriptor
             self.outputDescriptor = outputDescriptor
+            self.terminalReflows = terminalReflows
         }
+    }
+
+    /// What the environment says about the terminal's resizing: tmux (`TMUX`), VTE
+    /// (`VTE_VERSION`) and kitty re-wrap wrapped lines, xterm (`XTERM_VERSION`, unless inside
+    /// tmux) and the Linux console keep their rows; nil for anything else.
+    public static func terminalReflows(environment: [String: String]) -> Bool? {
+        func has(_ name: String) -> Bool { !(environment[name] ?? "").isEmpty }
+        if has("TMUX") || has("VTE_VERSION") || has("KITTY_WINDOW_ID") { return true }
+        if has("XTERM_VERSION") || environment["TERM"] == "linux" { return false }
+        return nil
     }
 
     /// What libedit's C callbacks need, reached through `EL_CLIENTDATA`. Used on the reading
@@ -110,6 +128,7 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
             LibeditLineReader.searchHistory(editline)
         }
         _ = cle_bind(editline, "^R", "assistant-search-history")
+        cle_session_set_reflow(session, configuration.terminalReflows.map { $0 ? 1 : 0 } ?? -1)
         cle_session_set_resize_handler(session) { session, columns, opaque in
             guard let session, let opaque else { return }
             let context = Unmanaged<CallbackContext>.fromOpaque(opaque).takeUnretainedValue()

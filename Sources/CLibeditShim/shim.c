@@ -245,6 +245,7 @@ struct cle_session {
     char *prompt;
     void *context;
     cle_resize_function on_resize;
+    int reflows;
     int editing;
     int interrupted;
 };
@@ -365,6 +366,7 @@ cle_session *cle_session_open(const char *program, int input_fd, int output_fd, 
     cle_session *session = calloc(1, sizeof *session);
     if (!session) return NULL;
     session->slot = -1;
+    session->reflows = -1;
     session->wake_read = -1;
     session->wake_write = -1;
     session->context = context;
@@ -455,6 +457,12 @@ void cle_session_interrupt(cle_session *session) {
 void cle_session_set_resize_handler(cle_session *session, cle_resize_function handler) {
     pthread_mutex_lock(&session->lock);
     session->on_resize = handler;
+    pthread_mutex_unlock(&session->lock);
+}
+
+void cle_session_set_reflow(cle_session *session, int reflows) {
+    pthread_mutex_lock(&session->lock);
+    session->reflows = reflows < 0 ? -1 : reflows != 0;
     pthread_mutex_unlock(&session->lock);
 }
 
@@ -550,19 +558,17 @@ static int cle_measured_columns(cle_session *session) {
 
 // Called with the lock held, on SIGWINCH. While a line is edited, the prompt and input were
 // drawn for the old width, and the terminal has already resized: a re-flowing terminal (tmux,
-// VTE) re-wraps the rows they occupy, another (xterm) keeps them. Moving up by the fewer rows
-// of the two layouts never reaches a line above the prompt; at worst part of the old prompt
-// stays on screen above the new one. Then libedit learns the size, the handler may replace
-// the prompt, and both are drawn again below the cursor.
+// VTE) re-wraps the rows they occupy, another (xterm) keeps them. When the session does not
+// know which, moving up by the fewer rows of the two layouts never reaches a line above the
+// prompt; at worst part of the old prompt stays on screen above the new one. Then libedit
+// learns the size, the handler may replace the prompt, and both are drawn again.
 static void cle_apply_resize(cle_session *session) {
     int old_columns = cle_get_columns(session->editline);
     int new_columns = cle_measured_columns(session);
     if (session->editing) {
-        int rows = cle_cursor_row(session, old_columns);
-        if (new_columns > 0) {
-            int reflowed = cle_cursor_row(session, new_columns);
-            if (reflowed < rows) rows = reflowed;
-        }
+        int kept = cle_cursor_row(session, old_columns);
+        int reflowed = new_columns > 0 ? cle_cursor_row(session, new_columns) : kept;
+        int rows = session->reflows == 1 ? reflowed : session->reflows == 0 ? kept : (kept < reflowed ? kept : reflowed);
         cle_move_to_edit_start(session, rows);
     }
     el_resize(session->editline);

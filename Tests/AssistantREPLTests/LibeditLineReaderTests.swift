@@ -118,12 +118,14 @@ private enum PseudoTerminalError: Error {
         .init(":help"), .init(":home"), .init(":screen", arguments: ["home", "product", "search"]),
     ]).completer
 
-    private func makeReader(_ terminal: PseudoTerminal, historyPath: String? = nil) throws -> LibeditLineReader {
+    private func makeReader(
+        _ terminal: PseudoTerminal, historyPath: String? = nil, reflows: Bool? = nil
+    ) throws -> LibeditLineReader {
         try #require(
             LibeditLineReader(
                 configuration: .init(
                     historyPath: historyPath, completer: Self.completer, terminalType: "xterm",
-                    inputDescriptor: terminal.slave, outputDescriptor: terminal.slave)))
+                    inputDescriptor: terminal.slave, outputDescriptor: terminal.slave, terminalReflows: reflows)))
     }
 
     private func temporaryDirectory() -> String {
@@ -288,13 +290,18 @@ private enum PseudoTerminalError: Error {
 
     // MARK: - Resize
 
+    /// The terminals a resize test runs on: one that re-flows and one that does not, each
+    /// known to the reader (it then redraws exactly) or not (it then leaves part of the old
+    /// prompt rather than risk erasing a line above it).
+    static let terminals: [(reflows: Bool, known: Bool)] = [(false, true), (true, true), (false, false), (true, false)]
+
     /// Types enough after the prompt to wrap it at 20 columns, then resizes to 60 and prints:
     /// the line printed first after the resize starts on a row of its own, the lines above
     /// the prompt are untouched, and the prompt is drawn again for 60 columns (unshortened).
-    @Test(arguments: [false, true])
-    func widerTerminalRedrawsThePromptAndTheNextLineDoesNotOverwriteIt(reflows: Bool) async throws {
+    @Test(arguments: terminals)
+    func widerTerminalRedrawsThePromptAndTheNextLineDoesNotOverwriteIt(reflows: Bool, known: Bool) async throws {
         let terminal = try PseudoTerminal(columns: 20)
-        let reader = try makeReader(terminal)
+        let reader = try makeReader(terminal, reflows: known ? reflows : nil)
         let resizes = Locked<[TerminalResize]>([])
         reader.setResizeHandler { resize in resizes.withLock { $0.append(resize) } }
         reader.printAsync("earlier output")
@@ -316,7 +323,8 @@ private enum PseudoTerminalError: Error {
         screen.feed(terminal.unseen())
 
         // xterm keeps the old prompt's first row; tmux and VTE joined it with the second.
-        let remnant = reflows ? [] : ["chat[p…]> yyyyyyyyyy"]
+        // Not knowing which, the reader moves up by the fewer rows and leaves xterm's.
+        let remnant = reflows || known ? [] : ["chat[p…]> yyyyyyyyyy"]
         #expect(
             screen.lines
                 == ["earlier output"] + remnant + ["first line after the resize", "chat[product KIT-1001]> " + input])
@@ -327,10 +335,10 @@ private enum PseudoTerminalError: Error {
 
     /// The other way, 60 to 20 columns: the prompt is shortened again and nothing printed
     /// before is overwritten.
-    @Test(arguments: [false, true])
-    func narrowerTerminalShortensThePromptAndKeepsTheLinesAbove(reflows: Bool) async throws {
+    @Test(arguments: terminals)
+    func narrowerTerminalShortensThePromptAndKeepsTheLinesAbove(reflows: Bool, known: Bool) async throws {
         let terminal = try PseudoTerminal(columns: 60)
-        let reader = try makeReader(terminal)
+        let reader = try makeReader(terminal, reflows: known ? reflows : nil)
         reader.printAsync("earlier output")
         async let event = reader.nextEvent(prompt: "chat[product KIT-1001]> ")
         terminal.waitFor("> ")
@@ -347,8 +355,9 @@ private enum PseudoTerminalError: Error {
         terminal.waitFor("after\r\r\nchat[p…]> abc")
         screen.feed(terminal.unseen())
 
-        // A re-flowing terminal had wrapped the old prompt onto two rows; the first stays.
-        let remnant = reflows ? ["chat[product KIT-100"] : []
+        // A re-flowing terminal had wrapped the old prompt onto two rows; not knowing that,
+        // the reader leaves the first.
+        let remnant = reflows && !known ? ["chat[product KIT-100"] : []
         #expect(screen.lines == ["earlier output"] + remnant + ["after", "chat[p…]> abc"])
         terminal.type("\r")
         #expect(await event == .line("abc"))
@@ -470,6 +479,14 @@ private enum PseudoTerminalError: Error {
         terminal.waitFor("p> ")
         terminal.type(":category Кни\t\r")
         #expect(await category == .line(":category Книги "))
+    }
+
+    @Test func theEnvironmentTellsWhichTerminalsReflow() {
+        #expect(LibeditLineReader.terminalReflows(environment: ["TMUX": "/tmp/tmux-0/default,1,0"]) == true)
+        #expect(LibeditLineReader.terminalReflows(environment: ["VTE_VERSION": "7006"]) == true)
+        #expect(LibeditLineReader.terminalReflows(environment: ["XTERM_VERSION": "XTerm(379)"]) == false)
+        #expect(LibeditLineReader.terminalReflows(environment: ["XTERM_VERSION": "XTerm(379)", "TMUX": "x"]) == true)
+        #expect(LibeditLineReader.terminalReflows(environment: ["TERM": "xterm-256color"]) == nil)
     }
 
     @Test func promptEscapesAreBracketedForLibedit() {

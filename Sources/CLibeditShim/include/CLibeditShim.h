@@ -165,10 +165,15 @@ typedef void (*cle_resize_function)(cle_session *session, int columns, void *con
 /// Installs the resize handler (NULL for none).
 ///
 /// On `SIGWINCH` the session moves the cursor back to the start of the prompt, clears below,
-/// tells libedit the new size and redraws the prompt and input for it. The terminal may have
-/// re-flowed the wrapped prompt (tmux, VTE) or not (xterm); the session moves up by the fewer
-/// of the two row counts, so it never erases a line printed above the prompt.
+/// tells libedit the new size and redraws the prompt and input for it.
 void cle_session_set_resize_handler(cle_session *session, cle_resize_function handler);
+
+/// Whether the terminal re-wraps a wrapped line when its width changes, moving the cursor
+/// with the text (tmux, VTE: 1) or keeps its rows as they are (xterm: 0); -1, the default,
+/// when that is not known. A resize then finds the prompt's first row by that layout; when
+/// unknown, by the fewer rows of the two, which never erases a line printed above the
+/// prompt (part of the old prompt may stay on screen).
+void cle_session_set_reflow(cle_session *session, int reflows);
 
 /// From an editor function (the lock is held): moves the cursor to the start of the prompt
 /// and clears to the end of the screen, so the prompt and the line can be replaced and drawn
