@@ -70,9 +70,13 @@ public final class REPLOutput: Sendable {
         if let role { line(role, body) } else { line(body) }
     }
 
+    /// The fewest columns wrapped text is given behind its prefix; with less, it goes below.
+    static let minimumRoom = 12
+
     /// Text that came from a server, a transcript or a catalogue: sanitised before printing,
     /// and, given a width, wrapped at word boundaries with continuation lines indented under
-    /// the prefix (without one, a line wider than the output's width is still fitted to it).
+    /// the prefix, or, when fewer than 12 columns are left behind the prefix, on lines of its
+    /// own below it (without a width, a line wider than the output's is still fitted to it).
     public func untrusted(_ text: String, prefix: String = "", role: TerminalStyle.Role? = nil, width: Int? = nil) {
         let clean = TerminalSanitizer.sanitize(text, newlines: .keep)
         let prefixWidth = DisplayWidth.of(prefix)
@@ -84,10 +88,10 @@ public final class REPLOutput: Sendable {
                 continue
             }
             let room = width - prefixWidth
-            guard room >= 4 else {
-                // Too narrow for text behind the prefix: the text goes on lines of its own.
+            guard room >= Self.minimumRoom else {
+                // Too narrow for text behind the prefix: the text goes under it, indented.
                 print(prefix)
-                for line in TextLayout.wrap(String(part), width: width) { print(line) }
+                for line in TextLayout.wrap(String(part), width: width - 2) { print("  " + line) }
                 continue
             }
             let wrapped = TextLayout.wrap(String(part), width: room)

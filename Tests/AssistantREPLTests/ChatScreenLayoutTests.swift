@@ -40,15 +40,23 @@ import Testing
             isSending: false, canSend: true)
     }
 
-    @Test func atTwentyColumnsEveryLineFitsBehindItsIndentToo() async {
+    @Test func atTwentyColumnsEveryLineFitsAndNarrowRoomMovesTextBelowItsLabel() async throws {
         let (presenter, output) = presenter(width: 20)
         let text = "Подобрал 6 идей для подарка для женщины, могу показать дешевле или из другой категории"
         await presenter.presentAssistant(reply(buttons: [Self.longTitle, Self.longTitle], suggests: [], text: text))
         for line in output.lines {
             #expect(DisplayWidth.of(line) <= 20, "\(line.debugDescription)")
         }
-        // The reply's continuation lines keep the 12-column indent and still fit.
-        #expect(output.lines.contains("            женщины,"))
+        // Eight columns behind 'assistant › ' are too few: the reply goes below it.
+        let reply = try #require(output.lines.firstIndex(of: "assistant › "))
+        #expect(output.lines[reply + 1] == "  Подобрал 6 идей")
+        // Behind 'you › ' there is room enough.
+        let (user, userOutput) = self.presenter(width: 20)
+        await user.updateAssistant(
+            AssistantChatSnapshot(
+                title: "", subtitle: nil, messages: [AssistantChatMessage(id: "u", role: .user, text: text)],
+                suggests: [], isSending: false, canSend: true))
+        #expect(userOutput.lines.prefix(2) == ["you › Подобрал 6", "      идей для"])
     }
 
     @Test func buttonTitlesAndTheChatTitleAreTruncatedToOneLine() async {
