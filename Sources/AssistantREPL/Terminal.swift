@@ -83,8 +83,8 @@ public enum TerminalSize {
     public static let defaultColumns = 80
 
     /// `--width` when given, else the terminal's width (`TIOCGWINSZ` on `descriptor`), else a
-    /// positive `COLUMNS`, else 80. Asked again at each render, so a resized window is
-    /// followed without a `SIGWINCH` handler.
+    /// positive `COLUMNS`, else 80: the width a session starts with. Later resizes reach the
+    /// session from the line reader (`SIGWINCH`).
     public static func columns(
         override: Int? = nil, descriptor: Int32 = STDOUT_FILENO,
         environment: [String: String] = ProcessInfo.processInfo.environment
