@@ -6,6 +6,22 @@ import Testing
 
 @testable import AssistantREPL
 
+/// A chat presenter drawing into a captured output fitted to `width`, its carousels drawn by
+/// `CarouselBuilder` for the same width.
+func chatScreen(width: Int) -> (ChatPresenter, REPLOutput) {
+    let output = REPLOutput.capturing()
+    output.fitLines { width }
+    let presenter = ChatPresenter(
+        output: output, width: { width },
+        render: { block in
+            let rendering = CarouselBuilder().render(
+                block: block, layout: AssistantProductLayout(availableWidth: width, isInteractionEnabled: true))
+            return (rendering.lines, [])
+        },
+        onVisibleCardsChanged: { _ in })
+    return (presenter, output)
+}
+
 /// The chat screen laid out for the terminal: every line within the width from 20 columns up,
 /// one-line contexts truncated, and a resize followed unless a width was set.
 @Suite struct ChatScreenLayoutTests {
@@ -13,19 +29,7 @@ import Testing
 
     private static let longTitle = String(repeating: "Очень длинное название ", count: 20)
 
-    private func presenter(width: Int) -> (ChatPresenter, REPLOutput) {
-        let output = REPLOutput.capturing()
-        output.fitLines { width }
-        let presenter = ChatPresenter(
-            output: output, width: { width },
-            render: { block in
-                let rendering = CarouselBuilder().render(
-                    block: block, layout: AssistantProductLayout(availableWidth: width, isInteractionEnabled: true))
-                return (rendering.lines, [])
-            },
-            onVisibleCardsChanged: { _ in })
-        return (presenter, output)
-    }
+    private func presenter(width: Int) -> (ChatPresenter, REPLOutput) { chatScreen(width: width) }
 
     private func reply(buttons: [String], suggests: [String], text: String = "Подобрал идеи") -> AssistantChatSnapshot {
         let message = AssistantChatMessage(

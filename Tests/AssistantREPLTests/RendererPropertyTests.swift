@@ -54,16 +54,7 @@ import Testing
         var random = SplitMix64(seed: Self.seed ^ 0xC4A7)
         for index in 0..<40 {
             let width = Int.random(in: 20...300, using: &random)
-            let output = REPLOutput.capturing()
-            output.fitLines { width }
-            let presenter = ChatPresenter(
-                output: output, width: { width },
-                render: { block in
-                    let rendering = CarouselBuilder().render(
-                        block: block, layout: AssistantProductLayout(availableWidth: width, isInteractionEnabled: true))
-                    return (rendering.lines, [])
-                },
-                onVisibleCardsChanged: { _ in })
+            let (presenter, output) = chatScreen(width: width)
             let chat = RandomText.chat(using: &random)
             let meter = LayoutWorkMeter()
             await LayoutWorkMeter.$current.withValue(meter) {
