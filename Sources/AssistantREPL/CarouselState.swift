@@ -3,19 +3,49 @@ import ShoppingAssistant
 /// The REPL's product block builder with scroll positions. The engine calls `builder`
 /// (PR2, PR3); the REPL scrolls by changing the offset of a block and asking for a redraw.
 final class CarouselState: Sendable {
+    /// The narrowest layout: a terminal narrower than this gets lines this wide.
+    static let minimumWidth = 20
+
+    private struct Width {
+        var columns: Int
+        /// Set by `:width N`: the layout no longer follows the terminal.
+        var isPinned = false
+        /// The newest resize applied, so a late notification cannot undo a newer one.
+        var lastResize: UInt64 = 0
+    }
+
     private let offsets = Locked<[String: Int]>([:])
-    private let currentWidth: Locked<Int>
+    private let currentWidth: Locked<Width>
     let style: TerminalStyle
 
     init(width: Int, style: TerminalStyle) {
-        currentWidth = Locked(max(20, width))
+        currentWidth = Locked(Width(columns: max(Self.minimumWidth, width)))
         self.style = style
     }
 
-    /// The terminal's width: a resize (or a phone's rotation) re-lays the blocks out (PR3).
-    var width: Int { currentWidth.withLock { $0 } }
+    /// The width the chat is laid out for: a resize (or a phone's rotation) re-lays the blocks
+    /// out (PR3).
+    var width: Int { currentWidth.withLock { $0.columns } }
 
-    func setWidth(_ width: Int) { currentWidth.withLock { $0 = max(20, width) } }
+    /// An explicit width (`:width N`): kept until the next one, whatever the terminal does.
+    func setWidth(_ width: Int) {
+        currentWidth.withLock {
+            $0.columns = max(Self.minimumWidth, width)
+            $0.isPinned = true
+        }
+    }
+
+    /// Follows the terminal's new width unless a width was set explicitly or a newer resize
+    /// was already applied. True when the width changed, so the chat must be drawn again.
+    func terminalResized(_ resize: TerminalResize) -> Bool {
+        currentWidth.withLock { width in
+            guard !width.isPinned, resize.sequence > width.lastResize else { return false }
+            width.lastResize = resize.sequence
+            let columns = max(Self.minimumWidth, resize.columns)
+            defer { width.columns = columns }
+            return columns != width.columns
+        }
+    }
 
     var layout: AssistantProductLayout { AssistantProductLayout(availableWidth: width, isInteractionEnabled: true) }
 

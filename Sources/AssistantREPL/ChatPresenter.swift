@@ -73,8 +73,8 @@ final class ChatPresenter: AssistantPresenter {
     /// identity or assistant change) empties the dialog on screen, so the user sees which
     /// start screen the new chat has (D16).
     private func drawStartScreen(_ chat: AssistantChatSnapshot) {
-        output.line(.bold, "┌─ " + TerminalSanitizer.sanitize(chat.title))
-        if let subtitle = chat.subtitle, !subtitle.isEmpty { output.untrusted(subtitle, prefix: "│  ") }
+        output.singleLine(.bold, prefix: "┌─ ", chat.title, width: width())
+        if let subtitle = chat.subtitle, !subtitle.isEmpty { output.untrusted(subtitle, prefix: "│  ", width: width()) }
         output.line(.dim, "└─ type a message, :s N for a suggest, :close to leave")
     }
 
@@ -113,6 +113,14 @@ final class ChatPresenter: AssistantPresenter {
         await drawBlock(block)
     }
 
+    /// The terminal was resized: the open chat's carousel is drawn again for the new width
+    /// (PR3), under a note saying why it appears once more.
+    func redrawAfterResize() async {
+        guard isPresented, latestProductReply?.productBlock != nil else { return }
+        output.line(.dim, "(width \(width()))")
+        await redrawLatestCarousel()
+    }
+
     private func draw(_ chat: AssistantChatSnapshot) async {
         let (toPrint, showSending, showSuggests, startedOver) = state.withLock {
             state -> ([(message: AssistantChatMessage, firstSight: Bool)], Bool, Bool, Bool) in
@@ -134,11 +142,19 @@ final class ChatPresenter: AssistantPresenter {
         if startedOver { drawStartScreen(chat) }
         for item in toPrint { await drawMessage(item.message, firstSight: item.firstSight) }
         if showSending { output.line(.dim, "… the assistant is answering") }
-        if showSuggests, !chat.suggests.isEmpty {
-            let items = chat.suggests.enumerated().map {
-                "[s\($0.offset + 1)] " + TerminalSanitizer.sanitize($0.element)
-            }
-            output.line(.accent, "suggests: " + items.joined(separator: "  "))
+        if showSuggests, !chat.suggests.isEmpty { drawSuggests(chat.suggests) }
+    }
+
+    /// The suggests on one line when they fit, else one under the other, each wrapped under
+    /// its number.
+    private func drawSuggests(_ suggests: [String]) {
+        let items = suggests.enumerated().map { "[s\($0.offset + 1)] " + TerminalSanitizer.sanitize($0.element) }
+        let line = "suggests: " + items.joined(separator: "  ")
+        let width = width()
+        guard DisplayWidth.of(line) > width else { return output.line(.accent, line) }
+        output.line(.accent, "suggests:")
+        for (index, suggest) in suggests.enumerated() {
+            output.untrusted(suggest, prefix: "  [s\(index + 1)] ", role: .accent, width: width)
         }
     }
 
@@ -154,17 +170,17 @@ final class ChatPresenter: AssistantPresenter {
             case .failed(let error):
                 let retry = message.canRetry ? " — :retry to send it again" : ""
                 output.line(.error, "✗ not delivered (\(error.code.rawValue))\(retry)")
-                output.untrusted(message.text, prefix: "  your text: ")
+                output.untrusted(message.text, prefix: "  your text: ", width: width())
             }
         case .assistant:
             output.untrusted(message.text, prefix: "assistant › ", width: width())
             if let block = message.productBlock { await drawBlock(block) }
             for (index, button) in message.buttons.enumerated() {
-                let title = TerminalSanitizer.sanitize(button.title)
                 if button.isEnabled {
-                    output.line(.accent, "[b\(index + 1)] \(title)")
+                    output.singleLine(.accent, prefix: "[b\(index + 1)] ", button.title, width: width())
                 } else {
-                    output.line(.dim, "[--] \(title) (not available)")
+                    output.singleLine(
+                        .dim, prefix: "[--] ", button.title, suffix: " (not available)", width: width())
                 }
             }
             if message.canRate { output.line(.dim, "rate this reply: :like or :dislike") }

@@ -22,7 +22,7 @@ final class HostActionHandler: AssistantActionHandler {
     }
 
     func handle(_ action: AssistantAction) async {
-        output.line(.success, "→ navigate: " + Self.describe(action))
+        output.singleLine(.success, prefix: "→ navigate: ", Self.describe(action))
         if let page = Self.destination(of: action) { await onNavigate(page) }
     }
 

@@ -109,7 +109,7 @@ actor ImpressionTicker {
                 for case .reportImpression(let ref) in impressions.timerFired(timer.ref, generation: timer.generation) {
                     let result = await engine.performAssistantProductAction(product: ref, action: .visibleImpression)
                     if result == .accepted {
-                        output.line(.dim, "(impression: \(TerminalSanitizer.sanitize(cardNames[ref] ?? "?")))")
+                        output.singleLine(.dim, prefix: "(impression: ", cardNames[ref] ?? "?", suffix: ")")
                     }
                     if !impressions.visible.contains(ref) { cardNames[ref] = nil }
                 }

@@ -1,6 +1,7 @@
 import CLibedit
 import CLibeditShim
 import Foundation
+import ShoppingAssistant
 import Synchronization
 
 /// A `LineReader` on a terminal, with libedit's line editing, a persistent history and Tab
@@ -11,6 +12,11 @@ import Synchronization
 ///   Instead the C session installs `SIGINT`/`SIGWINCH` handlers (without `SA_RESTART`) while
 ///   a reader exists; they replace any earlier handlers, which are restored when the last
 ///   reader goes away. A Ctrl-C pressed while no read is in progress is dropped.
+/// - `SIGWINCH` redraws the prompt and the input for the new width (the C session moves back to
+///   the prompt's first row, as the terminal re-flowed it or not, clears below and tells
+///   libedit, `el_resize`), shortens a prompt that would take more than the width allows, and
+///   then tells the resize handler.
+/// - Ctrl-R searches the history incrementally (`HistorySearch`), with a prompt that says so.
 /// - History lives in a file created with mode 0600 (directories 0700), rewritten after each
 ///   entered line through a temporary file and `rename(2)`, because libedit's `H_SAVE`
 ///   truncates in place and a crash would lose the whole history.
@@ -38,12 +44,18 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
         public var inputDescriptor: Int32
         /// The terminal to draw on.
         public var outputDescriptor: Int32
+        /// Whether the terminal re-wraps wrapped lines when resized (tmux, VTE) or keeps its
+        /// rows (xterm); nil when unknown. By default from the environment
+        /// (`terminalReflows(environment:)`).
+        public var terminalReflows: Bool?
 
         /// A configuration for the process's own terminal by default.
         public init(
             programName: String = "assistant", historyPath: String? = nil, historySize: Int = 1000,
             completer: LineCompleter? = nil, terminalType: String? = nil,
-            inputDescriptor: Int32 = STDIN_FILENO, outputDescriptor: Int32 = STDOUT_FILENO
+            inputDescriptor: Int32 = STDIN_FILENO, outputDescriptor: Int32 = STDOUT_FILENO,
+            terminalReflows: Bool? = LibeditLineReader.terminalReflows(
+                environment: ProcessInfo.processInfo.environment)
         ) {
             self.programName = programName
             self.historyPath = historyPath
@@ -52,12 +64,30 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
             self.terminalType = terminalType
             self.inputDescriptor = inputDescriptor
             self.outputDescriptor = outputDescriptor
+            self.terminalReflows = terminalReflows
         }
     }
 
-    /// What libedit's C callbacks need, reached through `EL_CLIENTDATA`.
-    private final class CallbackContext {
+    /// What the environment says about the terminal's resizing: tmux (`TMUX`), VTE
+    /// (`VTE_VERSION`) and kitty re-wrap wrapped lines, xterm (`XTERM_VERSION`, unless inside
+    /// tmux) and the Linux console keep their rows; nil for anything else.
+    public static func terminalReflows(environment: [String: String]) -> Bool? {
+        func has(_ name: String) -> Bool { !(environment[name] ?? "").isEmpty }
+        if has("TMUX") || has("VTE_VERSION") || has("KITTY_WINDOW_ID") { return true }
+        if has("XTERM_VERSION") || environment["TERM"] == "linux" { return false }
+        return nil
+    }
+
+    /// What libedit's C callbacks need, reached through `EL_CLIENTDATA`. Used on the reading
+    /// thread, and by the resize callback on a printing thread, always under the session lock.
+    private final class CallbackContext: Sendable {
         let completer: LineCompleter?
+        /// The prompt as the REPL asked for it (or the search's), before it is fitted to the
+        /// width, so a resize can fit it again.
+        let prompt = Locked("")
+        let resizeHandler = Locked<(@Sendable (TerminalResize) -> Void)?>(nil)
+        let resizes = Locked<UInt64>(0)
+
         init(completer: LineCompleter?) { self.completer = completer }
     }
 
@@ -94,6 +124,22 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
             }
             _ = cle_bind(editline, "^I", "assistant-complete")
         }
+        _ = cle_add_function(editline, "assistant-search-history", "Search the history") { editline, _ in
+            LibeditLineReader.searchHistory(editline)
+        }
+        _ = cle_bind(editline, "^R", "assistant-search-history")
+        cle_session_set_reflow(session, configuration.terminalReflows.map { $0 ? 1 : 0 } ?? -1)
+        cle_session_set_resize_handler(session) { session, columns, opaque in
+            guard let session, let opaque else { return }
+            let context = Unmanaged<CallbackContext>.fromOpaque(opaque).takeUnretainedValue()
+            let prompt = context.prompt.withLock { $0 }
+            cle_session_set_prompt(session, LibeditLineReader.libeditPrompt(prompt, columns: Int(columns)))
+            let sequence = context.resizes.withLock {
+                $0 += 1
+                return $0
+            }
+            context.resizeHandler.withLock { $0 }?(TerminalResize(columns: Int(columns), sequence: sequence))
+        }
         if let path = historyPath, Self.prepareHistoryFile(at: path) {
             _ = cle_history_load(history, path)
         }
@@ -114,7 +160,9 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
         )
         defer { reading.store(false, ordering: .releasing) }
 
-        cle_session_set_prompt(session, Self.libeditPrompt(prompt))
+        context.takeUnretainedValue().prompt.withLock { $0 = prompt }
+        let columns = Int(cle_get_columns(cle_session_editline(session)))
+        cle_session_set_prompt(session, Self.libeditPrompt(prompt, columns: columns))
         var count: Int32 = 0
         var interrupted: Int32 = 0
         guard let raw = cle_session_gets(session, &count, &interrupted) else {
@@ -148,14 +196,43 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
         cle_session_interrupt(session)
     }
 
+    /// Called after each `SIGWINCH`, once the prompt and input are drawn for the new width.
+    public func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?) {
+        context.takeUnretainedValue().resizeHandler.withLock { $0 = handler }
+    }
+
     // MARK: - Prompt
 
-    /// Brackets each escape sequence in `\1` so libedit (`EL_PROMPT_ESC`) prints it without
-    /// counting columns for it, and drops other control characters that would break the
-    /// cursor arithmetic.
-    static func libeditPrompt(_ prompt: String) -> String {
+    /// The widest prompt for a terminal `columns` wide: the input keeps at least half of a
+    /// narrow terminal's width, and 20 columns of a wide one.
+    static func promptLimit(columns: Int) -> Int {
+        max(1, columns - min(20, columns / 2))
+    }
+
+    /// `prompt` shortened with `…` to `promptLimit(columns:)`, keeping its closing `]> `; a
+    /// shortened prompt loses its colours.
+    static func fittedPrompt(_ prompt: String, columns: Int) -> String {
+        let limit = promptLimit(columns: columns)
+        guard DisplayWidth.of(prompt) > limit else { return prompt }
+        let plain = TerminalSanitizer.sanitize(prompt)
+        var suffix = String.UnicodeScalarView()
+        for scalar in plain.unicodeScalars.reversed() {
+            guard suffix.count < 3, "]>) ".unicodeScalars.contains(scalar) else { break }
+            suffix.insert(scalar, at: suffix.startIndex)
+        }
+        let head = String(plain.unicodeScalars.dropLast(suffix.count))
+        let room = limit - suffix.count
+        guard room >= 2 else { return TextLayout.truncate(plain, to: limit) }
+        return TextLayout.truncate(head, to: room) + String(suffix)
+    }
+
+    /// The prompt as libedit gets it: fitted to `columns` when given, and with each escape
+    /// sequence bracketed in `\1` so libedit (`EL_PROMPT_ESC`) prints it without counting
+    /// columns for it; other control characters, which would break the cursor arithmetic,
+    /// are dropped.
+    static func libeditPrompt(_ prompt: String, columns: Int? = nil) -> String {
         var result = String.UnicodeScalarView()
-        var scalars = prompt.unicodeScalars[...]
+        var scalars = (columns.map { fittedPrompt(prompt, columns: $0) } ?? prompt).unicodeScalars[...]
         while let scalar = scalars.popFirst() {
             if scalar == "\u{1b}" {
                 var sequence = String.UnicodeScalarView([scalar])
@@ -200,6 +277,90 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
         }
     }
 
+    // MARK: - History search
+
+    /// The Ctrl-R handler: runs the search key by key inside `el_gets` (the session lock is
+    /// held, and released while it waits for a key), then leaves the line chosen in the editor.
+    /// Enter runs the line, Ctrl-G restores the line as it was, Escape or any other editing key
+    /// ends the search on the line found (the key then does what it always does).
+    private static func searchHistory(_ editline: OpaquePointer?) -> UInt8 {
+        guard let editline, let opaque = cle_context(editline), let session = cle_editline_session(editline) else {
+            return UInt8(CC_ERROR)
+        }
+        let context = Unmanaged<CallbackContext>.fromOpaque(opaque).takeUnretainedValue()
+        let original = EditedLine(editline)
+        let normalPrompt = context.prompt.withLock { $0 }
+        var search = HistorySearch(entries: historyEntries(cle_session_history(session)))
+
+        func show(_ prompt: String, _ line: EditedLine) {
+            cle_session_clear_edit_area(session)
+            context.prompt.withLock { $0 = prompt }
+            cle_session_set_prompt(session, libeditPrompt(prompt, columns: Int(cle_get_columns(editline))))
+            line.replace(in: editline)
+            _ = cle_refresh(editline)
+        }
+        func found() -> EditedLine { search.match.map { EditedLine(text: $0) } ?? original }
+
+        show(search.prompt, original)
+        while true {
+            var key: wchar_t = 0
+            let status = el_wgetc(editline, &key)
+            guard status == 1, let scalar = Unicode.Scalar(UInt32(bitPattern: key)) else {
+                // Ctrl-C (the session marks the read interrupted) or the end of input.
+                show(normalPrompt, original)
+                return UInt8(CC_EOF)
+            }
+            switch scalar.value {
+            case 0x12:  // Ctrl-R
+                search.older()
+            case 0x07:  // Ctrl-G
+                show(normalPrompt, original)
+                return UInt8(CC_REFRESH)
+            case 0x0d, 0x0a:
+                show(normalPrompt, found())
+                return UInt8(CC_NEWLINE)
+            case 0x08, 0x7f:
+                search.deleteBackward()
+            case 0x1b:
+                // An arrow or another key sequence goes on to libedit whole; Escape alone ends.
+                let sequence = cle_session_input_pending(session) != 0
+                show(normalPrompt, found())
+                if sequence { push(key, to: editline) }
+                return UInt8(CC_REFRESH)
+            case 0..<0x20:
+                show(normalPrompt, found())
+                push(key, to: editline)
+                return UInt8(CC_REFRESH)
+            default:
+                search.type(String(Character(scalar)))
+            }
+            show(search.prompt, found())
+        }
+    }
+
+    /// Hands `key` back to libedit, which reads it before the terminal's next one.
+    private static func push(_ key: wchar_t, to editline: OpaquePointer) {
+        var keys: [wchar_t] = [key, 0]
+        keys.withUnsafeMutableBufferPointer { el_wpush(editline, $0.baseAddress) }
+    }
+
+    /// The history's lines, newest first, without their trailing newlines.
+    private static func historyEntries(_ history: OpaquePointer?) -> [String] {
+        final class Collector {
+            var lines: [String] = []
+        }
+        let collector = Collector()
+        withExtendedLifetime(collector) {
+            _ = cle_history_each(history, Unmanaged.passUnretained(collector).toOpaque()) { opaque, line in
+                guard let opaque, let line else { return }
+                var text = String(cString: line)
+                while text.last == "\n" || text.last == "\r" || text.last == "\r\n" { text.removeLast() }
+                Unmanaged<Collector>.fromOpaque(opaque).takeUnretainedValue().lines.append(text)
+            }
+        }
+        return collector.lines
+    }
+
     // MARK: - History file
 
     /// Creates the history's directories (0700) and tightens an existing file to 0600.
@@ -234,5 +395,41 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
         fclose(file)
         if written >= 0, flushed, rename(temporary, path) == 0 { return }
         unlink(temporary)
+    }
+}
+
+/// The line in libedit's buffer and the cursor's place in it, in characters as libedit
+/// counts them (code points).
+private struct EditedLine {
+    var text: [wchar_t]
+    var cursor: Int
+
+    init(text: String) {
+        self.text = text.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
+        cursor = self.text.count
+    }
+
+    init(_ editline: OpaquePointer) {
+        guard let info = el_wline(editline)?.pointee, let buffer = info.buffer else {
+            text = []
+            cursor = 0
+            return
+        }
+        text = Array(UnsafeBufferPointer(start: buffer, count: info.lastchar - buffer))
+        cursor = info.cursor - buffer
+    }
+
+    /// Puts this line into libedit's buffer, without drawing it.
+    func replace(in editline: OpaquePointer) {
+        if let info = el_wline(editline)?.pointee, let buffer = info.buffer {
+            let after = info.lastchar - info.cursor
+            if after > 0 { _ = el_cursor(editline, Int32(clamping: after)) }
+            let length = info.lastchar - buffer
+            if length > 0 { el_deletestr(editline, Int32(clamping: length)) }
+        }
+        var terminated = text + [0]
+        _ = terminated.withUnsafeMutableBufferPointer { el_winsertstr(editline, $0.baseAddress) }
+        let back = text.count - cursor
+        if back > 0 { _ = el_cursor(editline, -Int32(clamping: back)) }
     }
 }

@@ -44,9 +44,32 @@ package protocol LineReader: AnyObject, Sendable {
     /// Prints `text` as whole lines (a missing final newline is added) without garbling a line
     /// the user is typing.
     func printAsync(_ text: String)
+
+    /// Receives every resize of the terminal (`SIGWINCH`), after the reader has redrawn its
+    /// prompt for the new width. Called on a thread of the reader's; it must not block. Readers
+    /// that have no terminal never call it. nil stops the notifications.
+    func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?)
+}
+
+/// The terminal changed its width.
+public struct TerminalResize: Sendable, Hashable {
+    /// The new width in columns.
+    public let columns: Int
+    /// Increases with each resize, so a consumer that handles them on other tasks can drop
+    /// one that arrives after a newer one.
+    public let sequence: UInt64
+
+    /// A resize to `columns`, the `sequence`-th of its reader.
+    public init(columns: Int, sequence: UInt64) {
+        self.columns = columns
+        self.sequence = sequence
+    }
 }
 
 extension LineReader {
+    /// Readers without a terminal are never resized.
+    package func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?) {}
+
     /// Runs the blocking `readLine(prompt:)` on a dedicated thread and resumes with its result.
     package func nextEvent(prompt: String) async -> LineReaderEvent {
         await withCheckedContinuation { continuation in
@@ -228,11 +251,14 @@ package struct CommandCompletion: Sendable, Hashable {
         package var name: String
         /// Completions for the first argument, in the order they should be listed.
         package var arguments: [String]
+        /// Whether every later argument takes the same words (`:cart SKU…`).
+        package var repeats: Bool
 
         /// Declares a command and its argument words.
-        package init(_ name: String, arguments: [String] = []) {
+        package init(_ name: String, arguments: [String] = [], repeats: Bool = false) {
             self.name = name
             self.arguments = arguments
+            self.repeats = repeats
         }
     }
 
@@ -245,7 +271,8 @@ package struct CommandCompletion: Sendable, Hashable {
     }
 
     /// Command names while the first word is typed, then the matching command's arguments
-    /// for the second word, then nothing (later words are free text such as a search query).
+    /// for the second word, then nothing (later words are free text such as a search query)
+    /// unless the command's arguments repeat.
     package func candidates(for textBeforeCursor: String) -> [String] {
         let words = textBeforeCursor.split(separator: " ", omittingEmptySubsequences: true)
         let endsWithSpace = textBeforeCursor.last == " "
@@ -255,8 +282,19 @@ package struct CommandCompletion: Sendable, Hashable {
         case (1, true), (2, false):
             return commands.first { $0.name == words[0] }?.arguments ?? []
         default:
-            return []
+            return commands.first { $0.name == words[0] && $0.repeats }?.arguments ?? []
         }
+    }
+
+    /// The same table with `arguments` offered after the command `name` (added to what it
+    /// offers already); a name the table does not have is left out.
+    public func adding(arguments: [String], to name: String, repeats: Bool = false) -> CommandCompletion {
+        var table = self
+        for index in table.commands.indices where table.commands[index].name == name {
+            table.commands[index].arguments += arguments
+            table.commands[index].repeats = table.commands[index].repeats || repeats
+        }
+        return table
     }
 
     /// This table as a `LineCompleter`.

@@ -6,9 +6,15 @@ import ShoppingAssistant
 /// It keeps nothing: a line goes to the sink and, while one is set, to the observer (how a
 /// recording captures a session), and is forgotten. A session that runs for days holds no
 /// transcript of what it printed.
+///
+/// Once told the width (`fitLines(to:)`), every line it prints fits in it: a wider line is
+/// wrapped (`TextLayout.fit`), and one-line contexts truncate (`singleLine`).
 package final class REPLOutput: Sendable {
     private let sink: @Sendable (String) -> Void
     private let observer = Locked<(@Sendable (String) -> Void)?>(nil)
+    private let layoutWidth = Locked<(@Sendable () -> Int)?>(nil)
+    /// Only an output made by `capturing()` (for tests) keeps its lines.
+    private let captured: Locked<[String]>?
     /// Colours on a terminal, none in pipes and transcripts.
     package let style: TerminalStyle
 
@@ -16,12 +22,36 @@ package final class REPLOutput: Sendable {
     package init(style: TerminalStyle = .plain, sink: @escaping @Sendable (String) -> Void) {
         self.style = style
         self.sink = sink
+        captured = nil
     }
+
+    private init(capturingWith style: TerminalStyle) {
+        self.style = style
+        sink = { _ in }
+        captured = Locked([])
+    }
+
+    /// An output that keeps every line it prints, for tests; the REPL's own never does.
+    package static func capturing(style: TerminalStyle = .plain) -> REPLOutput {
+        REPLOutput(capturingWith: style)
+    }
+
+    /// The lines a `capturing()` output printed so far; empty for any other.
+    package var lines: [String] { captured?.withLock { $0 } ?? [] }
+
+    /// Lays every line out for the width `width` returns when the line is printed, so a
+    /// resized terminal is followed from the next line on. Without it lines are printed as
+    /// they come.
+    package func fitLines(to width: @escaping @Sendable () -> Int) {
+        layoutWidth.withLock { $0 = width }
+    }
+
+    /// The width lines are laid out for, if one was set.
+    package var width: Int? { layoutWidth.withLock { $0 }?() }
 
     /// Prints one line of the session's output.
     package func line(_ text: String = "") {
-        sink(text)
-        observer.withLock { $0 }?(text)
+        for piece in fitted(text) { emit(piece) }
     }
 
     /// Sees every line except echoes from now on, until replaced or cleared: how a recorder
@@ -30,51 +60,89 @@ package final class REPLOutput: Sendable {
         observer.withLock { $0 = observe }
     }
 
-    /// Repeats the user's input in piped mode; not part of a session's output.
+    /// Repeats the user's input in piped mode; not part of a session's output. Continuation
+    /// lines are indented under the `> ` of the echo.
     package func echo(_ text: String) {
-        sink(text)
+        guard let width else { return sink(text) }
+        for piece in TextLayout.fit(text, width: width, hangingIndent: 2) { sink(piece) }
     }
 
     /// A line outside any step of the session, such as the farewell at the end of input:
     /// printed, never observed, so a recording ends with its last step's own output.
     package func aside(_ role: TerminalStyle.Role, _ text: String) {
-        sink(style.apply(role, text))
+        for piece in fitted(text) { sink(style.apply(role, piece)) }
     }
 
     /// Prints one line in the look of `role`.
     package func line(_ role: TerminalStyle.Role, _ text: String) {
-        line(style.apply(role, text))
+        for piece in fitted(text) { emit(style.apply(role, piece)) }
     }
 
-    /// An engine log message, sanitised (it may quote server text): errors as `[error] …`,
-    /// the rest as dim notes. Which messages arrive is the logger's level (`--log-level`).
+    /// An engine log message, sanitised (it may quote server text) and kept to one line:
+    /// errors as `[error] …`, the rest as dim notes. Which messages arrive is the logger's
+    /// level (`--log-level`).
     package func log(_ level: AssistantLogLevel, _ message: String) {
-        let text = TerminalSanitizer.sanitize(message)
         switch level {
-        case .error: line(.error, "[error] " + text)
-        case .info: line(.dim, "note: " + text)
-        case .debug: line(.dim, "debug: " + text)
+        case .error: singleLine(.error, prefix: "[error] ", message)
+        case .info: singleLine(.dim, prefix: "note: ", message)
+        case .debug: singleLine(.dim, prefix: "debug: ", message)
         case .none: break
         }
     }
 
+    /// A line that must stay one line: `text` came from a server (it is sanitised) and is
+    /// truncated with `…` between `prefix` and `suffix` when the whole does not fit in `width`
+    /// (by default the output's width).
+    package func singleLine(
+        _ role: TerminalStyle.Role? = nil, prefix: String = "", _ text: String, suffix: String = "",
+        width: Int? = nil
+    ) {
+        let clean = TerminalSanitizer.sanitize(text)
+        let body =
+            (width ?? self.width).map { TextLayout.singleLine(prefix: prefix, clean, suffix: suffix, width: $0) }
+            ?? prefix + clean + suffix
+        if let role { line(role, body) } else { line(body) }
+    }
+
+    /// The fewest columns wrapped text is given behind its prefix; with less, it goes below.
+    static let minimumRoom = 12
+
     /// Text that came from a server, a transcript or a catalogue: sanitised before printing,
     /// and, given a width, wrapped at word boundaries with continuation lines indented under
-    /// the prefix.
+    /// the prefix, or, when fewer than 12 columns are left behind the prefix, on lines of its
+    /// own below it (without a width, a line wider than the output's is still fitted to it).
     package func untrusted(_ text: String, prefix: String = "", role: TerminalStyle.Role? = nil, width: Int? = nil) {
         let clean = TerminalSanitizer.sanitize(text, newlines: .keep)
+        let prefixWidth = DisplayWidth.of(prefix)
+        let indent = String(repeating: " ", count: prefixWidth)
+        let print = { (body: String) in if let role { self.line(role, body) } else { self.line(body) } }
         for part in clean.split(separator: "\n", omittingEmptySubsequences: false) {
-            var lines = [String(part)]
-            if let width {
-                let room = max(10, width - DisplayWidth.of(prefix))
-                let wrapped = DisplayWidth.wrap(String(part), width: room, maxLines: Int.max)
-                if !wrapped.isEmpty { lines = wrapped }
+            guard let width else {
+                print(prefix + part)
+                continue
             }
-            let indent = String(repeating: " ", count: DisplayWidth.of(prefix))
-            for (index, line) in lines.enumerated() {
-                let body = (index == 0 ? prefix : indent) + line
-                if let role { self.line(role, body) } else { self.line(body) }
+            let room = width - prefixWidth
+            guard room >= Self.minimumRoom else {
+                // Too narrow for text behind the prefix: the text goes under it, indented.
+                print(prefix)
+                for line in TextLayout.wrap(String(part), width: width - 2) { print("  " + line) }
+                continue
+            }
+            let wrapped = TextLayout.wrap(String(part), width: room)
+            for (index, line) in (wrapped.isEmpty ? [String(part)] : wrapped).enumerated() {
+                print((index == 0 ? prefix : indent) + line)
             }
         }
+    }
+
+    private func emit(_ text: String) {
+        captured?.withLock { $0.append(text) }
+        sink(text)
+        observer.withLock { $0 }?(text)
+    }
+
+    private func fitted(_ text: String) -> [String] {
+        guard let width else { return [text] }
+        return TextLayout.fit(text, width: width)
     }
 }

@@ -36,6 +36,7 @@ package actor REPLSession {
         self.activity = activity
         let carousel = CarouselState(width: settings.width, style: output.style)
         self.carousel = carousel
+        output.fitLines { carousel.width }
         let ticker = ImpressionTicker(
             engine: engine, output: output, clock: clock, activity: activity,
             enabled: settings.interactive || time != nil)
@@ -96,6 +97,11 @@ package actor REPLSession {
         }
     }
 
+    /// The terminal was resized: the chat follows it unless a width was set (PR3).
+    public func terminalResized(_ resize: TerminalResize) async {
+        if carousel.terminalResized(resize) { await presenter.redrawAfterResize() }
+    }
+
     /// Handles a line; on virtual time, time moves while the command waits on the clock.
     private func handleOnTime(_ line: String) async -> Bool {
         guard let time else { return await handle(line) }
@@ -134,7 +140,10 @@ package actor REPLSession {
     }
 
     /// Tab completion of command names and their arguments, from the command table.
-    package static var completer: LineCompleter { REPLCommandTable.standard.completion.completer }
+    package static var completer: LineCompleter { completion.completer }
+
+    /// The completion table behind `completer`, for adding the demo catalogue's words.
+    package static var completion: CommandCompletion { REPLCommandTable.standard.completion }
 
     // MARK: - Help
 

@@ -105,7 +105,7 @@ actor ScreenController {
 
     private func showEntryButton(_ title: String) {
         entryButton = title
-        output.line(.accent, "[ \(TerminalSanitizer.sanitize(title)) ]  ← entry button (:open)")
+        output.singleLine(.accent, prefix: "[ ", title, suffix: " ]  ← entry button (:open)")
     }
 
     private func hideEntryButton() {

@@ -18,8 +18,13 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <wchar.h>
+
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
 
 // MARK: - el_set / el_get wrappers
 
@@ -88,6 +93,62 @@ int cle_history_load(History *history_handle, const char *path) {
 int cle_history_save_fp(History *history_handle, FILE *file) {
     HistEvent event;
     return history(history_handle, &event, H_SAVE_FP, file);
+}
+
+int cle_history_each(History *history_handle, void *context, cle_history_visitor visit) {
+    HistEvent event;
+    int count = 0;
+    for (int status = history(history_handle, &event, H_FIRST); status == 0 && event.str;
+         status = history(history_handle, &event, H_NEXT)) {
+        visit(context, event.str);
+        count += 1;
+    }
+    return count;
+}
+
+// MARK: - Character widths
+
+static pthread_once_t cle_utf8_locale_once = PTHREAD_ONCE_INIT;
+static locale_t cle_utf8_locale = (locale_t)0;
+
+static void cle_open_utf8_locale(void) {
+    static const char *const names[] = {"C.UTF-8", "C.utf8", "en_US.UTF-8", "en_US.utf8"};
+    for (size_t index = 0; index < sizeof names / sizeof names[0]; index++) {
+        locale_t locale = newlocale(LC_CTYPE_MASK, names[index], (locale_t)0);
+        if (!locale) continue;
+        locale_t previous = uselocale(locale);
+        int utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+        uselocale(previous);
+        if (utf8) {
+            cle_utf8_locale = locale;
+            return;
+        }
+        freelocale(locale);
+    }
+}
+
+int cle_utf8_wcwidth(unsigned int code_point) {
+    pthread_once(&cle_utf8_locale_once, cle_open_utf8_locale);
+    if (!cle_utf8_locale) return -2;
+    // uselocale is per thread: the process's locale and other threads are not disturbed.
+    locale_t previous = uselocale(cle_utf8_locale);
+    int width = wcwidth((wchar_t)code_point);
+    uselocale(previous);
+    return width;
+}
+
+static char cle_libc_version_text[64] = "unknown C library";
+static pthread_once_t cle_libc_version_once = PTHREAD_ONCE_INIT;
+
+static void cle_format_libc_version(void) {
+#ifdef __GLIBC__
+    snprintf(cle_libc_version_text, sizeof cle_libc_version_text, "glibc %s", gnu_get_libc_version());
+#endif
+}
+
+const char *cle_libc_version(void) {
+    pthread_once(&cle_libc_version_once, cle_format_libc_version);
+    return cle_libc_version_text;
 }
 
 // MARK: - Signals
@@ -183,6 +244,8 @@ struct cle_session {
     pthread_mutex_t lock;
     char *prompt;
     void *context;
+    cle_resize_function on_resize;
+    int reflows;
     int editing;
     int interrupted;
 };
@@ -217,6 +280,8 @@ static void cle_drain(int fd) {
 // libedit's built-in read function blocks in read(2) with no way to be woken from another
 // thread and cannot release our lock, so the session reads characters itself. It holds the
 // lock while libedit works and drops it only while waiting for input.
+static void cle_apply_resize(cle_session *session);
+
 static int cle_read_char(EditLine *editline, wchar_t *character) {
     cle_session *session = cle_session_of(editline);
     char bytes[MB_LEN_MAX];
@@ -236,7 +301,7 @@ static int cle_read_char(EditLine *editline, wchar_t *character) {
         }
         if (atomic_exchange(&cle_slot_resize[session->slot], 0)) {
             pthread_mutex_lock(&session->lock);
-            el_resize(editline);
+            cle_apply_resize(session);
             pthread_mutex_unlock(&session->lock);
         }
         if (ready <= 0 || !(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -301,6 +366,7 @@ cle_session *cle_session_open(const char *program, int input_fd, int output_fd, 
     cle_session *session = calloc(1, sizeof *session);
     if (!session) return NULL;
     session->slot = -1;
+    session->reflows = -1;
     session->wake_read = -1;
     session->wake_write = -1;
     session->context = context;
@@ -369,6 +435,8 @@ const char *cle_session_gets(cle_session *session, int *count, int *interrupted)
     atomic_store(&cle_slot_interrupt[session->slot], 0);
     cle_drain(session->wake_read);
     session->interrupted = 0;
+    // A resize while no line was edited: nothing is drawn yet, libedit only learns the size.
+    if (atomic_exchange(&cle_slot_resize[session->slot], 0)) cle_apply_resize(session);
     session->editing = 1;
     // el_gets draws the prompt first and switches to raw mode only before reading the first
     // key, so keys typed in between were echoed twice (by the terminal, then by libedit) and
@@ -384,6 +452,23 @@ const char *cle_session_gets(cle_session *session, int *count, int *interrupted)
 void cle_session_interrupt(cle_session *session) {
     atomic_store(&cle_slot_interrupt[session->slot], 1);
     cle_wake_slot(session->slot);
+}
+
+void cle_session_set_resize_handler(cle_session *session, cle_resize_function handler) {
+    pthread_mutex_lock(&session->lock);
+    session->on_resize = handler;
+    pthread_mutex_unlock(&session->lock);
+}
+
+void cle_session_set_reflow(cle_session *session, int reflows) {
+    pthread_mutex_lock(&session->lock);
+    session->reflows = reflows < 0 ? -1 : reflows != 0;
+    pthread_mutex_unlock(&session->lock);
+}
+
+int cle_session_input_pending(cle_session *session) {
+    struct pollfd input = {session->input_fd, POLLIN, 0};
+    return poll(&input, 1, 0) > 0 && (input.revents & POLLIN) ? 1 : 0;
 }
 
 // MARK: - Printing while a line is edited
@@ -410,9 +495,9 @@ static int cle_glyph_width(wchar_t character, int column) {
     return width < 0 ? 1 : width;
 }
 
-// The row, counted from the prompt's first row, on which libedit left the cursor.
-static int cle_cursor_row(cle_session *session) {
-    int columns = cle_get_columns(session->editline);
+// The row, counted from the prompt's first row, on which libedit left the cursor, had it
+// drawn the prompt and the input on a terminal `columns` wide.
+static int cle_cursor_row(cle_session *session, int columns) {
     int column = 0;
     int row = 0;
     const char *prompt = session->prompt;
@@ -448,6 +533,50 @@ static int cle_cursor_row(cle_session *session) {
     return row;
 }
 
+// Moves from the cursor to the first column of the prompt's first row and clears to the end of
+// the screen, for a prompt and input drawn `rows` rows high above the cursor.
+static void cle_move_to_edit_start(cle_session *session, int rows) {
+    FILE *output = session->output;
+    fputc('\r', output);
+    if (rows > 0) fprintf(output, "\x1b[%dA", rows);
+    fputs("\x1b[J", output);
+}
+
+void cle_session_clear_edit_area(cle_session *session) {
+    pthread_mutex_lock(&session->lock);
+    cle_move_to_edit_start(session, cle_cursor_row(session, cle_get_columns(session->editline)));
+    fflush(session->output);
+    pthread_mutex_unlock(&session->lock);
+}
+
+static int cle_measured_columns(cle_session *session) {
+    struct winsize size;
+    memset(&size, 0, sizeof size);
+    if (ioctl(session->input_fd, TIOCGWINSZ, &size) != 0 || size.ws_col == 0) return 0;
+    return size.ws_col;
+}
+
+// Called with the lock held, on SIGWINCH. While a line is edited, the prompt and input were
+// drawn for the old width, and the terminal has already resized: a re-flowing terminal (tmux,
+// VTE) re-wraps the rows they occupy, another (xterm) keeps them. When the session does not
+// know which, moving up by the fewer rows of the two layouts never reaches a line above the
+// prompt; at worst part of the old prompt stays on screen above the new one. Then libedit
+// learns the size, the handler may replace the prompt, and both are drawn again.
+static void cle_apply_resize(cle_session *session) {
+    int old_columns = cle_get_columns(session->editline);
+    int new_columns = cle_measured_columns(session);
+    if (session->editing) {
+        int kept = cle_cursor_row(session, old_columns);
+        int reflowed = new_columns > 0 ? cle_cursor_row(session, new_columns) : kept;
+        int rows = session->reflows == 1 ? reflowed : session->reflows == 0 ? kept : (kept < reflowed ? kept : reflowed);
+        cle_move_to_edit_start(session, rows);
+    }
+    el_resize(session->editline);
+    if (session->on_resize) session->on_resize(session, cle_get_columns(session->editline), session->context);
+    if (session->editing) cle_refresh(session->editline);
+    fflush(session->output);
+}
+
 void cle_session_print_async(cle_session *session, const char *text, size_t length) {
     if (length == 0) return;
     pthread_mutex_lock(&session->lock);
@@ -458,10 +587,10 @@ void cle_session_print_async(cle_session *session, const char *text, size_t leng
         pthread_mutex_unlock(&session->lock);
         return;
     }
-    int rows = cle_cursor_row(session);
-    fputc('\r', output);
-    if (rows > 0) fprintf(output, "\x1b[%dA", rows);
-    fputs("\x1b[J", output);
+    // A resize the reading thread has not handled yet: the prompt on screen is laid out for
+    // the old width, so adopt the new one first, or the rows below would be miscounted.
+    if (atomic_exchange(&cle_slot_resize[session->slot], 0)) cle_apply_resize(session);
+    cle_move_to_edit_start(session, cle_cursor_row(session, cle_get_columns(session->editline)));
     // The terminal is in libedit's raw mode, so each newline gets its carriage return here.
     for (size_t index = 0; index < length; index++) {
         if (text[index] == '\n' && (index == 0 || text[index - 1] != '\r')) fputc('\r', output);

@@ -15,6 +15,7 @@ enum Bench {
         5: ManyEnginesBench.run,
         6: TranscriptReplayBench.run,
         7: REPLStartupBench.run,
+        8: CarouselDrawingBench.run,
     ]
 
     /// Runs on the cooperative pool and blocks the calling thread until done; returns the

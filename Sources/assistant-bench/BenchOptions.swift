@@ -4,8 +4,8 @@ import Foundation
 struct BenchOptions: Sendable {
     /// Smaller sizes and fewer repetitions: a smoke run that finishes in well under a minute.
     var quick = false
-    /// The figures to run (1–7); all by default.
-    var figures: Set<Int> = Set(1...7)
+    /// The figures to run (1–8); all by default.
+    var figures: Set<Int> = Set(1...8)
     /// Where the transcript corpus is; found from the working directory or the source tree.
     var transcriptsDirectory: String?
     /// Internal: run this one figure in this process and report its verdict on stdout. The
@@ -24,7 +24,7 @@ struct BenchOptions: Sendable {
         baseline measured side by side in the same run, with its inputs and a verdict.
 
           --quick            small sizes and few repetitions (a smoke run)
-          --only LIST        run only these figures (1-7), e.g. --only 1,4
+          --only LIST        run only these figures (1-8), e.g. --only 1,4
           --transcripts DIR  the transcript corpus for figure 6 (default: ./transcripts)
           --in-process       run the figures in this process instead of one fresh process
                              each (for profiling, e.g. under valgrind --tool=callgrind)
@@ -33,7 +33,8 @@ struct BenchOptions: Sendable {
         BENCH_DEBUG=1 in the environment prints the engines' debug log to stderr.
 
         Figures: 1 reply processing, 2 loopback round trip, 3 product actions, 4 long dialog,
-        5 many engines, 6 transcript replay, 7 REPL start-up.
+        5 many engines, 6 transcript replay, 7 REPL start-up, 8 carousel with a
+        10,000-character name.
         Build in release mode: swift run -c release assistant-bench. Figure 7 runs the
         `assistant` executable found next to this one: build it first with the same flags
         (swift build -c release --product assistant).
@@ -50,8 +51,8 @@ struct BenchOptions: Sendable {
             case "--only":
                 guard let list = remaining.popFirst() else { return .failure(.invalid("--only needs a list")) }
                 let figures = list.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-                guard !figures.isEmpty, figures.allSatisfy({ (1...7).contains($0) }) else {
-                    return .failure(.invalid("--only takes figure numbers 1-7, e.g. --only 1,4"))
+                guard !figures.isEmpty, figures.allSatisfy({ (1...8).contains($0) }) else {
+                    return .failure(.invalid("--only takes figure numbers 1-8, e.g. --only 1,4"))
                 }
                 options.figures = Set(figures)
             case "--transcripts":
@@ -62,7 +63,7 @@ struct BenchOptions: Sendable {
             case "--in-process":
                 options.inProcess = true
             case childFlag:
-                guard let figure = remaining.popFirst().flatMap({ Int($0) }), (1...7).contains(figure) else {
+                guard let figure = remaining.popFirst().flatMap({ Int($0) }), (1...8).contains(figure) else {
                     return .failure(.invalid("\(childFlag) takes a figure number"))
                 }
                 options.childFigure = figure

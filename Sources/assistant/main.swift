@@ -52,9 +52,17 @@ let output = REPLOutput(style: TerminalStyle.detect(noColorFlag: options.noColor
 let repl = await REPLEnvironment(
     policy: .commandLine(options, interactive: interactive, width: width, stateDirectory: stateDirectory),
     output: output)
+// On the demo store, Tab also completes its SKUs and categories.
+let completion = REPLSession.completion
+let completer = (repl.demoStore != nil ? completion.addingDemoCatalogue() : completion).completer
 let reader = LineReaderFactory.standard(
-    historyPath: interactive ? stateDirectory?.historyPath : nil, completer: REPLSession.completer)
+    historyPath: interactive ? stateDirectory?.historyPath : nil, completer: completer)
 activeReader.withLock { $0 = reader }
+// Without --width the chat follows the terminal's width; :width pins it.
+if options.width == nil {
+    let session = repl.session
+    reader.setResizeHandler { resize in Task { await session.terminalResized(resize) } }
+}
 
 await repl.session.run(reader: reader, recorder: repl.recorder)
 if let recorder = repl.recorder, let path = options.recordPath {

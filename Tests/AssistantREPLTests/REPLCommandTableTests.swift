@@ -3,7 +3,7 @@ import Testing
 
 @testable import AssistantREPL
 
-@Suite struct REPLCommandTableTests {
+@Suite(.timeLimit(.minutes(2))) struct REPLCommandTableTests {
     let table = REPLCommandTable.standard
 
     @Test func everyCommandHasHelpAndANameNoOtherCommandAnswersTo() throws {

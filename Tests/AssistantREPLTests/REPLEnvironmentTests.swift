@@ -4,7 +4,7 @@ import Testing
 
 @testable import AssistantREPL
 
-@Suite struct REPLEnvironmentTests {
+@Suite(.timeLimit(.minutes(2))) struct REPLEnvironmentTests {
     private func options(_ arguments: [String] = []) throws -> CommandLineOptions {
         try CommandLineOptions.parse(arguments, environment: [:])
     }

@@ -4,7 +4,7 @@ import Testing
 @testable import AssistantREPL
 @testable import ShoppingAssistant
 
-@Suite struct REPLHostTests {
+@Suite(.timeLimit(.minutes(2))) struct REPLHostTests {
     static let entryButton = "[ Спросите помощника ]  ← entry button (:open)"
 
     @Test func loggingInRunsTheScreenFlowAgainForTheNewIdentity() async throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import AssistantREPL
 
-@Suite struct REPLOutputTests {
+@Suite(.timeLimit(.minutes(2))) struct REPLOutputTests {
     @Test func linesPassThroughAndAreNotKept() {
         let sunk = Locked<[String]>([])
         let output = REPLOutput { line in sunk.withLock { $0.append(line) } }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import AssistantREPL
 
-@Suite struct StateDirectoryTests {
+@Suite(.timeLimit(.minutes(2))) struct StateDirectoryTests {
     /// A fresh directory under the system's temporary directory, removed afterwards.
     private func withScratch(_ body: (String) throws -> Void) throws {
         let scratch = NSTemporaryDirectory() + "state-dir-tests-" + UUID().uuidString

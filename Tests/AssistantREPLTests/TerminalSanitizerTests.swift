@@ -69,11 +69,43 @@ import Testing
         #expect(clean("\u{202a}\u{202b}\u{202c}\u{202d}x\u{2066}\u{2067}\u{2068}\u{2069}") == "x")
     }
 
+    @Test func invisibleFormatCharactersAreDropped() {
+        #expect(clean("zero\u{200b}width") == "zerowidth")
+        #expect(clean("\u{feff}bom") == "bom")
+        #expect(clean("non\u{200c}joiner \u{200d}joiner") == "nonjoiner joiner")
+        #expect(clean("soft\u{ad}hyphen wo\u{2060}rd") == "softhyphen word")
+        #expect(clean("marks\u{200e}\u{200f}\u{61c}") == "marks")
+        // Tag characters spell text nobody sees.
+        #expect(clean("ok\u{e0069}\u{e0067}\u{e006e}\u{e006f}\u{e0072}\u{e0065}") == "ok")
+    }
+
+    @Test func emojiSequencesKeepTheirJoinersAndTags() {
+        let family = "👨\u{200d}👩\u{200d}👧"
+        #expect(clean(family) == family)
+        let withSkinTone = "👩\u{1f3fd}\u{200d}💻"
+        #expect(clean(withSkinTone) == withSkinTone)
+        let heartOnFire = "❤\u{fe0f}\u{200d}🔥"
+        #expect(clean(heartOnFire) == heartOnFire)
+        let scotland = "🏴\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}"
+        #expect(clean(scotland) == scotland)
+        // A joiner that joins no emoji, and tags without their cancel tag, are dropped.
+        #expect(clean("a\u{200d}👩 👩\u{200d}") == "a👩 👩")
+        #expect(clean("🏴\u{e0067}\u{e0062}x") == "🏴x")
+    }
+
+    @Test func sanitisingIsOnePassOverTheText() {
+        let hostile = String(repeating: "\u{1b}[2J\u{200b}a\u{200d}", count: 5_000)
+        let meter = LayoutWorkMeter()
+        let clean = LayoutWorkMeter.$current.withValue(meter) { TerminalSanitizer.sanitize(hostile) }
+        #expect(clean == String(repeating: "a", count: 5_000))
+        #expect(meter.count == hostile.unicodeScalars.count)
+    }
+
     @Test func plainTextInAnyScriptIsUntouched() {
         let samples = [
             "Кроссовки беговые, размер 42 — 1 990 ₽",
             "日本語の商品",
-            "family 👨\u{200d}👩\u{200d}👧 and café\u{301}",
+            "family 👨\u{200d}👩\u{200d}👧 and café\u{301}, ❤\u{fe0f} 🇷🇺",
             "price: 100 % off!",
         ]
         for sample in samples {

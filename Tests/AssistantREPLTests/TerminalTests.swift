@@ -66,8 +66,26 @@ import Testing
         #expect(DisplayWidth.of("ｱＡ") == 3)  // half-width katakana is narrow, fullwidth A is wide
         #expect(DisplayWidth.of("e\u{301}") == 1)
         #expect(DisplayWidth.of("🙂") == 2)
-        #expect(DisplayWidth.of("👨\u{200d}👩\u{200d}👧") == 2)
         #expect(DisplayWidth.of("a\u{200b}b") == 2)
+    }
+
+    @Test func emojiSequencesAreAsWideAsTheirCodePointsAsWcwidthSays() {
+        #expect(DisplayWidth.of("\u{2764}\u{fe0f}") == 1)  // ❤️: tmux draws one column
+        #expect(DisplayWidth.of("\u{263a}\u{fe0f}") == 1)
+        #expect(DisplayWidth.of("👍\u{1f3fd}") == 4)  // the skin tone is a wide code point of its own
+        #expect(DisplayWidth.of("👨\u{200d}👩\u{200d}👧") == 6)  // xterm and VTE draw three emoji
+        #expect(DisplayWidth.of("🇷🇺") == 2)
+        #expect(DisplayWidth.of(Character("\u{2764}\u{fe0f}")) == 1)
+    }
+
+    @Test func codePointsTheCLibraryDoesNotKnowCountTheMostATerminalDraws() {
+        #expect(DisplayWidth.of("\u{378}") == 2)
+        #expect(DisplayWidth.of("\u{1fae8}") == 2)
+    }
+
+    @Test func escapesAndControlsTakeNoColumn() {
+        #expect(DisplayWidth.of("\u{1b}[31mred\u{1b}[0m") == 3)
+        #expect(DisplayWidth.of("a\u{7}b\u{7f}c") == 3)
     }
 
     @Test func truncationRespectsWideCharacters() {

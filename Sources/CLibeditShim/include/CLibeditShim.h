@@ -92,6 +92,24 @@ int cle_history_load(History *history_handle, const char *path);
 /// history file in place, so a crash mid-write would lose it.
 int cle_history_save_fp(History *history_handle, FILE *file);
 
+/// Receives one history line (`H_FIRST`, then `H_NEXT`: newest first).
+typedef void (*cle_history_visitor)(void *context, const char *line);
+
+/// Calls `visit` for every history line, newest first; returns how many there were. The
+/// history's own cursor moves; libedit repositions it before each use.
+int cle_history_each(History *history_handle, void *context, cle_history_visitor visit);
+
+// MARK: - Character widths
+
+/// `wcwidth(3)` of `code_point` as the C library answers it in a UTF-8 locale (`C.UTF-8`,
+/// else `C.utf8` or `en_US.UTF-8`), whatever the process's own locale is: terminals such as
+/// tmux, xterm and VTE lay text out by these widths. -1 for a code point the library counts
+/// as not printable; -2 when the C library has no UTF-8 locale at all.
+int cle_utf8_wcwidth(unsigned int code_point);
+
+/// The C library and its version, e.g. `glibc 2.36`: where `cle_utf8_wcwidth` comes from.
+const char *cle_libc_version(void);
+
 // MARK: - Session
 
 /// One line editor on one terminal, with its history, lock, prompt and wake-up pipe.
@@ -137,6 +155,34 @@ const char *cle_session_gets(cle_session *session, int *count, int *interrupted)
 
 /// Makes a read in progress (or the next one) return as interrupted. Safe from any thread.
 void cle_session_interrupt(cle_session *session);
+
+/// Called after the terminal was resized and libedit was told (`el_resize`), with the new
+/// width, while the session lock is held and before the prompt and input are drawn again, so
+/// the handler may replace the prompt. It must not block: it runs on the reading thread, or
+/// on a thread printing with `cle_session_print_async`.
+typedef void (*cle_resize_function)(cle_session *session, int columns, void *context);
+
+/// Installs the resize handler (NULL for none).
+///
+/// On `SIGWINCH` the session moves the cursor back to the start of the prompt, clears below,
+/// tells libedit the new size and redraws the prompt and input for it.
+void cle_session_set_resize_handler(cle_session *session, cle_resize_function handler);
+
+/// Whether the terminal re-wraps a wrapped line when its width changes, moving the cursor
+/// with the text (tmux, VTE: 1) or keeps its rows as they are (xterm: 0); -1, the default,
+/// when that is not known. A resize then finds the prompt's first row by that layout; when
+/// unknown, by the fewer rows of the two, which never erases a line printed above the
+/// prompt (part of the old prompt may stay on screen).
+void cle_session_set_reflow(cle_session *session, int reflows);
+
+/// From an editor function (the lock is held): moves the cursor to the start of the prompt
+/// and clears to the end of the screen, so the prompt and the line can be replaced and drawn
+/// again with `cle_refresh`.
+void cle_session_clear_edit_area(cle_session *session);
+
+/// From an editor function: 1 when more input bytes are waiting (the rest of an escape
+/// sequence such as an arrow key), 0 when the last key stands alone.
+int cle_session_input_pending(cle_session *session);
 
 /// Prints `length` bytes. While a line is being edited it first clears the prompt and the
 /// partial input, then prints, then redraws both, so the user's typing is never garbled.
