@@ -31,18 +31,12 @@ struct JSONReader {
         case object, array, string, number, bool, null
     }
 
-    /// A member name as it lies in the input: the bytes between the quotes.
-    struct Key {
-        let start: Int
-        let end: Int
-        /// The name contains escapes, so its bytes are not its text.
-        let escaped: Bool
-    }
-
-    /// A string's content as it lies in the input, already checked.
+    /// A string (or member name) as it lies in the input, already checked: the bytes between
+    /// the quotes.
     struct RawString {
         let start: Int
         let end: Int
+        /// The string contains escapes, so its bytes are not its text.
         let escaped: Bool
     }
 
@@ -54,6 +48,9 @@ struct JSONReader {
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
+
+    /// The size of the whole input, in bytes.
+    var inputCount: Int { bytes.count }
 
     /// Lends a reader over `data` to `body`, positioned after an optional byte order mark.
     static func read<Result>(
@@ -123,7 +120,7 @@ struct JSONReader {
     /// and must read or skip exactly one value.
     @inline(__always)
     mutating func readObject(
-        _ body: (inout JSONReader, Key) throws(JSONReadError) -> Void
+        _ body: (inout JSONReader, RawString) throws(JSONReadError) -> Void
     ) throws(JSONReadError) {
         try enter(UInt8(ascii: "{"))
         skipWhitespace()
@@ -140,7 +137,7 @@ struct JSONReader {
             guard position < bytes.count else { throw fail(.unexpectedEnd) }
             guard bytes[position] == UInt8(ascii: ":") else { throw fail(.unexpectedByte) }
             position += 1
-            try body(&self, Key(start: name.start, end: name.end, escaped: name.escaped))
+            try body(&self, name)
             if try endOfMember(closing: UInt8(ascii: "}")) { return }
         }
     }
@@ -375,18 +372,10 @@ struct JSONReader {
         position = index
     }
 
-    /// The text of a checked string or key.
+    /// The text of a checked string or member name.
     func string(_ raw: RawString) -> String {
-        string(start: raw.start, end: raw.end, escaped: raw.escaped)
-    }
-
-    func string(_ key: Key) -> String {
-        string(start: key.start, end: key.end, escaped: key.escaped)
-    }
-
-    private func string(start: Int, end: Int, escaped: Bool) -> String {
-        let content = UnsafeBufferPointer(rebasing: bytes[start..<end])
-        guard escaped else { return String(decoding: content, as: UTF8.self) }
+        let content = UnsafeBufferPointer(rebasing: bytes[raw.start..<raw.end])
+        guard raw.escaped else { return String(decoding: content, as: UTF8.self) }
         // Every escape is longer than the UTF-8 it stands for, so the content's length is enough.
         return String(unsafeUninitializedCapacity: content.count) { buffer in
             guard let output = buffer.baseAddress else { return 0 }
@@ -484,18 +473,28 @@ struct JSONReader {
         return value
     }
 
-    /// Does the member name equal `name`? Names without escapes compare byte for byte.
-    func key(_ key: Key, is name: StaticString) -> Bool {
+    /// Is the checked string (or member name) `name`? Without escapes, byte for byte.
+    @inline(__always)
+    func text(_ raw: RawString, is name: StaticString) -> Bool {
         let count = name.utf8CodeUnitCount
-        guard !key.escaped else {
-            // Rare: decode and compare the text. Escapes make the raw name longer, never shorter.
-            guard key.end - key.start >= count else { return false }
-            return string(key).utf8.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: count))
+        guard !raw.escaped else {
+            // Rare: decode and compare the text. Escapes make the raw text longer, never shorter.
+            guard raw.end - raw.start >= count else { return false }
+            return string(raw).utf8.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: count))
         }
-        guard key.end - key.start == count else { return false }
+        guard raw.end - raw.start == count else { return false }
         let text = name.utf8Start
-        for offset in 0..<count where bytes[key.start + offset] != text[offset] { return false }
+        for offset in 0..<count where bytes[raw.start + offset] != text[offset] { return false }
         return true
+    }
+
+    /// The next string as it lies in the input, or `nil` after skipping a value of another kind.
+    mutating func scanStringOrSkip() throws(JSONReadError) -> RawString? {
+        guard try peek() == .string else {
+            try skipValue()
+            return nil
+        }
+        return try scanString()
     }
 
     /// Reads a string value as text.

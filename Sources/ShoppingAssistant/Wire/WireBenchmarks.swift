@@ -6,20 +6,13 @@ package enum WireBenchmarks {
     /// Decodes a `/v1/messages` reply body as the engine does; the number of products, or -1
     /// when the envelope is rejected.
     package static func decodeReply(_ body: Data) -> Int {
-        guard let json = try? JSONDecoder().decode(JSONValue.self, from: body),
-            let reply = ReplyContent(json: json, idKey: "assistantMessageId")
-        else { return -1 }
+        guard let reply = ReplyDecoder.decode(body, idKey: .assistantMessageId) else { return -1 }
         return reply.products?.count ?? 0
     }
 
     /// Decodes every body and keeps the replies, as a dialog keeps them.
     package static func storeReplies(_ bodies: [Data]) -> StoredReplies {
-        StoredReplies(
-            replies: bodies.compactMap { body in
-                (try? JSONDecoder().decode(JSONValue.self, from: body)).flatMap {
-                    ReplyContent(json: $0, idKey: "assistantMessageId")
-                }
-            })
+        StoredReplies(replies: bodies.compactMap { ReplyDecoder.decode($0, idKey: .assistantMessageId) })
     }
 }
 

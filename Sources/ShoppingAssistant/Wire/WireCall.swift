@@ -71,7 +71,7 @@ struct WireCall: Sendable {
     /// wire.md § Errors: status and the body's `error.code` decide the code.
     static func map(_ response: HTTPResponse) -> WireFailure {
         let status = response.status
-        let body = try? JSONDecoder().decode(JSONValue.self, from: response.body)
+        let body = try? JSONValue(parsing: response.body)
         let serverCode = body?["error"]?["code"]?.stringValue
         let serverMessage = body?["error"]?["message"]?.stringValue
         var detail = "HTTP \(status)"

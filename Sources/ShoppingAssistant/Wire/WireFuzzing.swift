@@ -12,15 +12,16 @@ public enum WireFuzzing {
             _ = AssistantEntry.parse(content)
         }
         _ = try? JSONDecoder().decode(GravityEventResponse.self, from: data)
-        if let json = try? JSONDecoder().decode(JSONValue.self, from: data) {
-            if let reply = ReplyContent(json: json, idKey: "assistantMessageId") {
-                for product in reply.products ?? [] {
-                    _ = product.product(ref: AssistantProductRef(opening: 1, dialog: 1, identity: 1, reply: 0, item: 0))
-                }
-                for button in reply.buttons { _ = AssistantAction(button: button) }
+        if let reply = ReplyDecoder.decode(data, idKey: .assistantMessageId) {
+            for product in reply.products ?? [] {
+                _ = product.product(ref: AssistantProductRef(opening: 1, dialog: 1, identity: 1, reply: 0, item: 0))
+                _ = product.extra
+                _ = product.tracking
             }
-            for message in json["messages"]?.arrayValue ?? [] { _ = ReplyContent(json: message, idKey: "id") }
+            for button in reply.buttons { _ = button.action }
+            _ = (reply.text, reply.suggests, reply.impressionURLs, reply.productsTitle, reply.replyTo)
         }
+        for message in HistoryDecoder.decode(data) ?? [] { _ = message.reply }
         if let text = String(data: data, encoding: .utf8) { _ = AssistantConfiguration.parse(json: text) }
         for status in [200, 404, 409, 429, 503] {
             _ = WireCall.map(HTTPResponse(status: status, headers: ["Retry-After": "1"], body: data))
