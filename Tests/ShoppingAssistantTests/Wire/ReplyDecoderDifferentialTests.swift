@@ -1,7 +1,8 @@
 import Foundation
+import ShoppingAssistantTesting
 import Testing
 
-@testable import ShoppingAssistant
+@_spi(Fuzzing) @testable import ShoppingAssistant
 
 /// The byte-level reply decoder against a reference that decodes the same bytes into a
 /// `JSONValue` tree first and applies wire.md's rules to the tree — the way the engine decoded
@@ -19,21 +20,18 @@ import Testing
         return Array(1...max(1, count))
     }
 
-    @Test func byteDecoderAgreesWithTheTreeReference() throws {
+    @Test func byteDecoderAgreesWithTheTreeReference() {
         var failures = 0
         var products = 0
         var dropped = 0
         for seed in Self.seeds {
             let generator = ReplyShapedJSON(seed: seed)
-            let idKey: ReplyDecoder.IdentifierKey = generator.rng.chance(50) ? .assistantMessageId : .id
+            let historyMessage = generator.rng.chance(50)
             let bytes = generator.document()
-            let decoded = ReplyDecoder.decode(bytes, idKey: idKey)
-            let tree = try? JSONValue(parsing: bytes)
-            let reference = tree.flatMap { ReferenceReply(json: $0, idKey: idKey == .id ? "id" : "assistantMessageId") }
-            let difference = Self.difference(decoded, reference)
+            let decoded = WireFuzzing.decodeReply(bytes, historyMessage: historyMessage)
             products += decoded?.products?.count ?? 0
             dropped += decoded?.diagnostics.count ?? 0
-            guard let difference else { continue }
+            guard let difference = ReplyDifferential.compare(bytes, historyMessage: historyMessage) else { continue }
             failures += 1
             Issue.record(
                 """
@@ -46,158 +44,6 @@ import Testing
         print(
             "Reply differential: \(Self.seeds.count) replies, \(products) products kept, \(dropped) items and "
                 + "buttons dropped, \(failures) failing")
-    }
-
-    static func difference(_ decoded: ReplyContent?, _ reference: ReferenceReply?) -> String? {
-        guard let decoded, let reference else {
-            return decoded == nil && reference == nil ? nil : "decoded \(decoded != nil), reference \(reference != nil)"
-        }
-        let ref = AssistantProductRef(opening: 1, dialog: 1, identity: 1, reply: 0, item: 0)
-        var checks: [(String, Bool)] = [
-            ("assistantMessageId", decoded.assistantMessageId == reference.assistantMessageId),
-            ("replyTo", decoded.replyTo == reference.replyTo), ("text", decoded.text == reference.text),
-            ("productsTitle", decoded.productsTitle == reference.productsTitle),
-            ("suggests", decoded.suggests == reference.suggests),
-            ("impressionURLs", decoded.impressionURLs == reference.impressionURLs),
-            ("diagnostics", decoded.diagnostics == reference.diagnostics),
-            ("product count", decoded.products?.count == reference.products?.count),
-            ("button count", decoded.buttons.count == reference.buttons.count),
-        ]
-        for (index, (product, expected)) in zip(decoded.products ?? [], reference.products ?? []).enumerated() {
-            checks.append(("product \(index)", product.product(ref: ref) == expected.product(ref: ref)))
-            checks.append(("product \(index) extras", product.extra == expected.extra))
-            checks.append(("product \(index) clicks", product.tracking.clickURLs == expected.clicks))
-            checks.append(
-                ("product \(index) visible impressions", product.tracking.visibleImpressionURLs == expected.visibles))
-            checks.append(("product \(index) canOpen", product.canOpen == expected.product(ref: ref).canOpen))
-        }
-        for (index, (button, object)) in zip(decoded.buttons, reference.buttons).enumerated() {
-            let action = AssistantAction(button: object)
-            checks.append(("button \(index) payload", button.payload == object))
-            checks.append(("button \(index) action", button.action == action))
-            checks.append(("button \(index) name", button.actionName == object["action"]?.stringValue))
-            if let action {
-                checks.append(("button \(index) title", button.title == object["value"]?.stringValue ?? action.name))
-            }
-        }
-        let failed = checks.filter { !$0.1 }.map(\.0)
-        return failed.isEmpty ? nil : "differs in " + failed.joined(separator: ", ")
-    }
-}
-
-// MARK: - The reference: wire.md's rules applied to a JSONValue tree
-
-struct ReferenceReply {
-    struct Product {
-        let itemId: String
-        let name: String
-        let sku, url, imageUrl, currency, category, brand: String?
-        let price, oldPrice: AssistantPrice?
-        let extra: [String: JSONValue]
-        let clicks: [String]
-        let visibles: [String]
-
-        func product(ref: AssistantProductRef) -> AssistantProduct {
-            AssistantProduct(
-                itemId: itemId, ref: ref, name: name, sku: sku, url: url, imageUrl: imageUrl, price: price,
-                oldPrice: oldPrice, currency: currency, category: category, brand: brand, extra: extra)
-        }
-
-        static let known: Set<String> = [
-            "itemId", "name", "sku", "url", "imageUrl", "price", "oldPrice", "currency", "category", "brand", "events",
-        ]
-
-        init?(json: JSONValue) {
-            guard let object = json.objectValue, let itemId = Self.text(object["itemId"]), !itemId.isEmpty,
-                let name = object["name"]?.stringValue
-            else { return nil }
-            self.itemId = itemId
-            self.name = name
-            sku = Self.text(object["sku"])
-            url = object["url"]?.stringValue
-            imageUrl = object["imageUrl"]?.stringValue
-            price = Self.price(object["price"])
-            oldPrice = Self.price(object["oldPrice"])
-            currency = object["currency"]?.stringValue
-            category = object["category"]?.stringValue
-            brand = object["brand"]?.stringValue
-            extra = object.filter { !Self.known.contains($0.key) }
-            let tracking = ReferenceReply.urlsByType(object["events"])
-            clicks = tracking["click"] ?? []
-            visibles = tracking["visible_impression"] ?? []
-        }
-
-        private static func text(_ value: JSONValue?) -> String? {
-            switch value {
-            case .string(let text)?: return text
-            case .number(let number)?: return AssistantPrice.amount(number).description
-            default: return nil
-            }
-        }
-
-        private static func price(_ value: JSONValue?) -> AssistantPrice? {
-            switch value {
-            case .number(let number)?: return .amount(number)
-            case .string(let text)? where !text.isEmpty: return .text(text)
-            default: return nil
-            }
-        }
-    }
-
-    let assistantMessageId: String?
-    let replyTo: String?
-    let text: String
-    let productsTitle: String?
-    let products: [Product]?
-    let suggests: [String]
-    let buttons: [[String: JSONValue]]
-    let impressionURLs: [String]
-    let diagnostics: [String]
-
-    init?(json: JSONValue, idKey: String) {
-        guard let object = json.objectValue else { return nil }
-        var diagnostics: [String] = []
-        assistantMessageId = object[idKey]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        replyTo = object["replyTo"]?.stringValue ?? object["messageId"]?.stringValue
-        text = object["text"]?.stringValue ?? ""
-        if let block = object["products"]?.objectValue {
-            productsTitle = block["title"]?.stringValue
-            var products: [Product] = []
-            for (index, item) in (block["items"]?.arrayValue ?? []).enumerated() {
-                if let product = Product(json: item) {
-                    products.append(product)
-                } else {
-                    diagnostics.append("dropped product #\(index): itemId and name are required")
-                }
-            }
-            self.products = products
-        } else {
-            productsTitle = nil
-            products = nil
-        }
-        let ui = object["ui"]?.objectValue
-        suggests = (ui?["suggests"]?.arrayValue ?? []).compactMap(\.stringValue)
-        var buttons: [[String: JSONValue]] = []
-        for (index, button) in (ui?["buttons"]?.arrayValue ?? []).enumerated() {
-            if let object = button.objectValue, object["action"]?.stringValue != nil {
-                buttons.append(object)
-            } else {
-                diagnostics.append("dropped button #\(index): not an object with an action")
-            }
-        }
-        self.buttons = buttons
-        impressionURLs = Self.urlsByType(object["events"])["impression"] ?? []
-        self.diagnostics = diagnostics
-    }
-
-    static func urlsByType(_ value: JSONValue?) -> [String: [String]] {
-        var result: [String: [String]] = [:]
-        for event in value?.arrayValue ?? [] {
-            guard let type = event["type"]?.stringValue else { continue }
-            let urls = (event["urls"]?.arrayValue ?? []).compactMap(\.stringValue).filter(HTTPURLValidator.isValid)
-            result[type, default: []] += urls
-        }
-        return result
     }
 }
 

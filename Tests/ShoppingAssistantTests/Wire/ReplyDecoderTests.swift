@@ -250,7 +250,6 @@ import Testing
         }
     }
 
-    // covers: AC3
     @Test func malformedButtonsAreDroppedWithADiagnostic() throws {
         let reply = try Self.reply(
             #"""
