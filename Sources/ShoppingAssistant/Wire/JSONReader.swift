@@ -159,6 +159,40 @@ struct JSONReader {
         }
     }
 
+    /// Reads an array as `readArray` does, passing each element's position, or skips a value
+    /// of another kind; returns whether it was an array.
+    @inline(__always)
+    @discardableResult
+    mutating func readArrayOrSkip(
+        _ body: (inout JSONReader, Int) throws(JSONReadError) -> Void
+    ) throws(JSONReadError) -> Bool {
+        guard try peek() == .array else {
+            try skipValue()
+            return false
+        }
+        var index = 0
+        try readArray { reader throws(JSONReadError) in
+            try body(&reader, index)
+            index += 1
+        }
+        return true
+    }
+
+    /// Reads an object as `readObject` does, or skips a value of another kind; returns whether
+    /// it was an object.
+    @inline(__always)
+    @discardableResult
+    mutating func readObjectOrSkip(
+        _ body: (inout JSONReader, RawString) throws(JSONReadError) -> Void
+    ) throws(JSONReadError) -> Bool {
+        guard try peek() == .object else {
+            try skipValue()
+            return false
+        }
+        try readObject(body)
+        return true
+    }
+
     private mutating func enter(_ opening: UInt8) throws(JSONReadError) {
         skipWhitespace()
         guard position < bytes.count else { throw fail(.unexpectedEnd) }
@@ -504,11 +538,7 @@ struct JSONReader {
 
     /// The string value's text, or `nil` after skipping a value of another kind.
     mutating func readStringOrSkip() throws(JSONReadError) -> String? {
-        guard try peek() == .string else {
-            try skipValue()
-            return nil
-        }
-        return try readString()
+        try scanStringOrSkip().map { string($0) }
     }
 
     // MARK: - Numbers

@@ -25,15 +25,21 @@ struct ReplyDecoder {
         case id
     }
 
-    /// Decodes one reply envelope; `nil` when the bytes are not JSON or not an object.
+    /// Replies larger than this are rejected. A reply is kilobytes; the bound keeps every
+    /// offset into the storage within 32 bits even where numeric IDs print longer than they
+    /// were sent (`1e308` is 312 characters).
+    static let maximumSize = 64 << 20
+
+    /// Decodes one reply envelope; `nil` when the bytes are not JSON, not an object, or over
+    /// `maximumSize`.
     static func decode(_ data: some ContiguousBytes, idKey: IdentifierKey) -> ReplyContent? {
         do throws(JSONReadError) {
             return try JSONReader.read(data) { reader throws(JSONReadError) in
-                guard try reader.peek() == .object else { return nil }
+                guard reader.inputCount <= maximumSize, try reader.peek() == .object else { return nil }
                 var decoder = ReplyDecoder(idKey: idKey, capacity: reader.inputCount)
                 try reader.readObject { reader, key throws(JSONReadError) in try decoder.envelope(&reader, key) }
                 try reader.finish()
-                return decoder.build()
+                return decoder.build(from: reader)
             }
         } catch {
             return nil
@@ -45,12 +51,13 @@ struct ReplyDecoder {
     private let idKey: IdentifierKey
     private var builder: ReplyStorageBuilder
 
+    // Envelope strings are stored when the envelope is done, so a duplicate name leaves nothing behind.
     private var assistantMessageId: String?
-    private var replyTo = StoredText.absent
-    private var messageId = StoredText.absent
-    private var text = StoredText.absent
+    private var replyTo: JSONReader.RawString?
+    private var messageId: JSONReader.RawString?
+    private var text: JSONReader.RawString?
     private var hasProducts = false
-    private var productsTitle = StoredText.absent
+    private var productsTitle: JSONReader.RawString?
     private var products: [ReplyProduct.Fields] = []
     private var productDiagnostics: [String] = []
     private var suggests = StoredList.empty
@@ -76,11 +83,14 @@ struct ReplyDecoder {
         builder = ReplyStorageBuilder(capacity: capacity)
     }
 
-    private func build() -> ReplyContent {
+    private mutating func build(from reader: JSONReader) -> ReplyContent {
+        let replyTo = store(replyTo ?? messageId, from: reader)
+        let text = store(text, from: reader)
+        let productsTitle = hasProducts ? store(productsTitle, from: reader) : .absent
         let storage = builder.build()
         return ReplyContent(
-            storage: storage, assistantMessageId: assistantMessageId, replyTo: replyTo.isAbsent ? messageId : replyTo,
-            text: text, productsTitle: hasProducts ? productsTitle : .absent,
+            storage: storage, assistantMessageId: assistantMessageId, replyTo: replyTo, text: text,
+            productsTitle: productsTitle,
             products: hasProducts ? products.map { ReplyProduct(storage: storage, fields: $0) } : nil,
             suggests: suggests,
             buttons: buttons.map {
@@ -100,7 +110,7 @@ struct ReplyDecoder {
         if isIdentifier {
             assistantMessageId = try reader.readStringOrSkip().flatMap { $0.isEmpty ? nil : $0 }
         } else if reader.text(key, is: "text") {
-            text = try string(&reader)
+            text = try reader.scanStringOrSkip()
         } else if reader.text(key, is: "products") {
             try productBlock(&reader)
         } else if reader.text(key, is: "ui") {
@@ -110,40 +120,54 @@ struct ReplyDecoder {
             try events(&reader, wanted: .impression)
             impressions = builder.appendList(texts)
         } else if reader.text(key, is: "replyTo") {
-            replyTo = try string(&reader)
+            replyTo = try reader.scanStringOrSkip()
         } else if reader.text(key, is: "messageId") {
-            messageId = try string(&reader)
+            messageId = try reader.scanStringOrSkip()
         } else {
             try reader.skipValue()
         }
     }
 
-    /// A string into the storage, or `absent` after skipping a value of another kind.
-    private mutating func string(_ reader: inout JSONReader) throws(JSONReadError) -> StoredText {
-        guard let raw = try reader.scanStringOrSkip() else { return .absent }
-        return builder.append(raw, from: reader)
+    /// A value seen while an item is read, stored once the item is known to be kept.
+    private enum Pending {
+        case string(JSONReader.RawString)
+        case number(Double)
+    }
+
+    private mutating func store(_ raw: JSONReader.RawString?, from reader: JSONReader) -> StoredText {
+        raw.map { builder.append($0, from: reader) } ?? .absent
+    }
+
+    /// IDs may arrive as numbers; a SKU or item ID of 123 is "123", as `AssistantPrice` prints it.
+    private mutating func store(_ pending: Pending?, from reader: JSONReader) -> StoredText {
+        switch pending {
+        case .string(let raw)?: return builder.append(raw, from: reader)
+        case .number(let value)?: return builder.append(AssistantPrice.amount(value).description.utf8)
+        case nil: return .absent
+        }
+    }
+
+    private mutating func storePrice(_ pending: Pending?, from reader: JSONReader) -> ReplyProduct.StoredPrice {
+        switch pending {
+        case .string(let raw)?: return .text(builder.append(raw, from: reader))
+        case .number(let value)?: return .amount(value)
+        case nil: return .none
+        }
     }
 
     // MARK: - Products (PR1, PR2)
 
     private mutating func productBlock(_ reader: inout JSONReader) throws(JSONReadError) {
-        productsTitle = .absent
         products.removeAll()
         productDiagnostics.removeAll()
-        hasProducts = try reader.peek() == .object
-        guard hasProducts else { return try reader.skipValue() }
-        try reader.readObject { reader, key throws(JSONReadError) in
+        productsTitle = nil
+        hasProducts = try reader.readObjectOrSkip { reader, key throws(JSONReadError) in
             if reader.text(key, is: "items") {
                 products.removeAll()
                 productDiagnostics.removeAll()
-                guard try reader.peek() == .array else { return try reader.skipValue() }
-                var index = 0
-                try reader.readArray { reader throws(JSONReadError) in
-                    try item(&reader, index: index)
-                    index += 1
-                }
+                try reader.readArrayOrSkip { reader, index throws(JSONReadError) in try item(&reader, index: index) }
             } else if reader.text(key, is: "title") {
-                productsTitle = try string(&reader)
+                productsTitle = try reader.scanStringOrSkip()
             } else {
                 try reader.skipValue()
             }
@@ -157,31 +181,40 @@ struct ReplyDecoder {
             return
         }
         let mark = builder.mark
-        var fields = ReplyProduct.Fields()
+        var itemId: Pending?
+        var name: JSONReader.RawString?
+        var sku: Pending?
+        var url: JSONReader.RawString?
+        var imageUrl: JSONReader.RawString?
+        var price: Pending?
+        var oldPrice: Pending?
+        var currency: JSONReader.RawString?
+        var category: JSONReader.RawString?
+        var brand: JSONReader.RawString?
         extras.removeAll(keepingCapacity: true)
         clicks.removeAll(keepingCapacity: true)
         visibleImpressions.removeAll(keepingCapacity: true)
         try reader.readObject { reader, key throws(JSONReadError) in
             if reader.text(key, is: "name") {
-                fields.name = try string(&reader)
+                name = try reader.scanStringOrSkip()
             } else if reader.text(key, is: "itemId") {
-                fields.itemId = try identifier(&reader)
+                itemId = try Self.stringOrNumber(&reader)
             } else if reader.text(key, is: "sku") {
-                fields.sku = try identifier(&reader)
+                sku = try Self.stringOrNumber(&reader)
             } else if reader.text(key, is: "url") {
-                fields.url = try string(&reader)
+                url = try reader.scanStringOrSkip()
             } else if reader.text(key, is: "imageUrl") {
-                fields.imageUrl = try string(&reader)
+                imageUrl = try reader.scanStringOrSkip()
             } else if reader.text(key, is: "price") {
-                fields.price = try price(&reader)
+                price = try Self.price(&reader)
             } else if reader.text(key, is: "oldPrice") {
-                fields.oldPrice = try price(&reader)
+                oldPrice = try Self.price(&reader)
             } else if reader.text(key, is: "currency") {
-                fields.currency = try string(&reader)
+                currency = try reader.scanStringOrSkip()
             } else if reader.text(key, is: "category") {
-                fields.category = try string(&reader)
+                category = try reader.scanStringOrSkip()
             } else if reader.text(key, is: "brand") {
-                fields.brand = try string(&reader)
+                brand = try reader.scanStringOrSkip()
             } else if reader.text(key, is: "events") {
                 clicks.removeAll(keepingCapacity: true)
                 visibleImpressions.removeAll(keepingCapacity: true)
@@ -192,39 +225,49 @@ struct ReplyDecoder {
                 extras.append((key.start - 1)..<value.upperBound)
             }
         }
-        guard !fields.itemId.isAbsent, fields.itemId.count > 0, !fields.name.isAbsent else {
+        let hasItemId: Bool
+        switch itemId {
+        case .string(let raw)?: hasItemId = raw.end > raw.start
+        case .number?: hasItemId = true
+        case nil: hasItemId = false
+        }
+        guard hasItemId, name != nil else {
             builder.rollBack(to: mark)
             productDiagnostics.append("dropped product #\(index): itemId and name are required")
             return
         }
+        var fields = ReplyProduct.Fields()
+        fields.itemId = store(itemId, from: reader)
+        fields.name = store(name, from: reader)
+        fields.sku = store(sku, from: reader)
+        fields.url = store(url, from: reader)
+        fields.imageUrl = store(imageUrl, from: reader)
+        fields.price = storePrice(price, from: reader)
+        fields.oldPrice = storePrice(oldPrice, from: reader)
+        fields.currency = store(currency, from: reader)
+        fields.category = store(category, from: reader)
+        fields.brand = store(brand, from: reader)
         fields.clicks = builder.appendList(clicks)
         fields.visibleImpressions = builder.appendList(visibleImpressions)
         if !extras.isEmpty { fields.extras = builder.appendObject(members: extras, from: reader) }
         products.append(fields)
     }
 
-    /// IDs may arrive as numbers; a SKU or item ID of 123 is "123", as `AssistantPrice` prints it.
-    private mutating func identifier(_ reader: inout JSONReader) throws(JSONReadError) -> StoredText {
+    private static func stringOrNumber(_ reader: inout JSONReader) throws(JSONReadError) -> Pending? {
         switch try reader.peek() {
-        case .string: return builder.append(try reader.scanString(), from: reader)
-        case .number: return builder.append(AssistantPrice.amount(try reader.readNumber()).description.utf8)
+        case .string: return .string(try reader.scanString())
+        case .number: return .number(try reader.readNumber())
         default:
             try reader.skipValue()
-            return .absent
+            return nil
         }
     }
 
     /// A number, or a non-empty string as the server formatted it.
-    private mutating func price(_ reader: inout JSONReader) throws(JSONReadError) -> ReplyProduct.StoredPrice {
-        switch try reader.peek() {
-        case .number: return .amount(try reader.readNumber())
-        case .string:
-            let raw = try reader.scanString()
-            return raw.end > raw.start ? .text(builder.append(raw, from: reader)) : .none
-        default:
-            try reader.skipValue()
-            return .none
-        }
+    private static func price(_ reader: inout JSONReader) throws(JSONReadError) -> Pending? {
+        let value = try stringOrNumber(&reader)
+        if case .string(let raw)? = value, raw.end == raw.start { return nil }
+        return value
     }
 
     // MARK: - Tracking events (AN5, AN7)
@@ -240,8 +283,7 @@ struct ReplyDecoder {
     /// Reads `events: [{type, urls}]`: valid http(s) URLs of the wanted types go to `texts`
     /// (impressions), `clicks` and `visibleImpressions`, in order; everything else is skipped.
     private mutating func events(_ reader: inout JSONReader, wanted: WantedEvents) throws(JSONReadError) {
-        guard try reader.peek() == .array else { return try reader.skipValue() }
-        try reader.readArray { reader throws(JSONReadError) in
+        try reader.readArrayOrSkip { reader, _ throws(JSONReadError) in
             guard try reader.peek() == .object else { return try reader.skipValue() }
             // Only this event's URLs are appended while it is read, so dropping them is a roll-back.
             let mark = builder.mark
@@ -261,8 +303,7 @@ struct ReplyDecoder {
                 } else if reader.text(key, is: "urls") {
                     builder.rollBack(to: mark)
                     urls.removeAll()
-                    guard try reader.peek() == .array else { return try reader.skipValue() }
-                    try reader.readArray { reader throws(JSONReadError) in
+                    try reader.readArrayOrSkip { reader, _ throws(JSONReadError) in
                         guard let raw = try reader.scanStringOrSkip() else { return }
                         let url = builder.append(raw, from: reader)
                         if builder.withBytes(url, HTTPURLValidator.isValid) {
@@ -294,13 +335,10 @@ struct ReplyDecoder {
         suggests = .empty
         buttons.removeAll()
         buttonDiagnostics.removeAll()
-        guard try reader.peek() == .object else { return try reader.skipValue() }
-        try reader.readObject { reader, key throws(JSONReadError) in
+        try reader.readObjectOrSkip { reader, key throws(JSONReadError) in
             if reader.text(key, is: "suggests") {
-                suggests = .empty
-                guard try reader.peek() == .array else { return try reader.skipValue() }
                 texts.removeAll(keepingCapacity: true)
-                try reader.readArray { reader throws(JSONReadError) in
+                try reader.readArrayOrSkip { reader, _ throws(JSONReadError) in
                     // A suggest that is not a string is left out; it is not worth a diagnostic.
                     if let raw = try reader.scanStringOrSkip() { texts.append(builder.append(raw, from: reader)) }
                 }
@@ -308,12 +346,7 @@ struct ReplyDecoder {
             } else if reader.text(key, is: "buttons") {
                 buttons.removeAll()
                 buttonDiagnostics.removeAll()
-                guard try reader.peek() == .array else { return try reader.skipValue() }
-                var index = 0
-                try reader.readArray { reader throws(JSONReadError) in
-                    try button(&reader, index: index)
-                    index += 1
-                }
+                try reader.readArrayOrSkip { reader, index throws(JSONReadError) in try button(&reader, index: index) }
             } else {
                 try reader.skipValue()
             }

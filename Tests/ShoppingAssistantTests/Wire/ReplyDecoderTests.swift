@@ -28,6 +28,19 @@ import Testing
         #expect(Self.decode(body) == nil, "\(body.debugDescription)")
     }
 
+    @Test func aReplyOverTheSizeBoundIsRejectedUnread() {
+        var body = [UInt8](repeating: 0x20, count: ReplyDecoder.maximumSize + 1)
+        body.replaceSubrange(0..<2, with: Array("{}".utf8))
+        #expect(ReplyDecoder.decode(body, idKey: .assistantMessageId) == nil)
+        #expect(ReplyDecoder.decode(Array(body.dropLast()), idKey: .assistantMessageId) != nil)
+    }
+
+    @Test func numericIdsPrintAsPricesDoEvenWhenLong() throws {
+        let reply = try Self.reply(#"{"products":{"items":[{"itemId":1e308,"name":"n","itemId":2,"sku":1e20}]}}"#)
+        #expect(reply.products?.first?.itemId == "2")
+        #expect(reply.products?.first?.sku == AssistantPrice.amount(1e20).description)
+    }
+
     @Test func unknownFieldsAreIgnoredEverywhere() throws {
         let reply = try Self.reply(
             #"""
