@@ -32,7 +32,10 @@ final class ReplyStorage: @unchecked Sendable {
     let bytes: [UInt8]
     let lists: [StoredText]
     private var objects: [UInt32: [String: JSONValue]] = [:]
-    private static let objectsLock = Locked(())
+    /// Guards every storage's `objects`; its value counts the objects decoded by all of them.
+    /// (Not `Locked<Void>`: a zero-sized value shares its address with the lock's pointer, and
+    /// the thread sanitizer then takes reading the pointer for a race with the value.)
+    private static let objectsLock = Locked(0)
 
     init(bytes: [UInt8], lists: [StoredText]) {
         self.bytes = bytes
@@ -79,8 +82,9 @@ final class ReplyStorage: @unchecked Sendable {
         let decoded = withBytes(stored) { buffer in
             (try? JSONValue(parsing: UnsafeRawBufferPointer(buffer)))?.objectValue ?? [:]
         }
-        return Self.objectsLock.withLock { _ in
+        return Self.objectsLock.withLock { decodedTotal in
             if let cached = objects[stored.start] { return cached }
+            decodedTotal += 1
             objects[stored.start] = decoded
             return decoded
         }
