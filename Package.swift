@@ -53,7 +53,7 @@ let package = Package(
         // libFuzzer target over the wire decoders and the transcript parser (see fuzz/README.md).
         .executableTarget(
             name: "WireFuzzer",
-            dependencies: ["ShoppingAssistant", "AssistantREPL"],
+            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "AssistantREPL"],
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         ),
         .testTarget(

@@ -90,8 +90,9 @@ final class BenchPresenter: AssistantPresenter {
         var expected: Int?
         var metAt: ContinuousClock.Instant?
         var waiter: CheckedContinuation<ContinuousClock.Instant, Never>?
-        /// Message count of the latest snapshot that showed a reply with nothing in flight.
-        var settledCount: Int?
+        /// The latest snapshot with nothing in flight: its message count and the ID of its
+        /// last user message (the one whose outcome it showed).
+        var settled: (count: Int, lastUserMessage: String?)?
         var staleDeliveries = 0
     }
 
@@ -104,7 +105,11 @@ final class BenchPresenter: AssistantPresenter {
     /// How many snapshots were received.
     var snapshotCount: Int { state.withLock { $0.snapshots } }
     /// Snapshots that arrived after a newer one: a "sending" snapshot of message N after the
-    /// one showing its reply. The presenter protocol promises delivery in order.
+    /// one showing its reply. The presenter protocol promises delivery in order. The engine
+    /// may coalesce snapshots (skip one that a newer one supersedes), so a "sending" snapshot
+    /// one message shorter than the settled one is stale only if it is about the same message:
+    /// after a new chat whose empty snapshot was skipped, the next message's "sending"
+    /// snapshot is also one shorter, but shows another message.
     var staleDeliveries: Int { state.withLock { $0.staleDeliveries } }
 
     /// Prints a note if snapshots arrived out of order while `messages` messages were sent.
@@ -147,8 +152,13 @@ final class BenchPresenter: AssistantPresenter {
             state.latest = chat
             state.snapshots += 1
             let count = chat.messages.count
-            if chat.isSending, let settled = state.settledCount, count == settled - 1 { state.staleDeliveries += 1 }
-            if !chat.isSending { state.settledCount = count }
+            let lastUserMessage = chat.messages.last(where: { $0.role == .user })?.id
+            if chat.isSending, let settled = state.settled, count == settled.count - 1,
+                lastUserMessage == settled.lastUserMessage
+            {
+                state.staleDeliveries += 1
+            }
+            if !chat.isSending { state.settled = (count, lastUserMessage) }
             guard let expected = state.expected, state.metAt == nil, !chat.isSending, count == expected else {
                 return nil
             }

@@ -211,10 +211,8 @@ extension AssistantEngine {
     /// AC4: an action the handler cannot handle is not offered, and that is worth a diagnostic.
     private func logUnhandledButtons(_ reply: ReplyContent) {
         for button in reply.buttons {
-            guard let action = AssistantAction(button: button) else {
-                logger.log(
-                    .info,
-                    "reply button not offered: \(button["action"]?.stringValue ?? "?") without a valid http(s) URL")
+            guard let action = button.action else {
+                logger.log(.info, "reply button not offered: \(button.actionName) without a valid http(s) URL")
                 continue
             }
             if handler?.canHandle(action) != true {

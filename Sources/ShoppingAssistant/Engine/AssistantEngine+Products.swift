@@ -19,9 +19,9 @@ extension AssistantEngine {
         guard case .accepted(let product) = decision else { return decision.result }
         switch action {
         case .visibleImpression:
-            enqueueURLs(product.tracking["visible_impression"] ?? [])
+            enqueueURLs(product.tracking.visibleImpressionURLs)
         case .tap:
-            enqueueURLs(product.tracking["click"] ?? [])  // queued before the close (AN8)
+            enqueueURLs(product.tracking.clickURLs)  // queued before the close (AN8)
             afterClose.append(.openProduct(product.product(ref: ref)))
             await closeChat(reason: "product tap")
         }
@@ -77,10 +77,10 @@ extension AssistantEngine {
         }
         var messages: [AssistantChatMessage] = []
         messages.reserveCapacity(dialog.entries.count)
-        var lastSuggests: [String] = []
+        var lastReply: ReplyContent?
         for (index, entry) in dialog.entries.enumerated() {
             let revision = dialog.revisions[index]
-            if case .reply(let reply) = entry { lastSuggests = reply.content.suggests }
+            if case .reply(let reply) = entry { lastReply = reply.content }
             if index < snapshotCache.count, snapshotCache[index].revision == revision {
                 messages.append(snapshotCache[index].message)
                 continue
@@ -96,7 +96,7 @@ extension AssistantEngine {
         if snapshotCache.count > messages.count { snapshotCache.removeLast(snapshotCache.count - messages.count) }
         let sending: Bool
         if case .sending = dialog.state { sending = true } else { sending = false }
-        let suggests = dialog.entries.isEmpty ? (start?.suggests ?? []) : (sending ? [] : lastSuggests)
+        let suggests = dialog.entries.isEmpty ? (start?.suggests ?? []) : (sending ? [] : lastReply?.suggests ?? [])
         return AssistantChatSnapshot(
             title: start?.title ?? "", subtitle: start?.subtitle, messages: messages, suggests: suggests,
             isSending: sending, canSend: !sending && (dialog.context != nil || latestReady != nil))
@@ -129,10 +129,9 @@ extension AssistantEngine {
                     })
             }
             let buttons = content.buttons.compactMap { button -> AssistantReplyButton? in
-                guard let action = AssistantAction(button: button) else { return nil }  // AC3
+                guard let action = button.action else { return nil }  // AC3, routed when decoded
                 return AssistantReplyButton(
-                    title: button["value"]?.stringValue ?? action.name, action: action,
-                    isEnabled: handler?.canHandle(action) ?? false)  // AC4
+                    title: button.title, action: action, isEnabled: handler?.canHandle(action) ?? false)  // AC4
             }
             return AssistantChatMessage(
                 id: content.assistantMessageId ?? "reply-\(reply.key)", role: .assistant, text: content.text,

@@ -251,7 +251,7 @@ struct DialogMachine: Sendable {
         switch result {
         case .success(let messages):
             if let found = messages.first(where: { $0.role == "assistant" && $0.replyTo == tag.messageId }),
-                let reply = ReplyContent(json: found.json, idKey: "id")
+                let reply = found.reply
             {
                 return adopt(reply, for: tag)
             }

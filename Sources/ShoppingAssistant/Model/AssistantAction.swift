@@ -10,13 +10,13 @@ public enum AssistantAction: Sendable, Hashable {
 
     /// Routes a server reply button (AC3). A `follow_url` without a valid http(s) URL yields
     /// `nil`, so it is never offered; a button without a string `action` is not a button.
+    /// "Valid" is the engine's strict check of absolute http(s) URLs, the same as for
+    /// tracking URLs: RFC 3986 ASCII, a host, no user info.
     public init?(button: [String: JSONValue]) {
         guard let action = button["action"]?.stringValue, !action.isEmpty else { return nil }
         switch action {
         case "follow_url":
-            guard let raw = button["url"]?.stringValue, let url = URL(string: raw),
-                let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                let host = url.host, !host.isEmpty
+            guard let raw = button["url"]?.stringValue, HTTPURLValidator.isValid(raw), let url = URL(string: raw)
             else { return nil }
             self = .followUrl(url)
         case "open_support_chat":

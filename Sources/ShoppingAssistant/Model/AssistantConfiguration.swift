@@ -18,8 +18,7 @@ public struct AssistantConfiguration: Sendable, Hashable {
     /// fields must have their types when present (unless disabled, C2), unknown fields are
     /// ignored (C3, C6).
     static func parse(json: String) -> AssistantConfiguration? {
-        guard let data = json.data(using: .utf8),
-            let value = try? JSONDecoder().decode(JSONValue.self, from: data),
+        guard let value = try? JSONValue(parsing: json),
             let object = value.objectValue,
             let enabled = object["enabled"]?.boolValue
         else { return nil }

@@ -17,8 +17,8 @@ public struct AssistantEntry: Sendable, Hashable {
     /// has one. Variations of different campaigns are never merged (E2).
     public static func parse(_ response: ContentResponse?) -> AssistantEntry? {
         guard let content = response?.variations.lazy.compactMap({ $0.contents.first }).first,
-            let data = content.custom?.json?.data(using: .utf8),
-            let object = (try? JSONDecoder().decode(JSONValue.self, from: data))?.objectValue,
+            let json = content.custom?.json,
+            let object = (try? JSONValue(parsing: json))?.objectValue,
             let enabled = object["enabled"]?.boolValue
         else { return nil }
         switch object["title"] {

@@ -50,12 +50,26 @@ public struct AssistantProduct: Sendable, Hashable {
     public let category: String?
     public let brand: String?
     /// Every other field of the server's item, keys as received.
-    public let extra: [String: JSONValue]
+    ///
+    /// Kept as the item's JSON text until first read, since most hosts read few of them:
+    /// the value is what decoding the item at once would have given.
+    public var extra: [String: JSONValue] { extras.value }
+    private let extras: LazyJSONObject
 
     public init(
         itemId: String, ref: AssistantProductRef, name: String, sku: String? = nil, url: String? = nil,
         imageUrl: String? = nil, price: AssistantPrice? = nil, oldPrice: AssistantPrice? = nil,
         currency: String? = nil, category: String? = nil, brand: String? = nil, extra: [String: JSONValue] = [:]
+    ) {
+        self.init(
+            itemId: itemId, ref: ref, name: name, sku: sku, url: url, imageUrl: imageUrl, price: price,
+            oldPrice: oldPrice, currency: currency, category: category, brand: brand, extras: LazyJSONObject(extra))
+    }
+
+    init(
+        itemId: String, ref: AssistantProductRef, name: String, sku: String?, url: String?, imageUrl: String?,
+        price: AssistantPrice?, oldPrice: AssistantPrice?, currency: String?, category: String?, brand: String?,
+        extras: LazyJSONObject
     ) {
         self.itemId = itemId
         self.ref = ref
@@ -68,7 +82,7 @@ public struct AssistantProduct: Sendable, Hashable {
         self.currency = currency
         self.category = category
         self.brand = brand
-        self.extra = extra
+        self.extras = extras
         self.canOpen = !(sku ?? "").isEmpty || !(url ?? "").isEmpty
     }
 }

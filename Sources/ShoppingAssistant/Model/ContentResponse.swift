@@ -20,7 +20,7 @@ public struct ContentResponse: Sendable, Hashable {
     /// The URLs content load tracking requests for this answer (B7): each content's load URLs,
     /// valid http(s) ones only.
     var loadTrackingURLs: [String] {
-        variations.flatMap(\.contents).flatMap(\.loadTrackingURLs).filter(TrackingEvents.isTrackable)
+        variations.flatMap(\.contents).flatMap(\.loadTrackingURLs).filter(HTTPURLValidator.isValid)
     }
 }
 

@@ -13,9 +13,7 @@ struct ShoppingClient: Sendable {
         let request = HTTPRequest(
             method: .post, url: baseURL.appendingPathComponent("v1/messages"), headers: Self.headers, body: body)
         return await call.perform(request).flatMap { response in
-            guard let json = try? JSONDecoder().decode(JSONValue.self, from: response.body),
-                let reply = ReplyContent(json: json, idKey: "assistantMessageId")
-            else {
+            guard let reply = ReplyDecoder.decode(response.body, idKey: .assistantMessageId) else {
                 return .failure(
                     .failed(
                         AssistantError(code: .invalidResponse, message: "undecodable reply envelope"), uncertain: false)
@@ -40,21 +38,13 @@ struct ShoppingClient: Sendable {
         }
         let request = HTTPRequest(method: .get, url: url, headers: Self.headers)
         return await call.perform(request).flatMap { response in
-            guard let json = try? JSONDecoder().decode(JSONValue.self, from: response.body),
-                let messages = json["messages"]?.arrayValue
-            else {
+            guard let messages = HistoryDecoder.decode(response.body) else {
                 return .failure(
                     .failed(
                         AssistantError(code: .invalidResponse, message: "undecodable history envelope"),
                         uncertain: false))
             }
-            return .success(
-                messages.compactMap { message in
-                    guard let role = message["role"]?.stringValue else { return nil }
-                    return HistoryMessage(
-                        id: message["id"]?.stringValue, role: role, replyTo: message["replyTo"]?.stringValue,
-                        json: message)
-                })
+            return .success(messages)
         }
     }
 

@@ -34,150 +34,201 @@ struct ShoppingFeedbackRequest: Encodable, Hashable, Sendable {
 }
 
 /// A product as the reply carried it, with its tracking URLs, which never leave the engine (PR2).
+///
+/// A view into its reply's `ReplyStorage`: the strings are read from there when asked for.
 struct ReplyProduct: Sendable, Hashable {
-    let itemId: String
-    let name: String
-    let sku: String?
-    let url: String?
-    let imageUrl: String?
-    let price: AssistantPrice?
-    let oldPrice: AssistantPrice?
-    let currency: String?
-    let category: String?
-    let brand: String?
-    let extra: [String: JSONValue]
-    /// Tracking URLs by event type (`click`, `visible_impression`), valid http(s) only (AN5).
-    let tracking: [String: [String]]
-
-    var canOpen: Bool { !(sku ?? "").isEmpty || !(url ?? "").isEmpty }
-
-    private static let known: Set<String> = [
-        "itemId", "name", "sku", "url", "imageUrl", "price", "oldPrice", "currency", "category", "brand", "events",
-    ]
-
-    /// Lenient item decoding (PR1): `nil` only when `itemId` or `name` is missing or not a string.
-    init?(json: JSONValue) {
-        guard let object = json.objectValue, let itemId = Self.text(object["itemId"]), !itemId.isEmpty,
-            let name = object["name"]?.stringValue
-        else { return nil }
-        self.itemId = itemId
-        self.name = name
-        sku = Self.text(object["sku"])
-        url = object["url"]?.stringValue
-        imageUrl = object["imageUrl"]?.stringValue
-        price = Self.price(object["price"])
-        oldPrice = Self.price(object["oldPrice"])
-        currency = object["currency"]?.stringValue
-        category = object["category"]?.stringValue
-        brand = object["brand"]?.stringValue
-        extra = object.filter { !Self.known.contains($0.key) }
-        tracking = TrackingEvents.urlsByType(object["events"])
+    /// Where each field lies in the storage.
+    struct Fields: Sendable, Hashable {
+        var itemId = StoredText.absent
+        var name = StoredText.absent
+        var sku = StoredText.absent
+        var url = StoredText.absent
+        var imageUrl = StoredText.absent
+        var price = StoredPrice.none
+        var oldPrice = StoredPrice.none
+        var currency = StoredText.absent
+        var category = StoredText.absent
+        var brand = StoredText.absent
+        /// The raw JSON of every other field, as one object.
+        var extras = StoredText.absent
+        var clicks = StoredList.empty
+        var visibleImpressions = StoredList.empty
     }
+
+    enum StoredPrice: Sendable, Hashable {
+        case none
+        case amount(Double)
+        case text(StoredText)
+    }
+
+    /// Tracking URLs of the two product events (AN5), valid http(s) only, in reply order.
+    struct Tracking: Sendable, Hashable {
+        let clickURLs: [String]
+        let visibleImpressionURLs: [String]
+    }
+
+    private let storage: ReplyStorage
+    private let fields: Fields
+
+    init(storage: ReplyStorage, fields: Fields) {
+        self.storage = storage
+        self.fields = fields
+    }
+
+    /// Decodes one item leniently (PR1): `nil` when it is not an object, or `itemId` (string
+    /// or number) or `name` (string) is missing. For tests and callers holding a `JSONValue`.
+    init?(json: JSONValue) {
+        let envelope: JSONValue = ["products": ["items": [json]]]
+        guard let product = ReplyDecoder.decode(WireJSON.encode(envelope), idKey: .assistantMessageId)?.products?.first
+        else { return nil }
+        self = product
+    }
+
+    var itemId: String { storage.text(fields.itemId) ?? "" }
+    var name: String { storage.text(fields.name) ?? "" }
+    var sku: String? { storage.text(fields.sku) }
+    var url: String? { storage.text(fields.url) }
+    var imageUrl: String? { storage.text(fields.imageUrl) }
+    var price: AssistantPrice? { price(fields.price) }
+    var oldPrice: AssistantPrice? { price(fields.oldPrice) }
+    var currency: String? { storage.text(fields.currency) }
+    var category: String? { storage.text(fields.category) }
+    var brand: String? { storage.text(fields.brand) }
+    /// Every other field of the item, keys as received (PR1); decoded on first access.
+    var extra: [String: JSONValue] { storage.object(fields.extras) }
+    var tracking: Tracking {
+        Tracking(
+            clickURLs: storage.texts(fields.clicks), visibleImpressionURLs: storage.texts(fields.visibleImpressions))
+    }
+
+    var canOpen: Bool { Self.isPresent(fields.sku) || Self.isPresent(fields.url) }
 
     /// The host's view of this product under a given ref.
     func product(ref: AssistantProductRef) -> AssistantProduct {
         AssistantProduct(
             itemId: itemId, ref: ref, name: name, sku: sku, url: url, imageUrl: imageUrl, price: price,
-            oldPrice: oldPrice, currency: currency, category: category, brand: brand, extra: extra)
+            oldPrice: oldPrice, currency: currency, category: category, brand: brand,
+            extras: extras)
     }
 
-    /// IDs may arrive as numbers; a SKU or item ID of 123 is "123", byte for byte as printed.
-    private static func text(_ value: JSONValue?) -> String? {
-        switch value {
-        case .string(let text)?: return text
-        case .number(let number)?: return AssistantPrice.amount(number).description
-        default: return nil
+    private static func isPresent(_ text: StoredText) -> Bool { !text.isAbsent && text.count > 0 }
+
+    private func price(_ stored: StoredPrice) -> AssistantPrice? {
+        switch stored {
+        case .none: return nil
+        case .amount(let value): return .amount(value)
+        case .text(let text): return storage.text(text).map { .text($0) }
         }
     }
 
-    private static func price(_ value: JSONValue?) -> AssistantPrice? {
-        switch value {
-        case .number(let number)?: return .amount(number)
-        case .string(let text)? where !text.isEmpty: return .text(text)
-        default: return nil
-        }
+    static func == (lhs: ReplyProduct, rhs: ReplyProduct) -> Bool {
+        if lhs.storage === rhs.storage, lhs.fields == rhs.fields { return true }
+        return lhs.itemId == rhs.itemId && lhs.name == rhs.name && lhs.sku == rhs.sku && lhs.url == rhs.url
+            && lhs.imageUrl == rhs.imageUrl && lhs.price == rhs.price && lhs.oldPrice == rhs.oldPrice
+            && lhs.currency == rhs.currency && lhs.category == rhs.category && lhs.brand == rhs.brand
+            && lhs.tracking == rhs.tracking && lhs.extras == rhs.extras
+    }
+
+    /// The extras, still undecoded: equal texts compare equal without decoding.
+    private var extras: LazyJSONObject { LazyJSONObject(storage: storage, text: fields.extras) }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(itemId)
+        hasher.combine(name)
     }
 }
 
-/// `events: [{type, urls}]` of products, replies and contents.
-enum TrackingEvents {
-    /// Valid http(s) URLs by type; malformed entries are skipped (wire.md leniency).
-    static func urlsByType(_ value: JSONValue?) -> [String: [String]] {
-        var result: [String: [String]] = [:]
-        for event in value?.arrayValue ?? [] {
-            guard let type = event["type"]?.stringValue else { continue }
-            let urls = (event["urls"]?.arrayValue ?? []).compactMap(\.stringValue).filter(isTrackable)
-            result[type, default: []] += urls
-        }
-        return result
-    }
-
-    static func isTrackable(_ string: String) -> Bool {
-        guard let url = URL(string: string), let scheme = url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
-        else { return false }
-        return true
-    }
-}
-
-/// A decoded assistant reply, from `/v1/messages` or from history (D5).
+/// A decoded assistant reply, from `/v1/messages` or from history (D5), as `ReplyDecoder`
+/// stores it: a few scalars and views into one `ReplyStorage`.
 struct ReplyContent: Sendable, Hashable {
+    private let storage: ReplyStorage
     let assistantMessageId: String?
-    let replyTo: String?
-    let text: String
-    let productsTitle: String?
+    private let replyToText: StoredText
+    private let bodyText: StoredText
+    private let titleText: StoredText
     /// `nil` when the reply has no `products`; an empty array for an empty block (PR2).
     let products: [ReplyProduct]?
-    let suggests: [String]
-    let buttons: [[String: JSONValue]]
-    let impressionURLs: [String]
+    private let suggestList: StoredList
+    /// Buttons that are objects with an `action`, routed (AC3); ones not offered included.
+    let buttons: [ReplyButton]
+    private let impressionList: StoredList
     /// Items and buttons dropped as malformed, for diagnostics.
     let diagnostics: [String]
 
-    /// Decodes leniently: only a non-object envelope fails (`nil`). `idKey` is
-    /// `assistantMessageId` for `/v1/messages` and `id` for history messages.
-    init?(json: JSONValue, idKey: String) {
-        guard let object = json.objectValue else { return nil }
-        var diagnostics: [String] = []
-        assistantMessageId = object[idKey]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        replyTo = object["replyTo"]?.stringValue ?? object["messageId"]?.stringValue
-        text = object["text"]?.stringValue ?? ""
-        if let block = object["products"]?.objectValue {
-            productsTitle = block["title"]?.stringValue
-            let items = block["items"]?.arrayValue ?? []
-            var products: [ReplyProduct] = []
-            for (index, item) in items.enumerated() {
-                if let product = ReplyProduct(json: item) {
-                    products.append(product)
-                } else {
-                    diagnostics.append("dropped product #\(index): itemId and name are required")
-                }
-            }
-            self.products = products
-        } else {
-            productsTitle = nil
-            products = nil
-        }
-        let ui = object["ui"]?.objectValue
-        suggests = (ui?["suggests"]?.arrayValue ?? []).compactMap(\.stringValue)
-        var buttons: [[String: JSONValue]] = []
-        for (index, button) in (ui?["buttons"]?.arrayValue ?? []).enumerated() {
-            if let object = button.objectValue, object["action"]?.stringValue != nil {
-                buttons.append(object)
-            } else {
-                diagnostics.append("dropped button #\(index): not an object with an action")
-            }
-        }
+    init(
+        storage: ReplyStorage, assistantMessageId: String?, replyTo: StoredText, text: StoredText,
+        productsTitle: StoredText, products: [ReplyProduct]?, suggests: StoredList, buttons: [ReplyButton],
+        impressionURLs: StoredList, diagnostics: [String]
+    ) {
+        self.storage = storage
+        self.assistantMessageId = assistantMessageId
+        replyToText = replyTo
+        bodyText = text
+        titleText = productsTitle
+        self.products = products
+        suggestList = suggests
         self.buttons = buttons
-        impressionURLs = TrackingEvents.urlsByType(object["events"])["impression"] ?? []
+        impressionList = impressionURLs
         self.diagnostics = diagnostics
+    }
+
+    /// Decodes a reply held as a `JSONValue` (tests, history written by hand): `idKey` names
+    /// the member with the reply's ID. `nil` when `json` is not an object.
+    init?(json: JSONValue, idKey: ReplyDecoder.IdentifierKey) {
+        guard let reply = ReplyDecoder.decode(WireJSON.encode(json), idKey: idKey) else { return nil }
+        self = reply
+    }
+
+    /// The user message this replies to: `replyTo`, else `messageId`.
+    var replyTo: String? { storage.text(replyToText) }
+    var text: String { storage.text(bodyText) ?? "" }
+    var productsTitle: String? { storage.text(titleText) }
+    /// `ui.suggests`, strings only.
+    var suggests: [String] { storage.texts(suggestList) }
+    /// Reply-level `events[type=impression]` URLs, valid http(s) only (AN7).
+    var impressionURLs: [String] { storage.texts(impressionList) }
+
+    static func == (lhs: ReplyContent, rhs: ReplyContent) -> Bool {
+        if lhs.storage === rhs.storage, lhs.assistantMessageId == rhs.assistantMessageId,
+            lhs.replyToText == rhs.replyToText, lhs.bodyText == rhs.bodyText, lhs.titleText == rhs.titleText,
+            lhs.products == rhs.products, lhs.suggestList == rhs.suggestList, lhs.buttons == rhs.buttons,
+            lhs.impressionList == rhs.impressionList, lhs.diagnostics == rhs.diagnostics
+        {
+            return true
+        }
+        return lhs.assistantMessageId == rhs.assistantMessageId && lhs.replyTo == rhs.replyTo && lhs.text == rhs.text
+            && lhs.productsTitle == rhs.productsTitle && lhs.products == rhs.products && lhs.suggests == rhs.suggests
+            && lhs.buttons == rhs.buttons && lhs.impressionURLs == rhs.impressionURLs
+            && lhs.diagnostics == rhs.diagnostics
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(assistantMessageId)
+        hasher.combine(text)
     }
 }
 
-/// One history entry (wire.md § GET history).
+/// One history entry (wire.md § GET history): what reconciliation looks at, and the message
+/// object as received, which is read as a reply only when it is adopted (D5).
 struct HistoryMessage: Sendable, Hashable {
     let id: String?
     let role: String
     let replyTo: String?
-    let json: JSONValue
+    /// The message object's bytes.
+    let body: Data
+
+    init(id: String?, role: String, replyTo: String?, body: Data) {
+        self.id = id
+        self.role = role
+        self.replyTo = replyTo
+        self.body = body
+    }
+
+    /// A history entry written as a `JSONValue` (tests).
+    init(id: String?, role: String, replyTo: String?, json: JSONValue) {
+        self.init(id: id, role: role, replyTo: replyTo, body: WireJSON.encode(json))
+    }
+
+    /// The message as a reply; its `id` is the assistant message ID.
+    var reply: ReplyContent? { ReplyDecoder.decode(body, idKey: .id) }
 }

@@ -66,7 +66,7 @@ struct WireCall: Sendable {
     /// wire.md § Errors: status and the body's `error.code` decide the code.
     static func map(_ response: HTTPResponse) -> WireFailure {
         let status = response.status
-        let body = WireJSON.decode(response.body)
+        let body = try? JSONValue(parsing: response.body)
         let serverCode = body?["error"]?["code"]?.stringValue
         let serverMessage = body?["error"]?["message"]?.stringValue
         var detail = "HTTP \(status)"
@@ -105,6 +105,6 @@ enum WireJSON {
 
     /// Reads server bytes as JSON; `nil` when they are not JSON.
     static func decode(_ data: Data) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: data)
+        try? JSONValue(parsing: data)
     }
 }

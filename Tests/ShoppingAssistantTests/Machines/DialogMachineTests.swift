@@ -22,7 +22,7 @@ import Testing
     static func reply(id: String? = "am-17", text: String = "Вот идеи") -> ReplyContent {
         var object: [String: JSONValue] = ["text": .string(text)]
         if let id { object["assistantMessageId"] = .string(id) }
-        guard let reply = ReplyContent(json: .object(object), idKey: "assistantMessageId") else {
+        guard let reply = ReplyContent(json: .object(object), idKey: .assistantMessageId) else {
             preconditionFailure("fixture reply must decode")
         }
         return reply

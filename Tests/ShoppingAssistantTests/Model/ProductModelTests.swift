@@ -45,7 +45,7 @@ import Testing
                             ["name": "no item id"],
                         ],
                     ],
-                ], idKey: "assistantMessageId"))
+                ], idKey: .assistantMessageId))
         #expect(reply.products?.map(\.itemId) == ["p-1", "p-2"])
         #expect(reply.diagnostics.count == 1)
     }
@@ -103,7 +103,7 @@ import Testing
         #expect(product.currency == "RUB")
         #expect(product.ref == Self.ref)
         // The engine keeps the tracking URLs for itself.
-        #expect(reply.tracking["click"] == ["https://t.example/c"])
+        #expect(reply.tracking.clickURLs == ["https://t.example/c"])
     }
 
     // covers: AN5
@@ -120,9 +120,11 @@ import Testing
             ],
         ]
         let product = try #require(ReplyProduct(json: json))
-        #expect(product.tracking["click"] == ["https://t.example/c", "http://t2.example/c"])
-        #expect(product.tracking["visible_impression"] == [])
-        #expect(product.tracking.values.joined().contains("https://t.example/untyped") == false)
+        #expect(product.tracking.clickURLs == ["https://t.example/c", "http://t2.example/c"])
+        #expect(product.tracking.visibleImpressionURLs == [])
+        #expect(
+            !(product.tracking.clickURLs + product.tracking.visibleImpressionURLs).contains("https://t.example/untyped")
+        )
     }
 
     // covers: PR2
@@ -130,10 +132,10 @@ import Testing
         let empty = try #require(
             ReplyContent(
                 json: ["text": "Nothing found", "products": ["title": "Gifts", "items": []]],
-                idKey: "assistantMessageId"))
+                idKey: .assistantMessageId))
         #expect(empty.products == [])
         #expect(empty.productsTitle == "Gifts")
-        let none = try #require(ReplyContent(json: ["text": "Hello"], idKey: "assistantMessageId"))
+        let none = try #require(ReplyContent(json: ["text": "Hello"], idKey: .assistantMessageId))
         #expect(none.products == nil)
     }
 
@@ -193,7 +195,7 @@ import Testing
         let body = Fixtures.body(
             HTTPRequest(method: .post, url: try #require(URL(string: "https://x")), body: ProductFixtures.reply().body))
         let json = try JSONDecoder().decode(JSONValue.self, from: JSONSerialization.data(withJSONObject: body))
-        let reply = try #require(ReplyContent(json: json, idKey: "assistantMessageId"))
+        let reply = try #require(ReplyContent(json: json, idKey: .assistantMessageId))
         let product = try #require(reply.products?.first).product(
             ref: AssistantProductRef(opening: 1, dialog: 1, identity: 1, reply: 0, item: 0))
         // The host gets no events and no URL of either tracking kind, so it cannot call or rebuild them.

@@ -118,10 +118,10 @@ import Testing
         #expect(reply.productsTitle == "Подарки до 3000 ₽")
         #expect(reply.products?.map(\.itemId) == ["p-1"])
         #expect(
-            reply.products?.first?.tracking["click"] == ["https://t.example/c?i=p-1", "https://t2.example/c?i=p-1"])
+            reply.products?.first?.tracking.clickURLs == ["https://t.example/c?i=p-1", "https://t2.example/c?i=p-1"])
         #expect(reply.suggests == ["Покажи дешевле", "А для мужчины?"])
-        #expect(reply.buttons.map { $0["action"]?.stringValue } == ["open_support_chat", "follow_url"])
-        #expect(reply.buttons.first?["topic"] == "gifts")
+        #expect(reply.buttons.map(\.actionName) == ["open_support_chat", "follow_url"])
+        #expect(reply.buttons.first?.payload["topic"] == "gifts")
         #expect(reply.impressionURLs == ["https://t.example/ri?m=am-17"])
         #expect(reply.diagnostics.isEmpty)
     }
