@@ -120,7 +120,10 @@ final class Tracker: Sendable {
             guard let url = URL(string: string) else {
                 return TrackingRecord(kind: .url, name: string, uid: uid, properties: [:], failure: "invalid_url")
             }
-            let result = await call.perform(HTTPRequest(method: .get, url: url))
+            let result = await call.perform(
+                HTTPRequest(
+                    method: .get, url: url, maximumResponseBytes: EndpointLimits.trackingBytes,
+                    redirectPolicy: EndpointLimits.trackingRedirects))
             return TrackingRecord(
                 kind: .url, name: string, uid: uid, properties: [:], failure: failureCode(result.map { _ in () }))
         }

@@ -11,7 +11,8 @@ struct ShoppingClient: Sendable {
 
     func sendMessage(body: Data) async -> Result<ReplyContent, WireFailure> {
         let request = HTTPRequest(
-            method: .post, url: baseURL.appendingPathComponent("v1/messages"), headers: Self.headers, body: body)
+            method: .post, url: baseURL.appendingPathComponent("v1/messages"), headers: Self.headers, body: body,
+            maximumResponseBytes: EndpointLimits.replyBytes, redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request).flatMap { response in
             guard let json = try? JSONDecoder().decode(JSONValue.self, from: response.body),
                 let reply = ReplyContent(json: json, idKey: "assistantMessageId")
@@ -38,7 +39,9 @@ struct ShoppingClient: Sendable {
             return .failure(
                 .failed(AssistantError(code: .invalidConfiguration, message: "bad history URL"), uncertain: false))
         }
-        let request = HTTPRequest(method: .get, url: url, headers: Self.headers)
+        let request = HTTPRequest(
+            method: .get, url: url, headers: Self.headers, maximumResponseBytes: EndpointLimits.historyBytes,
+            redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request).flatMap { response in
             guard let json = try? JSONDecoder().decode(JSONValue.self, from: response.body),
                 let messages = json["messages"]?.arrayValue
@@ -61,7 +64,8 @@ struct ShoppingClient: Sendable {
     func feedback(_ body: ShoppingFeedbackRequest) async -> Result<Void, WireFailure> {
         let request = HTTPRequest(
             method: .post, url: baseURL.appendingPathComponent("v1/feedback"), headers: Self.headers,
-            body: WireJSON.encode(body))
+            body: WireJSON.encode(body), maximumResponseBytes: EndpointLimits.feedbackBytes,
+            redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request).map { _ in () }
     }
 

@@ -38,6 +38,14 @@ struct WireCall: Sendable {
                 .error,
                 "\(service) \(request.method.rawValue) \(request.url.path) failed: \(failure.error?.description ?? "")")
             return .failure(failure)
+        } catch let error as HTTPResponseTooLarge {
+            // wire.md § Errors: a 2xx we cannot read is `invalid_response`; any other status keeps its meaning.
+            let failure =
+                (200..<300).contains(error.status)
+                ? .failed(AssistantError(code: .invalidResponse, message: "\(error)"), uncertain: false)
+                : Self.map(HTTPResponse(status: error.status))
+            logger.log(.error, "\(service) \(request.method.rawValue) \(request.url.path): \(failure.error?.description ?? "")")
+            return .failure(failure)
         } catch {
             if Task.isCancelled { return .failure(.cancelled) }
             let failure = WireFailure.failed(AssistantError(code: .network, message: "\(error)"), uncertain: true)
