@@ -58,7 +58,8 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
     /// Bytes a trickled answer leads with: JSON allows whitespace before the value, so this
     /// answer is valid, only far too slow to ever finish.
-    static let trickle = Data(repeating: UInt8(ascii: " "), count: 100_000)
+    /// (30,000 bytes at 20 ms each: ten minutes, and still under the smallest body bound.)
+    static let trickle = Data(repeating: UInt8(ascii: " "), count: 30_000)
     static let fiftyMegabyteCount = 50 * 1024 * 1024
 
     /// The reply that plays this fault. `refused` never reaches a server.
@@ -91,7 +92,8 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
             return raw(Server.head(status: 200, headers: [json, ("Content-Length", "\(body.count + 10)")]), body)
         case .silenceBeforeHeaders: return .script([.waitForHangUp])
         case .headersThenSilence:
-            return raw(Server.head(status: 200, headers: [json, ("Content-Length", "\(body.count)")]), then: .waitForHangUp)
+            // The declared body never comes (even when the valid one is empty).
+            return raw(Server.head(status: 200, headers: [json, ("Content-Length", "\(body.count + 10)")]), then: .waitForHangUp)
         case .trickledBody:
             let length = Self.trickle.count + body.count
             return .script([
@@ -160,10 +162,12 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
             let encoded = Gzip.stored(body)
             return raw(Server.head(status: 200, headers: [json, ("Content-Encoding", "gzip"), ("Content-Length", "\(encoded.count)")]), encoded)
         case .gzipCorrupt:
-            return raw(Server.head(status: 200, headers: [json, ("Content-Encoding", "gzip"), ("Content-Length", "\(body.count)")]), body)
+            let notGzip = Data("this is not a gzip stream".utf8)
+            return raw(Server.head(status: 200, headers: [json, ("Content-Encoding", "gzip"), ("Content-Length", "\(notGzip.count)")]), notGzip)
         case .htmlBody:
             return .answer(status: 200, headers: ["Content-Type": "text/html"], text: "<html><body>Welcome to nginx!</body></html>")
-        case .deeplyNested: return status(200, Data(repeating: UInt8(ascii: "["), count: 100_000))
+        // Far deeper than any decoder's nesting limit, and under the smallest body bound.
+        case .deeplyNested: return status(200, Data(repeating: UInt8(ascii: "["), count: 20_000))
         case .fiveMegabytes: return status(200, Self.padded(body, bytes: 5 * 1024 * 1024))
         case .fiftyMegabytes:
             return .script([
