@@ -95,6 +95,7 @@ public actor AssistantEngine {
         tracker = Tracker(
             gravity: gravity, call: WireCall(transport: transport, logger: logger, service: "tracking"),
             activity: activity)
+        identityStore.setWarningHandler { [logger] in logger.log(.error, "identity store: \($0)") }
         identity = IdentityState(storedUID: identityStore.loadUID())
     }
 

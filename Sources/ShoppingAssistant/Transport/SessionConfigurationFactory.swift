@@ -46,8 +46,7 @@ enum SessionConfigurationFactory {
     }()
 
     /// The directories swift-corelibs-foundation creates for the shared cookie store and the
-    /// shared URL cache, worked out the way it does, with each of their parents under the home
-    /// directory (creating them creates missing parents too).
+    /// shared URL cache, worked out the way it does, with all their parents.
     static func sideEffectDirectories() -> [String] {
         let fileManager = FileManager.default
         var directories: [URL] = []
@@ -66,12 +65,12 @@ enum SessionConfigurationFactory {
             directories.append(
                 caches.appendingPathComponent("org.swift.foundation.URLCache").appendingPathComponent(name))
         }
-        let home = (NSHomeDirectory() as NSString).standardizingPath
+        // Each target and its parents: creating a directory creates its missing parents, and
+        // only what did not exist before the read is ever removed, so the walk can go to "/".
         var paths: Set<String> = []
         for directory in directories {
             var path = (directory.path as NSString).standardizingPath
-            // Only below the home directory: nothing outside it is ever removed.
-            while path.hasPrefix(home + "/") {
+            while path.count > 1 {
                 paths.insert(path)
                 path = (path as NSString).deletingLastPathComponent
             }
