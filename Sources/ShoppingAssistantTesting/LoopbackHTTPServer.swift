@@ -171,7 +171,8 @@ public final class LoopbackHTTPServer: Sendable {
     private struct State: Sendable {
         var replies: [Reply] = []
         var responder: Responder?
-        var requests: [ReceivedRequest] = []
+        /// By index; `nil` once discarded.
+        var requests: [ReceivedRequest?] = []
         var bytesSent: [Int: Int] = [:]
         var events: Set<Event> = []
         var openConnections = 0
@@ -244,9 +245,20 @@ public final class LoopbackHTTPServer: Sendable {
         state.withLock { $0.responder = responder }
     }
 
-    /// Every request received so far, in arrival order.
+    /// Every request received so far (since the last `discardReceivedRequests()`), in
+    /// arrival order.
     public var receivedRequests: [ReceivedRequest] {
-        state.withLock { $0.requests }
+        state.withLock { $0.requests.compactMap { $0 } }
+    }
+
+    /// Forgets the requests received so far and what happened to them, so a long run (a soak)
+    /// does not grow with its history; indexes go on counting.
+    public func discardReceivedRequests() {
+        state.withLock { state in
+            state.requests = state.requests.map { _ in nil }
+            state.bytesSent = [:]
+            state.events = []
+        }
     }
 
     /// Connections accepted and not yet closed by the server.
@@ -270,8 +282,9 @@ public final class LoopbackHTTPServer: Sendable {
     /// Waits for the first request, received before or after the call, that satisfies
     /// `predicate`; returns its index, or `nil` if the server stopped first.
     public func firstRequest(where predicate: @escaping @Sendable (ReceivedRequest) -> Bool) async -> Int? {
-        guard await wait(until: { $0.requests.contains(where: predicate) }) else { return nil }
-        return state.withLock { $0.requests.firstIndex(where: predicate) }
+        let matches: @Sendable (ReceivedRequest?) -> Bool = { $0.map(predicate) ?? false }
+        guard await wait(until: { $0.requests.contains(where: matches) }) else { return nil }
+        return state.withLock { $0.requests.firstIndex(where: matches) }
     }
 
     /// Waits until the reply to the `index`-th request stalls: it is held, waits for the

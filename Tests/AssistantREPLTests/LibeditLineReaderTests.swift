@@ -52,7 +52,7 @@ final class PseudoTerminal {
         _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: (String) -> Bool
     ) -> String {
         let start = output.utf8.count
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(60)
         var buffer = [UInt8](repeating: 0, count: 4096)
         var pending: [UInt8] = []
         var fresh: String { String(decoding: output.utf8.dropFirst(start), as: UTF8.self) }

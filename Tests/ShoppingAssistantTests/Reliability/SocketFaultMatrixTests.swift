@@ -12,10 +12,10 @@ import Testing
 /// A stalled answer is ended by the engine's own timeout (10 s preparation, 120 s reply, 30 s
 /// history check) where the call has one, else by the transport's 130 s deadline; both run on
 /// manual clocks that the test moves once the server reports the stall, and the cancellation
-/// must close the connection. Cases run at most six at a time (`AsyncLimiter`).
+/// must close the connection. Cases run at most three at a time (`AsyncLimiter`).
 @Suite(.timeLimit(.minutes(15)))
 struct SocketFaultMatrixTests {
-    static let limiter = AsyncLimiter(width: 6)
+    static let limiter = AsyncLimiter(width: 3)
     static let faults = LoopbackFault.onThisToolchain
 
     // MARK: - The documented outcomes (wire.md § Errors)

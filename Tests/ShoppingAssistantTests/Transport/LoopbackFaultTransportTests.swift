@@ -11,7 +11,7 @@ import Testing
 /// deadline is left on the transport's clock.
 @Suite(.timeLimit(.minutes(10)))
 struct LoopbackFaultTransportTests {
-    static let limiter = AsyncLimiter(width: 6)
+    static let limiter = AsyncLimiter(width: 3)
 
     static let validBody = Data(#"{"ok":true,"items":[{"id":"p-1","name":"Термокружка"}]}"#.utf8)
 

@@ -233,12 +233,24 @@ final class FaultInjectingTransport: HTTPTransport, Sendable {
     private let normal: URLSessionTransport
     private let faulted: URLSessionTransport
     private let refusing: LoopbackHTTPServer.RefusingPort
-    private let state = Locked<(armed: [SocketEndpoint: LoopbackFault], sent: [(SocketEndpoint, HTTPRequest)])>(
-        ([:], []))
+    private struct State {
+        var armed: [SocketEndpoint: LoopbackFault] = [:]
+        var sent: [(SocketEndpoint, HTTPRequest)] = []
+        var sentCount = 0
+        /// Click tracking URLs requested, with how often (kept even when requests are not).
+        var clicks: [String: Int] = [:]
+    }
+
+    private let state = Locked(State())
+    private let recordsRequests: Bool
     /// Decides a fault for requests nobody armed one for (the soak's seeded faults).
     private let chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)?
 
-    init(chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)? = nil) throws {
+    /// - Parameter recordsRequests: keep every request for `requests(to:)`; a soak keeps only counts.
+    init(chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)? = nil, recordsRequests: Bool = true)
+        throws
+    {
+        self.recordsRequests = recordsRequests
         normal = URLSessionTransport(clock: normalClock)
         faulted = URLSessionTransport(clock: faultClock)
         refusing = try LoopbackHTTPServer.RefusingPort()
@@ -255,12 +267,20 @@ final class FaultInjectingTransport: HTTPTransport, Sendable {
         state.withLock { $0.sent.filter { $0.0 == endpoint }.map(\.1) }
     }
 
-    var requestCount: Int { state.withLock { $0.sent.count } }
+    var requestCount: Int { state.withLock { $0.sentCount } }
+
+    /// How often each click tracking URL (`/t/c?…`) was requested.
+    var clickCounts: [String: Int] { state.withLock { $0.clicks } }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let endpoint = SocketEndpoint(request)
+        let recordsRequests = self.recordsRequests
         let armed = state.withLock { state -> LoopbackFault? in
-            state.sent.append((endpoint, request))
+            if recordsRequests { state.sent.append((endpoint, request)) }
+            state.sentCount += 1
+            if endpoint == .tracking, request.url.path.hasSuffix("/t/c") {
+                state.clicks[request.url.absoluteString, default: 0] += 1
+            }
             return state.armed.removeValue(forKey: endpoint)
         }
         guard let fault = armed ?? chooser?(endpoint, request), fault != .valid else {

@@ -67,7 +67,10 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         typealias Server = LoopbackHTTPServer
         let valid = context.valid
         let body = valid.body
+        // Every answer says it closes the connection, as the server does: no client keeps it
+        // for a next request that would meet a closing socket.
         let json = ("Content-Type", valid.contentType)
+        let closing = ("Connection", "close")
         func raw(_ head: Data, _ body: Data = Data(), then last: Server.Step = .close) -> Server.Reply {
             .script([.send(head + body), last])
         }
@@ -89,41 +92,41 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .closeMidHeaders:
             return .script([.send(Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Le".utf8)), .close])
         case .closeMidBody:
-            return raw(Server.head(status: 200, headers: [json, ("Content-Length", "\(body.count + 10)")]), body)
+            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count + 10)")]), body)
         case .silenceBeforeHeaders: return .script([.waitForHangUp])
         case .headersThenSilence:
             // The declared body never comes (even when the valid one is empty).
-            return raw(Server.head(status: 200, headers: [json, ("Content-Length", "\(body.count + 10)")]), then: .waitForHangUp)
+            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count + 10)")]), then: .waitForHangUp)
         case .trickledBody:
             let length = Self.trickle.count + body.count
             return .script([
-                .send(Server.head(status: 200, headers: [json, ("Content-Length", "\(length)")])),
+                .send(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(length)")])),
                 .trickle(Self.trickle, interval: .milliseconds(20)), .send(body),
             ])
         case .contentLengthLarger:
-            return raw(Server.head(status: 200, headers: [json, ("Content-Length", "\(body.count * 2 + 10)")]), body)
+            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count * 2 + 10)")]), body)
         case .contentLengthSmaller:
-            return raw(Server.head(status: 200, headers: [json, ("Content-Length", "\(body.count / 2)")]), body)
+            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count / 2)")]), body)
         case .chunked:
-            return raw(Server.head(status: 200, headers: [json, ("Transfer-Encoding", "chunked")]), Server.chunked(body, chunkSize: 7))
+            return raw(Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]), Server.chunked(body, chunkSize: 7))
         case .chunkedBadSize:
-            return raw(Server.head(status: 200, headers: [json, ("Transfer-Encoding", "chunked")]), Data("zz\r\n{}\r\n0\r\n\r\n".utf8))
+            return raw(Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]), Data("zz\r\n{}\r\n0\r\n\r\n".utf8))
         case .chunkedCutShort:
-            return raw(Server.head(status: 200, headers: [json, ("Transfer-Encoding", "chunked")]), Data("400\r\n{\"a\":".utf8))
+            return raw(Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]), Data("400\r\n{\"a\":".utf8))
         case .conflictingContentLengths:
-            let headers = [json, ("Content-Length", "\(body.count)"), ("Content-Length", "\(body.count + 5)")]
+            let headers = [json, closing, ("Content-Length", "\(body.count)"), ("Content-Length", "\(body.count + 5)")]
             return raw(Server.head(status: 200, headers: headers), body)
         case .http10CloseDelimited:
-            return raw(Server.head(status: 200, version: "HTTP/1.0", headers: [json]), body)
+            return raw(Server.head(status: 200, version: "HTTP/1.0", headers: [json, closing]), body)
         case .http11CloseDelimited:
-            return raw(Server.head(status: 200, headers: [json, ("Connection", "close")]), body)
+            return raw(Server.head(status: 200, headers: [json, closing]), body)
         case .continue100:
-            return raw(Server.head(status: 100) + valid.encoded)
+            return raw(Server.head(status: 100) + valid.encoded)  // `encoded` says it closes
         case .earlyHints103:
             return raw(Server.head(status: 103, headers: [("Link", "</style.css>; rel=preload")]) + valid.encoded)
         case .informationalThenClose: return raw(Server.head(status: 100))
         case .hugeHeader:
-            let headers = [json, ("X-Padding", String(repeating: "h", count: 300_000)), ("Content-Length", "\(body.count)")]
+            let headers = [json, closing, ("X-Padding", String(repeating: "h", count: 300_000)), ("Content-Length", "\(body.count)")]
             return raw(Server.head(status: 200, headers: headers), body)
         case .status201: return status(201, body)
         case .status204: return .answer(status: 204)
@@ -160,10 +163,10 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .byteOrderMark: return status(200, Data([0xEF, 0xBB, 0xBF]) + body)
         case .gzip:
             let encoded = Gzip.stored(body)
-            return raw(Server.head(status: 200, headers: [json, ("Content-Encoding", "gzip"), ("Content-Length", "\(encoded.count)")]), encoded)
+            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Encoding", "gzip"), ("Content-Length", "\(encoded.count)")]), encoded)
         case .gzipCorrupt:
             let notGzip = Data("this is not a gzip stream".utf8)
-            return raw(Server.head(status: 200, headers: [json, ("Content-Encoding", "gzip"), ("Content-Length", "\(notGzip.count)")]), notGzip)
+            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Encoding", "gzip"), ("Content-Length", "\(notGzip.count)")]), notGzip)
         case .htmlBody:
             return .answer(status: 200, headers: ["Content-Type": "text/html"], text: "<html><body>Welcome to nginx!</body></html>")
         // Far deeper than any decoder's nesting limit, and under the smallest body bound.
@@ -171,18 +174,18 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .fiveMegabytes: return status(200, Self.padded(body, bytes: 5 * 1024 * 1024))
         case .fiftyMegabytes:
             return .script([
-                .send(Server.head(status: 200, headers: [json, ("Content-Length", "\(Self.fiftyMegabyteCount)")])),
+                .send(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(Self.fiftyMegabyteCount)")])),
                 .repeatByte(UInt8(ascii: " "), count: Self.fiftyMegabyteCount), .close,
             ])
         case .fiftyMegabytesChunked:
             // Close-delimited, so no length warns the client: only counting the bytes stops it.
             return .script([
-                .send(Server.head(status: 200, headers: [json, ("Connection", "close")])),
+                .send(Server.head(status: 200, headers: [json, closing])),
                 .repeatByte(UInt8(ascii: " "), count: Self.fiftyMegabyteCount), .send(body), .close,
             ])
         case .gzipBomb:
             let encoded = Self.bomb
-            return raw(Server.head(status: 200, headers: [json, ("Content-Encoding", "gzip"), ("Content-Length", "\(encoded.count)")]), encoded)
+            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Encoding", "gzip"), ("Content-Length", "\(encoded.count)")]), encoded)
         }
     }
 
@@ -352,6 +355,7 @@ struct LoopbackAnswer: Sendable {
     /// The whole answer as bytes on the wire, with `Content-Length` framing.
     var encoded: Data {
         LoopbackHTTPServer.head(
-            status: status, headers: [("Content-Type", contentType), ("Content-Length", "\(body.count)")]) + body
+            status: status,
+            headers: [("Content-Type", contentType), ("Content-Length", "\(body.count)"), ("Connection", "close")]) + body
     }
 }

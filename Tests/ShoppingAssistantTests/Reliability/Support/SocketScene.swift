@@ -23,11 +23,12 @@ struct SocketScene {
 
     static let productPage = PageContext(type: .product, data: ["SKU-123"], location: "app://product/SKU-123")
 
-    init(chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)? = nil, storedUID: String? = "u-8f3c")
-        async throws
-    {
+    init(
+        chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)? = nil, recordsRequests: Bool = true,
+        storedUID: String? = "u-8f3c"
+    ) async throws {
         backend = try LoopbackBackend()
-        transport = try FaultInjectingTransport(chooser: chooser)
+        transport = try FaultInjectingTransport(chooser: chooser, recordsRequests: recordsRequests)
         clock = ManualClock(activity: activity)
         let (uuids, logs) = (self.uuids, self.logs)
         engine = AssistantEngine(
@@ -58,15 +59,32 @@ struct SocketScene {
 
     /// A call under way, counted by the activity monitor.
     struct Call<Value: Sendable>: Sendable {
-        let result: Locked<Value?>
+        let result: Locked<(value: Value?, waiters: [CheckedContinuation<Value, Never>])>
+
+        /// Waits for the call to return (not for the engine to settle).
+        func value() async -> Value {
+            await withCheckedContinuation { continuation in
+                let ready = result.withLock { state -> Value? in
+                    if let value = state.value { return value }
+                    state.waiters.append(continuation)
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
     }
 
     func start<Value: Sendable>(_ body: @escaping @Sendable (AssistantEngine) async -> Value) -> Call<Value> {
-        let call = Call<Value>(result: Locked(nil))
+        let call = Call<Value>(result: Locked((nil, [])))
         let engine = self.engine
         activity.spawn {
             let value = await body(engine)
-            call.result.withLock { $0 = value }
+            let waiters = call.result.withLock { state in
+                state.value = value
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume(returning: value) }
         }
         return call
     }
@@ -76,8 +94,19 @@ struct SocketScene {
         -> Value?
     {
         let activity = self.activity
-        _ = await withinHangGuard("the engine settles", sourceLocation: sourceLocation) { await activity.waitUntilIdle() }
-        return call.result.withLock { $0 }
+        let settled = await withinHangGuard("the engine settles", sourceLocation: sourceLocation) { () -> Bool in
+            await activity.waitUntilIdle()
+            return true
+        }
+        if settled == nil {
+            Issue.record(
+                """
+                still running: \(activity.busy) tasks; asleep: \(clock.sleeperCount) engine timers, \
+                \(transport.normalClock.sleeperCount) + \(transport.faultClock.sleeperCount) deadlines; \
+                \(backend.server.openConnections) connections open
+                """, sourceLocation: sourceLocation)
+        }
+        return call.result.withLock { $0.value }
     }
 
     /// For a stalling fault: waits until the server holds the faulted request, then moves the
