@@ -101,7 +101,8 @@ package final class ChildProcess: Sendable {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async { [process] in
                 process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, process.terminationReason == .uncaughtSignal))
+                continuation.resume(
+                    returning: (process.terminationStatus, process.terminationReason == .uncaughtSignal))
             }
         }
     }

@@ -570,7 +570,9 @@ public final class LoopbackHTTPServer: Sendable {
             var left = count
             while left > 0 {
                 let part = min(left, block.count)
-                guard send(part == block.count ? block : Array(block[..<part]), index: index, to: fd) else { return false }
+                guard send(part == block.count ? block : Array(block[..<part]), index: index, to: fd) else {
+                    return false
+                }
                 left -= part
             }
             return true

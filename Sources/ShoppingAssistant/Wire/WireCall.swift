@@ -44,7 +44,8 @@ struct WireCall: Sendable {
                 (200..<300).contains(error.status)
                 ? .failed(AssistantError(code: .invalidResponse, message: "\(error)"), uncertain: false)
                 : Self.map(HTTPResponse(status: error.status))
-            logger.log(.error, "\(service) \(request.method.rawValue) \(request.url.path): \(failure.error?.description ?? "")")
+            let described = failure.error?.description ?? ""
+            logger.log(.error, "\(service) \(request.method.rawValue) \(request.url.path): \(described)")
             return .failure(failure)
         } catch {
             if Task.isCancelled { return .failure(.cancelled) }

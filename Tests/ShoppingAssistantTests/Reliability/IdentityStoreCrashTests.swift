@@ -47,7 +47,8 @@ struct IdentityStoreCrashTests {
             case .wrongType: try Data(#"{"uid":42}"#.utf8).write(to: url)
             case .emptyFile: try Data().write(to: url)
             case .emptyUID: try Data(#"{"uid":""}"#.utf8).write(to: url)
-            case .invalidUTF8: try Data([0x7B, 0x22, 0x75, 0x69, 0x64, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]).write(to: url)
+            case .invalidUTF8:
+                try Data([0x7B, 0x22, 0x75, 0x69, 0x64, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]).write(to: url)
             case .hugeFile: try Data(repeating: UInt8(ascii: " "), count: 2 * 1024 * 1024).write(to: url)
             case .directory: try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
             }
@@ -63,7 +64,8 @@ struct IdentityStoreCrashTests {
         let logs = Locked<[(AssistantLogLevel, String)]>([])
 
         let engine = AssistantEngine(
-            configuration: AssistantEngineConfiguration(apiKey: "k", section: "s"), transport: ScriptedTransport(clock: ManualClock()),
+            configuration: AssistantEngineConfiguration(apiKey: "k", section: "s"),
+            transport: ScriptedTransport(clock: ManualClock()),
             identityStore: FileIdentityStore(fileURL: file),
             logger: AssistantLogger(level: .error) { level, message in logs.withLock { $0.append((level, message)) } })
 

@@ -28,7 +28,7 @@ struct SocketSoakTests {
         let faults = SoakFaults(seed: Self.seed)
         let scene = try await SocketScene(chooser: faults.choose, recordsRequests: false)
         defer { scene.stop() }
-        var driver = SoakDriver(scene: scene, faults: faults, rng: SeededGenerator(seed: Self.seed))
+        var driver = SoakDriver(scene: scene, faults: faults, rng: SplitMix64(seed: Self.seed))
         try await driver.prepareAndOpen()
 
         var curve: [(messages: Int, kib: Int)] = []
@@ -68,7 +68,8 @@ struct SocketSoakTests {
         #expect(faults.total * 100 >= calls * 10, "about a fifth of the calls are faulted")
         if Self.isFull, let warm = curve.dropFirst(3).first, let last = curve.last {
             // Flat: the last sample within 16 MiB (or 15 %) of the one after warm-up.
-            #expect(last.kib - warm.kib <= max(16 * 1024, warm.kib * 15 / 100), "RSS grew \(warm.kib) → \(last.kib) KiB")
+            #expect(
+                last.kib - warm.kib <= max(16 * 1024, warm.kib * 15 / 100), "RSS grew \(warm.kib) → \(last.kib) KiB")
             #expect(fdsAtEnd <= fdsAfterWarmUp, "file descriptors \(fdsAfterWarmUp) → \(fdsAtEnd)")
         }
     }
@@ -123,7 +124,9 @@ final class SoakFaults: Sendable {
         {
             identity = messageId
         } else {
-            identity = request.url.absoluteString + "|" + String(Self.hash(0, String(decoding: request.body ?? Data(), as: UTF8.self)))
+            identity =
+                request.url.absoluteString + "|"
+                + String(Self.hash(0, String(decoding: request.body ?? Data(), as: UTF8.self)))
         }
         let attempt = state.withLock { state -> Int in
             state.occurrences[identity, default: 0] += 1
@@ -144,7 +147,7 @@ final class SoakFaults: Sendable {
 struct SoakDriver {
     let scene: SocketScene
     let faults: SoakFaults
-    var rng: SeededGenerator
+    var rng: SplitMix64
 
     var sent = 0
     var retries = 0
@@ -157,7 +160,7 @@ struct SoakDriver {
     var typed: [(id: String, text: String)] = []
     var attempts: [String: Int] = [:]
 
-    init(scene: SocketScene, faults: SoakFaults, rng: SeededGenerator) {
+    init(scene: SocketScene, faults: SoakFaults, rng: SplitMix64) {
         self.scene = scene
         self.faults = faults
         self.rng = rng
@@ -188,7 +191,7 @@ struct SoakDriver {
             }
         } else {
             sent += 1
-            let text = "Сообщение \(sent): подарок до \(rng.next(upTo: 5_000)) ₽"
+            let text = "Сообщение \(sent): подарок до \(rng.below(5_000)) ₽"
             let id = try await send({ await $0.sendMessage(text) }, attempt: 1)
             if let id {
                 typed.append((id, text))
@@ -253,7 +256,8 @@ struct SoakDriver {
         let ref = product.ref
         let result = await scene.settle { await $0.performAssistantProductAction(product: ref, action: .tap) }
         if result == .accepted {
-            tappedClickURLs.append(scene.backend.trackingURL("c", "i=p-1&m=\(reply.id.replacingOccurrences(of: "h-", with: ""))"))
+            tappedClickURLs.append(
+                scene.backend.trackingURL("c", "i=p-1&m=\(reply.id.replacingOccurrences(of: "h-", with: ""))"))
         }
         let presenter = scene.presenter
         let opened = await scene.settle { await $0.openAssistant(presenter: presenter) }
@@ -266,32 +270,13 @@ struct SoakDriver {
         _ = await scene.settle { await $0.flushTracking() }
         let messages = await scene.engine.chatSnapshot.messages
         let users = messages.filter { $0.role == .user }
-        #expect(users.map(\.id) == typed.map(\.id), "every typed message once, in order", sourceLocation: sourceLocation)
+        #expect(
+            users.map(\.id) == typed.map(\.id), "every typed message once, in order", sourceLocation: sourceLocation)
         #expect(users.map(\.text) == typed.map(\.text), "with its text", sourceLocation: sourceLocation)
         #expect(users.allSatisfy { $0.status != .sending }, sourceLocation: sourceLocation)
         #expect(Set(messages.map(\.id)).count == messages.count, "no message twice", sourceLocation: sourceLocation)
         typed = []
     }
-}
-
-/// A small deterministic generator (SplitMix64), so a seed replays the same soak.
-struct SeededGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-
-    mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(max(1, bound))) }
-
-    /// True `percent` times in a hundred.
-    mutating func chance(_ percent: Int) -> Bool { next(upTo: 100) < percent }
 }
 
 /// This process's open file descriptors, from `/proc/self/fd`.

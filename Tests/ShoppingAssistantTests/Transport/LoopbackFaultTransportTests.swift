@@ -280,7 +280,8 @@ struct TransportRig {
         let call = Task { () -> Outcome in
             do {
                 let response = try await transport.send(request)
-                return Outcome(kind: .response(status: response.status, body: Self.shape(response)), body: response.body)
+                return Outcome(
+                    kind: .response(status: response.status, body: Self.shape(response)), body: response.body)
             } catch HTTPTransportError.cannotConnect {
                 return Outcome(kind: .cannotConnect)
             } catch HTTPTransportError.connectionLost {

@@ -13,10 +13,12 @@ func withinHangGuard<Value: Sendable>(
     let description = what()
     let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
         let pending = Locked<CheckedContinuation<Value?, Never>?>(continuation)
-        let take: @Sendable () -> CheckedContinuation<Value?, Never>? = { pending.withLock { value -> CheckedContinuation<Value?, Never>? in
-            defer { value = nil }
-            return value
-        } }
+        let take: @Sendable () -> CheckedContinuation<Value?, Never>? = {
+            pending.withLock { value -> CheckedContinuation<Value?, Never>? in
+                defer { value = nil }
+                return value
+            }
+        }
         let timer = Task {
             try? await Task.sleep(for: .seconds(seconds))
             guard !Task.isCancelled else { return }

@@ -92,7 +92,8 @@ final class LoopbackBackend: Sendable {
             if fault == .resetBeforeBody { return .resetBeforeBody }
             return .respond { [weak self] request in
                 guard let self else { return .drop }
-                return fault.reply(.init(valid: self.valid(for: request), target: request.target, otherHost: otherHostURL))
+                return fault.reply(
+                    .init(valid: self.valid(for: request), target: request.target, otherHost: otherHostURL))
             }
         }
         otherHost.setResponder { _ in .answer(status: 200) }
@@ -109,7 +110,9 @@ final class LoopbackBackend: Sendable {
     func setHistoryHoldsReplies(_ value: Bool) { state.withLock { $0.historyHoldsReplies = value } }
 
     /// A tracking URL on this server.
-    func trackingURL(_ kind: String, _ query: String) -> String { "\(server.baseURL.absoluteString)/t/\(kind)?\(query)" }
+    func trackingURL(_ kind: String, _ query: String) -> String {
+        "\(server.baseURL.absoluteString)/t/\(kind)?\(query)"
+    }
 
     // MARK: - Valid answers
 
@@ -147,7 +150,8 @@ final class LoopbackBackend: Sendable {
             ]
             return Self.json(body, wrongTypes: ["user": ["uid": 42, "ses": true], "data": ["selector": 7]])
         case .visit, .event:
-            return Self.json(["user": user, "campaigns": [] as [Any]], wrongTypes: ["user": ["uid": 42], "campaigns": "none"])
+            return Self.json(
+                ["user": user, "campaigns": [] as [Any]], wrongTypes: ["user": ["uid": 42], "campaigns": "none"])
         case .messages:
             let messageId = object["messageId"] as? String ?? "?"
             let threadId = object["threadId"] as? String ?? "?"
@@ -155,7 +159,9 @@ final class LoopbackBackend: Sendable {
                 state.threads[threadId, default: Thread()].messageIds.append(messageId)
                 state.processed.insert(messageId)
             }
-            return Self.json(reply(to: messageId, threadId: threadId), wrongTypes: Self.wrongTypedReply)
+            var answer = Self.json(reply(to: messageId, threadId: threadId), wrongTypes: [:])
+            answer.wrongTypes = FaultMatrixTests.Fault.wrongFieldTypes(.messages).body
+            return answer
         case .history:
             let threadId = request.path.split(separator: "/").dropLast().last.map(String.init) ?? "?"
             let (thread, holdsReplies) = state.withLock { ($0.threads[threadId] ?? Thread(), $0.historyHoldsReplies) }
@@ -170,7 +176,8 @@ final class LoopbackBackend: Sendable {
                     messages.append(answer)
                 }
             }
-            return Self.json(["threadId": threadId, "messages": messages], wrongTypes: ["threadId": 5, "messages": "none"])
+            return Self.json(
+                ["threadId": threadId, "messages": messages], wrongTypes: ["threadId": 5, "messages": "none"])
         case .feedback:
             return Self.json(["ok": true], wrongTypes: ["ok": "yes", "status": [1, 2]])
         case .tracking:
@@ -188,7 +195,8 @@ final class LoopbackBackend: Sendable {
                 "title": "Подарки",
                 "items": [
                     [
-                        "itemId": "p-1", "sku": "SKU-123", "name": "Термокружка", "url": "https://shop.example/p/SKU-123",
+                        "itemId": "p-1", "sku": "SKU-123", "name": "Термокружка",
+                        "url": "https://shop.example/p/SKU-123",
                         "price": 1990, "currency": "RUB",
                         "events": [
                             ["type": "visible_impression", "urls": [trackingURL("vi", "i=p-1&m=\(answerId)")]],
@@ -201,19 +209,6 @@ final class LoopbackBackend: Sendable {
             "events": [["type": "impression", "urls": [trackingURL("ri", "m=\(answerId)")]]],
         ]
     }
-
-    static var wrongTypedReply: [String: Any] { [
-        "assistantMessageId": "am-typed", "text": "Ответ с кривыми полями", "events": "none",
-        "products": [
-            "title": 5,
-            "items": [
-                ["itemId": ["nested": true], "name": 6],
-                ["itemId": "p-typed", "name": "Кружка", "price": [1], "sku": true, "imageUrl": 3],
-                "not an item",
-            ],
-        ],
-        "ui": ["suggests": "none", "buttons": [9, ["value": "без действия"]]],
-    ] }
 
     static func json(_ body: [String: Any], wrongTypes: [String: Any]) -> LoopbackAnswer {
         func encode(_ object: [String: Any]) -> Data {

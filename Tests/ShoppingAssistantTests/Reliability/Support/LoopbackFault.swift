@@ -75,7 +75,8 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
             .script([.send(head + body), last])
         }
         func status(_ code: Int, _ body: Data = Data(), headers: [String: String] = [:]) -> Server.Reply {
-            .answer(status: code, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a }, body: body)
+            .answer(
+                status: code, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a }, body: body)
         }
         func redirect(_ code: Int, to location: String?) -> Server.Reply {
             .answer(status: code, headers: location.map { ["Location": $0] } ?? [:], body: Data("moved".utf8))
@@ -90,13 +91,18 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .closeWithoutAnswer: return .script([.close])
         case .closeMidStatusLine: return .script([.send(Data("HTTP/1.1 20".utf8)), .close])
         case .closeMidHeaders:
-            return .script([.send(Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Le".utf8)), .close])
+            return .script([
+                .send(Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Le".utf8)), .close,
+            ])
         case .closeMidBody:
-            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count + 10)")]), body)
+            return raw(
+                Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count + 10)")]), body)
         case .silenceBeforeHeaders: return .script([.waitForHangUp])
         case .headersThenSilence:
             // The declared body never comes (even when the valid one is empty).
-            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count + 10)")]), then: .waitForHangUp)
+            return raw(
+                Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count + 10)")]),
+                then: .waitForHangUp)
         case .trickledBody:
             let length = Self.trickle.count + body.count
             return .script([
@@ -104,15 +110,23 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
                 .trickle(Self.trickle, interval: .milliseconds(20)), .send(body),
             ])
         case .contentLengthLarger:
-            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count * 2 + 10)")]), body)
+            return raw(
+                Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count * 2 + 10)")]), body)
         case .contentLengthSmaller:
-            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count / 2)")]), body)
+            return raw(
+                Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count / 2)")]), body)
         case .chunked:
-            return raw(Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]), Server.chunked(body, chunkSize: 7))
+            return raw(
+                Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]),
+                Server.chunked(body, chunkSize: 7))
         case .chunkedBadSize:
-            return raw(Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]), Data("zz\r\n{}\r\n0\r\n\r\n".utf8))
+            return raw(
+                Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]),
+                Data("zz\r\n{}\r\n0\r\n\r\n".utf8))
         case .chunkedCutShort:
-            return raw(Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]), Data("400\r\n{\"a\":".utf8))
+            return raw(
+                Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]),
+                Data("400\r\n{\"a\":".utf8))
         case .conflictingContentLengths:
             let headers = [json, closing, ("Content-Length", "\(body.count)"), ("Content-Length", "\(body.count + 5)")]
             return raw(Server.head(status: 200, headers: headers), body)
@@ -126,7 +140,10 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
             return raw(Server.head(status: 103, headers: [("Link", "</style.css>; rel=preload")]) + valid.encoded)
         case .informationalThenClose: return raw(Server.head(status: 100))
         case .hugeHeader:
-            let headers = [json, closing, ("X-Padding", String(repeating: "h", count: 300_000)), ("Content-Length", "\(body.count)")]
+            let headers = [
+                json, closing, ("X-Padding", String(repeating: "h", count: 300_000)),
+                ("Content-Length", "\(body.count)"),
+            ]
             return raw(Server.head(status: 200, headers: headers), body)
         case .status201: return status(201, body)
         case .status204: return .answer(status: 204)
@@ -163,18 +180,30 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .byteOrderMark: return status(200, Data([0xEF, 0xBB, 0xBF]) + body)
         case .gzip:
             let encoded = Gzip.stored(body)
-            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Encoding", "gzip"), ("Content-Length", "\(encoded.count)")]), encoded)
+            return raw(
+                Server.head(
+                    status: 200,
+                    headers: [json, closing, ("Content-Encoding", "gzip"), ("Content-Length", "\(encoded.count)")]),
+                encoded)
         case .gzipCorrupt:
             let notGzip = Data("this is not a gzip stream".utf8)
-            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Encoding", "gzip"), ("Content-Length", "\(notGzip.count)")]), notGzip)
+            return raw(
+                Server.head(
+                    status: 200,
+                    headers: [json, closing, ("Content-Encoding", "gzip"), ("Content-Length", "\(notGzip.count)")]),
+                notGzip)
         case .htmlBody:
-            return .answer(status: 200, headers: ["Content-Type": "text/html"], text: "<html><body>Welcome to nginx!</body></html>")
+            return .answer(
+                status: 200, headers: ["Content-Type": "text/html"], text: "<html><body>Welcome to nginx!</body></html>"
+            )
         // Far deeper than any decoder's nesting limit, and under the smallest body bound.
         case .deeplyNested: return status(200, Data(repeating: UInt8(ascii: "["), count: 20_000))
         case .fiveMegabytes: return status(200, Self.padded(body, bytes: 5 * 1024 * 1024))
         case .fiftyMegabytes:
             return .script([
-                .send(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(Self.fiftyMegabyteCount)")])),
+                .send(
+                    Server.head(
+                        status: 200, headers: [json, closing, ("Content-Length", "\(Self.fiftyMegabyteCount)")])),
                 .repeatByte(UInt8(ascii: " "), count: Self.fiftyMegabyteCount), .close,
             ])
         case .fiftyMegabytesChunked:
@@ -185,36 +214,22 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
             ])
         case .gzipBomb:
             let encoded = Self.bomb
-            return raw(Server.head(status: 200, headers: [json, closing, ("Content-Encoding", "gzip"), ("Content-Length", "\(encoded.count)")]), encoded)
+            return raw(
+                Server.head(
+                    status: 200,
+                    headers: [json, closing, ("Content-Encoding", "gzip"), ("Content-Length", "\(encoded.count)")]),
+                encoded)
         }
     }
 
     /// 50 MB of spaces and `{}` in about 200 KB of gzip, built once.
     static let bomb = Gzip.bomb(filler: UInt8(ascii: " "), runs: fiftyMegabyteCount / 258, tail: Data("{}".utf8))
 
-    /// JSON with invalid UTF-8 inside the strings every decoder reads (`user.uid`, `text`).
-    static let invalidUTF8Body: Data = {
-        var data = Data(#"{"user": {"uid": "u-"#.utf8)
-        data.append(contentsOf: [0xFF, 0xFE, 0xC3, 0x28])
-        data.append(contentsOf: Data(#"", "ses": "s-1"}, "text": ""#.utf8))
-        data.append(contentsOf: [0xED, 0xA0, 0x80, 0xC0, 0xAF])
-        data.append(contentsOf: Data(#"", "messages": [], "data": []}"#.utf8))
-        return data
-    }()
+    /// The transport-seam matrix's bodies, the same bytes over sockets.
+    static var invalidUTF8Body: Data { FaultMatrixTests.Fault.invalidUTF8Body }
 
-    /// A valid answer with an unknown field of `bytes` bytes in front; an empty answer becomes
-    /// an object holding only that field.
     static func padded(_ body: Data, bytes: Int) -> Data {
-        var out = Data(#"{"padding":""#.utf8)
-        out.append(Data(repeating: UInt8(ascii: "x"), count: bytes))
-        out.append(contentsOf: Data("\"".utf8))
-        if body.count > 2, body.first == UInt8(ascii: "{") {
-            out.append(contentsOf: Data(",".utf8))
-            out.append(body.dropFirst())
-        } else {
-            out.append(contentsOf: Data("}".utf8))
-        }
-        return out
+        FaultMatrixTests.Fault.padded(HTTPResponse(status: 200, body: body), bytes: bytes).body
     }
 
     // MARK: - What the transport makes of it
@@ -302,7 +317,8 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
             return .connectionLost
         case .silenceBeforeHeaders, .headersThenSilence, .trickledBody: return .stall
         // libcurl stops reading at the declared length and drops the rest.
-        case .contentLengthSmaller, .truncatedJSON: return .response(status: 200, body: validBytes == 0 ? .empty : .undecodable)
+        case .contentLengthSmaller, .truncatedJSON:
+            return .response(status: 200, body: validBytes == 0 ? .empty : .undecodable)
         case .status201: return .response(status: 201, body: .valid)
         case .status204: return .response(status: 204, body: .empty)
         case .status299: return .response(status: 299, body: .valid)
@@ -331,7 +347,8 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .wrongFieldTypes: return .response(status: 200, body: .wrongTypes)
         case .emptyBody: return .response(status: 200, body: .empty)
         case .fiveMegabytes:
-            return 5 * 1024 * 1024 + validBytes + 16 > limit ? .tooLarge(status: 200) : .response(status: 200, body: .valid)
+            return 5 * 1024 * 1024 + validBytes + 16 > limit
+                ? .tooLarge(status: 200) : .response(status: 200, body: .valid)
         case .fiftyMegabytes, .fiftyMegabytesChunked, .gzipBomb: return .tooLarge(status: 200)
         }
     }
@@ -356,6 +373,7 @@ struct LoopbackAnswer: Sendable {
     var encoded: Data {
         LoopbackHTTPServer.head(
             status: status,
-            headers: [("Content-Type", contentType), ("Content-Length", "\(body.count)"), ("Connection", "close")]) + body
+            headers: [("Content-Type", contentType), ("Content-Length", "\(body.count)"), ("Connection", "close")])
+            + body
     }
 }

@@ -121,7 +121,11 @@ struct SocketScene {
             guard let index = await server.firstRequest(where: stalling),
                 await server.stalled(onRequest: index)
             else { return nil }
-            if endpoint.engineTimeout != nil { await clock.waitForSleepers(1) } else { await faultClock.waitForSleepers(1) }
+            if endpoint.engineTimeout != nil {
+                await clock.waitForSleepers(1)
+            } else {
+                await faultClock.waitForSleepers(1)
+            }
             return index
         }
         guard let index = index ?? nil else { return }
