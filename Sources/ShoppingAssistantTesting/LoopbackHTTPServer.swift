@@ -171,8 +171,14 @@ public final class LoopbackHTTPServer: Sendable {
     private struct State: Sendable {
         var replies: [Reply] = []
         var responder: Responder?
-        /// By index; `nil` once discarded.
-        var requests: [ReceivedRequest?] = []
+        /// Requests from index `discarded` on; the earlier ones were discarded.
+        var requests: [ReceivedRequest] = []
+        var discarded = 0
+
+        func request(_ index: Int) -> ReceivedRequest? {
+            let offset = index - discarded
+            return requests.indices.contains(offset) ? requests[offset] : nil
+        }
         var bytesSent: [Int: Int] = [:]
         var events: Set<Event> = []
         var openConnections = 0
@@ -248,14 +254,15 @@ public final class LoopbackHTTPServer: Sendable {
     /// Every request received so far (since the last `discardReceivedRequests()`), in
     /// arrival order.
     public var receivedRequests: [ReceivedRequest] {
-        state.withLock { $0.requests.compactMap { $0 } }
+        state.withLock { $0.requests }
     }
 
     /// Forgets the requests received so far and what happened to them, so a long run (a soak)
     /// does not grow with its history; indexes go on counting.
     public func discardReceivedRequests() {
         state.withLock { state in
-            state.requests = state.requests.map { _ in nil }
+            state.discarded += state.requests.count
+            state.requests = []
             state.bytesSent = [:]
             state.events = []
         }
@@ -276,15 +283,14 @@ public final class LoopbackHTTPServer: Sendable {
     /// server stopped first.
     public func request(_ index: Int) async -> ReceivedRequest? {
         guard await wait(for: .received(index)) else { return nil }
-        return state.withLock { $0.requests[index] }
+        return state.withLock { $0.request(index) }
     }
 
     /// Waits for the first request, received before or after the call, that satisfies
     /// `predicate`; returns its index, or `nil` if the server stopped first.
     public func firstRequest(where predicate: @escaping @Sendable (ReceivedRequest) -> Bool) async -> Int? {
-        let matches: @Sendable (ReceivedRequest?) -> Bool = { $0.map(predicate) ?? false }
-        guard await wait(until: { $0.requests.contains(where: matches) }) else { return nil }
-        return state.withLock { $0.requests.firstIndex(where: matches) }
+        guard await wait(until: { $0.requests.contains(where: predicate) }) else { return nil }
+        return state.withLock { state in state.requests.firstIndex(where: predicate).map { $0 + state.discarded } }
     }
 
     /// Waits until the reply to the `index`-th request stalls: it is held, waits for the
@@ -428,7 +434,7 @@ public final class LoopbackHTTPServer: Sendable {
     private func register(_ request: ReceivedRequest) -> Int {
         var index = 0
         update { state in
-            index = state.requests.count
+            index = state.discarded + state.requests.count
             state.requests.append(request)
             state.events.insert(.received(index))
         }

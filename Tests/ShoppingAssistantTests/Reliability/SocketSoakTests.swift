@@ -80,7 +80,8 @@ struct SocketSoakTests {
 /// order concurrent calls reach the transport in.
 final class SoakFaults: Sendable {
     let seed: UInt64
-    private let state = Locked<(occurrences: [String: Int], injected: [String: Int], total: Int)>(([:], [:], 0))
+    /// Occurrences by a hash of what the request is, so the table stays small over a long run.
+    private let state = Locked<(occurrences: [UInt64: Int], injected: [String: Int], total: Int)>(([:], [:], 0))
 
     init(seed: UInt64) { self.seed = seed }
 
@@ -129,8 +130,9 @@ final class SoakFaults: Sendable {
                 + String(Self.hash(0, String(decoding: request.body ?? Data(), as: UTF8.self)))
         }
         let attempt = state.withLock { state -> Int in
-            state.occurrences[identity, default: 0] += 1
-            return state.occurrences[identity] ?? 1
+            let key = Self.hash(0, identity)
+            state.occurrences[key, default: 0] += 1
+            return state.occurrences[key] ?? 1
         }
         let key = endpoint == .messages ? Self.messageKey(identity, attempt: attempt) : "\(identity)#\(attempt)"
         guard let fault = Self.fault(seed: seed, endpoint: endpoint, key: key) else { return nil }
