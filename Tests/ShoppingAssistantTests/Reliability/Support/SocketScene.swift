@@ -37,7 +37,13 @@ struct SocketScene {
                 shoppingBaseURL: backend.shoppingURL),
             transport: transport, clock: clock, identityStore: InMemoryIdentityStore(uid: storedUID),
             uuid: { uuids.next() },
-            logger: AssistantLogger(level: .error) { _, message in logs.withLock { $0.append(message) } },
+            logger: AssistantLogger(level: .error) { _, message in
+                logs.withLock { lines in
+                    // A soak keeps only the latest lines, so the log does not grow with it.
+                    if !recordsRequests, lines.count >= 200 { lines.removeFirst(100) }
+                    lines.append(message)
+                }
+            },
             activity: activity)
         await engine.setAssistantProductBlockBuilder(LineBuilder())
         await engine.setAssistantActionHandler(handler)
