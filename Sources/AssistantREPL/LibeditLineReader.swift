@@ -391,7 +391,8 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
             return
         }
         let written = cle_history_save_fp(cle_session_history(session), file)
-        let flushed = fflush(file) == 0
+        // On disk before the rename, so a power cut cannot leave the new name on empty data.
+        let flushed = fflush(file) == 0 && fsync(descriptor) == 0
         fclose(file)
         if written >= 0, flushed, rename(temporary, path) == 0 { return }
         unlink(temporary)

@@ -6,7 +6,7 @@ import Testing
 
 /// A pseudo-terminal the tests type into (master side) while a `LibeditLineReader` edits on
 /// the slave side, so libedit runs exactly as on a real terminal.
-private final class PseudoTerminal {
+final class PseudoTerminal {
     let master: Int32
     let slave: Int32
     private(set) var output = ""
@@ -96,18 +96,18 @@ private final class PseudoTerminal {
 
 /// Byte-wise search: `String.contains` compares graphemes, and `\r\n` is one grapheme, so
 /// it would miss "\r\n" inside "\r\r\n".
-private func contains(_ text: String, _ part: String) -> Bool {
+func contains(_ text: String, _ part: String) -> Bool {
     let haystack = Array(text.utf8)
     let needle = Array(part.utf8)
     guard needle.count <= haystack.count else { return needle.isEmpty }
     return (0...(haystack.count - needle.count)).contains { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
 }
 
-private func libc<Function>(_ name: String, as type: Function.Type) -> Function? {
+func libc<Function>(_ name: String, as type: Function.Type) -> Function? {
     dlsym(nil, name).map { unsafeBitCast($0, to: type) }
 }
 
-private enum PseudoTerminalError: Error {
+enum PseudoTerminalError: Error {
     case unavailable
 }
 

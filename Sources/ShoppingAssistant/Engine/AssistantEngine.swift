@@ -98,6 +98,7 @@ public actor AssistantEngine {
             call: call("gravity"))
         shopping = ShoppingClient(baseURL: configuration.shoppingBaseURL, call: call("shopping"))
         tracker = Tracker(gravity: gravity, call: call("tracking"), activity: activity)
+        identityStore.setWarningHandler { [logger] in logger.log(.error, "identity store: \($0)") }
         identity = IdentityState(storedUID: identityStore.loadUID())
         gravityOptions = configuration.options
         contentSettings = configuration.contentSettings
@@ -139,7 +140,7 @@ public actor AssistantEngine {
     /// The current dialog's thread ID, if a dialog has started (D15).
     public var currentThreadID: String? { dialog.context?.threadId }
 
-    /// Lifecycle events and tracking URLs attempted so far, in order.
+    /// Lifecycle events and tracking URLs attempted so far, in order: the latest 1,000 at least.
     public var trackingLog: [TrackingRecord] { tracker.log }
 
     /// Starts engine work as a task that the activity monitor counts until it ends.

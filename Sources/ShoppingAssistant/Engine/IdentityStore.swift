@@ -1,9 +1,22 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Where the SDK-managed `uid` survives restarts (B3; `UserDefaults` on mobile).
 public protocol IdentityStore: Sendable {
     func loadUID() -> String?
     func saveUID(_ uid: String?)
+    /// Where the store reports problems it recovered from on its own (a corrupt file it
+    /// replaced with a fresh identity, a write that failed), so they reach the engine's log
+    /// instead of vanishing. The engine sets it once, when it is created, before `loadUID()`.
+    /// The default implementation ignores it: a store with nothing to report needs nothing.
+    func setWarningHandler(_ handler: @escaping @Sendable (String) -> Void)
+}
+
+extension IdentityStore {
+    public func setWarningHandler(_ handler: @escaping @Sendable (String) -> Void) {}
 }
 
 /// Keeps the uid in memory only: for tests and for hosts that manage identity themselves.
@@ -17,12 +30,28 @@ public final class InMemoryIdentityStore: IdentityStore {
 }
 
 /// Keeps the uid in a small JSON file, by default `$XDG_STATE_HOME/shopping-assistant/identity.json`
-/// (or `~/.local/state/…`). Writes are atomic; an unreadable file reads as "no uid yet".
+/// (or `~/.local/state/…`).
+///
+/// A crash never leaves a half-written file: a save writes a temporary file in the same
+/// directory, flushes it to disk, renames it over the old one and flushes the directory, so
+/// the file is always the old identity or the new one. A file that cannot be read as an
+/// identity (corrupt, truncated by something else, not JSON, too large) is reported through
+/// the warning handler, moved aside to `<name>.corrupt` for inspection, and read as "no uid
+/// yet": the user starts with a fresh identity and the engine never stops over it.
 public final class FileIdentityStore: IdentityStore {
     private struct Stored: Codable { var uid: String? }
 
+    private struct State {
+        var warn: (@Sendable (String) -> Void)?
+        /// Warnings from before a handler was set, delivered when one is.
+        var pending: [String] = []
+    }
+
+    /// More than any identity file this store writes; a larger file is not read into memory.
+    static let maximumFileBytes = 64 * 1024
+
     public let fileURL: URL
-    private let lock = Locked(())
+    private let state = Locked(State())
 
     public init(fileURL: URL) { self.fileURL = fileURL }
 
@@ -39,23 +68,93 @@ public final class FileIdentityStore: IdentityStore {
         return base.appendingPathComponent("shopping-assistant/identity.json")
     }
 
-    public func loadUID() -> String? {
-        lock.withLock { _ in
-            guard let data = try? Data(contentsOf: fileURL),
-                let stored = try? JSONDecoder().decode(Stored.self, from: data)
-            else { return nil }
-            return stored.uid
+    public func setWarningHandler(_ handler: @escaping @Sendable (String) -> Void) {
+        let pending = state.withLock { state -> [String] in
+            state.warn = handler
+            defer { state.pending = [] }
+            return state.pending
         }
+        for warning in pending { handler(warning) }
+    }
+
+    public func loadUID() -> String? {
+        let (uid, warning) = state.withLock { _ -> (String?, String?) in
+            removeAbandonedTemporaryFiles()
+            switch read() {
+            case .absent:
+                return (nil, nil)
+            case .stored(let uid):
+                return (uid, nil)
+            case .unusable(let reason):
+                let aside = fileURL.path + ".corrupt"
+                let moved = rename(fileURL.path, aside) == 0
+                return (
+                    nil,
+                    "the identity file \(fileURL.path) \(reason); starting with a fresh identity"
+                        + (moved ? " (the file was moved to \(aside))" : "")
+                )
+            }
+        }
+        if let warning { deliver(warning) }
+        return uid
     }
 
     public func saveUID(_ uid: String?) {
-        lock.withLock { _ in
-            let directory = fileURL.deletingLastPathComponent()
-            try? FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            guard let data = try? JSONEncoder().encode(Stored(uid: uid)) else { return }
-            try? data.write(to: fileURL, options: .atomic)
-            try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: fileURL.path)
+        let failure = state.withLock { _ -> String? in
+            let directory = fileURL.deletingLastPathComponent().path
+            if !FileManager.default.fileExists(atPath: directory) {
+                try? FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            guard let data = try? JSONEncoder().encode(Stored(uid: uid)) else { return "could not be encoded" }
+            return AtomicFile.replace(fileURL.path, with: data)
         }
+        if let failure { deliver("the identity could not be saved to \(fileURL.path): \(failure)") }
+    }
+
+    // MARK: - Reading
+
+    private enum Contents {
+        case absent
+        case stored(String?)
+        case unusable(String)
+    }
+
+    private func read() -> Contents {
+        let path = fileURL.path
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            return errno == ENOENT ? .absent : .unusable("cannot be read (errno \(errno))")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .unusable("is not a regular file") }
+        guard info.st_size <= Self.maximumFileBytes else { return .unusable("is too large (\(info.st_size) bytes)") }
+        guard let data = FileManager.default.contents(atPath: path) else { return .unusable("cannot be read") }
+        guard let stored = try? JSONDecoder().decode(Stored.self, from: data) else {
+            return .unusable("is corrupt (\(data.count) bytes that are not an identity)")
+        }
+        if let uid = stored.uid, uid.isEmpty { return .unusable("holds an empty uid") }
+        return .stored(stored.uid)
+    }
+
+    /// Temporary files of saves that never finished: their process is gone.
+    private func removeAbandonedTemporaryFiles() {
+        let directory = fileURL.deletingLastPathComponent().path
+        let prefix = AtomicFile.temporaryPrefix(for: fileURL.lastPathComponent)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let pid = name.dropFirst(prefix.count).prefix { $0 != "-" }
+            guard let pid = Int32(pid), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink(directory + "/" + name)
+        }
+    }
+
+    // MARK: - Warnings
+
+    private func deliver(_ warning: String) {
+        let handler = state.withLock { state -> (@Sendable (String) -> Void)? in
+            if state.warn == nil { state.pending.append(warning) }
+            return state.warn
+        }
+        handler?(warning)
     }
 }

@@ -61,6 +61,9 @@ final class Tracker: Sendable {
         self.activity = activity
     }
 
+    /// How many of the latest records the log keeps at least.
+    static let logCapacity = 1_000
+
     var log: [TrackingRecord] { state.withLock { $0.log } }
 
     func enqueue(_ jobs: [Job]) {
@@ -103,7 +106,12 @@ final class Tracker: Sendable {
             guard !batch.isEmpty else { break }
             for job in batch {
                 let record = await deliver(job)
-                state.withLock { $0.log.append(record) }
+                state.withLock { state in
+                    // Bounded, so a long-lived engine does not grow with its history: between
+                    // `logCapacity` and twice that many of the latest records are kept.
+                    if state.log.count >= 2 * Self.logCapacity { state.log.removeFirst(Self.logCapacity) }
+                    state.log.append(record)
+                }
             }
         }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
@@ -128,7 +136,10 @@ final class Tracker: Sendable {
                     kind: .url, name: string, uid: user.uid, customUserId: user.custom, properties: [:],
                     failure: "invalid_url")
             }
-            let result = await call.perform(HTTPRequest(method: .get, url: url))
+            let result = await call.perform(
+                HTTPRequest(
+                    method: .get, url: url, maximumResponseBytes: EndpointLimits.trackingBytes,
+                    redirectPolicy: EndpointLimits.trackingRedirects))
             return record(.url, string, user: user, properties: [:], result.map { _ in () })
         }
     }

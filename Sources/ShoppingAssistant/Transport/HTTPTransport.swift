@@ -7,23 +7,57 @@ public struct HTTPRequest: Sendable, Hashable {
         case post = "POST"
     }
 
+    /// The bound used when a request names none: the largest answer any endpoint expects (a
+    /// reply with its products), so that no transport ever holds an unbounded body.
+    public static let defaultMaximumResponseBytes = 8 * 1024 * 1024
+
     public var method: Method
     public var url: URL
     /// Header names as the client wrote them; lookups through `header(_:)` ignore case.
     public var headers: [String: String]
     public var body: Data?
+    /// The largest response body the caller will read, after content decoding. A transport
+    /// that streams (`URLSessionTransport`) stops the transfer once the body passes it and
+    /// throws `HTTPResponseTooLarge`, so a hostile 50 MB answer never sits in memory whole.
+    public var maximumResponseBytes: Int
+    /// Which redirects the transport may follow for this request; none unless the client says so.
+    public var redirectPolicy: HTTPRedirectPolicy
 
-    public init(method: Method, url: URL, headers: [String: String] = [:], body: Data? = nil) {
+    public init(
+        method: Method, url: URL, headers: [String: String] = [:], body: Data? = nil,
+        maximumResponseBytes: Int = HTTPRequest.defaultMaximumResponseBytes,
+        redirectPolicy: HTTPRedirectPolicy = .never
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.maximumResponseBytes = maximumResponseBytes
+        self.redirectPolicy = redirectPolicy
     }
 
     /// The value of a header, matched case-insensitively.
     public func header(_ name: String) -> String? {
         headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
+}
+
+/// Which `3xx` answers a transport may follow for one request. A redirect that is not followed
+/// is returned as the response, so the client reports its status like any other.
+///
+/// Whatever the policy, a followed redirect keeps the method and the body (only `307` and
+/// `308` are followed for a request with a body, since `301`–`303` would turn it into a `GET`
+/// without it), and `Authorization` and `Cookie` never travel to another origin.
+public enum HTTPRedirectPolicy: Sendable, Hashable {
+    /// A `3xx` is the answer. The default: nothing is sent anywhere the client did not name.
+    case never
+    /// Follow redirects that stay on the request's origin (scheme, host and port), at most
+    /// `limit` in a row. For the services the engine was configured with: their requests
+    /// never reach a host that was not configured, and the Gravity key stays with Gravity.
+    case sameOrigin(limit: Int)
+    /// Follow redirects that keep the scheme, to any host, at most `limit` in a row. For
+    /// tracking URLs, which name third-party hosts anyway and carry no credentials.
+    case sameScheme(limit: Int)
 }
 
 /// One HTTP response: status, headers and the whole body.
@@ -53,6 +87,24 @@ public enum HTTPTransportError: Error, Sendable, Hashable {
     case connectionLost(String)
     /// The transport's own deadline passed after the request was sent.
     case timedOut
+}
+
+/// The server answered, but with a body larger than `HTTPRequest.maximumResponseBytes`; the
+/// transfer was stopped there. The clients report it as `invalid_response` for a `2xx` and by
+/// the status otherwise (wire.md § Errors). A separate type rather than an `HTTPTransportError`
+/// case, because the answer did arrive: nothing about the connection is uncertain.
+public struct HTTPResponseTooLarge: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The status of the answer that was cut off.
+    public var status: Int
+    /// The bound it passed, in bytes.
+    public var limit: Int
+
+    public init(status: Int, limit: Int) {
+        self.status = status
+        self.limit = limit
+    }
+
+    public var description: String { "HTTP \(status) answer larger than \(limit) bytes" }
 }
 
 /// The engine's only network boundary. Implementations: `URLSessionTransport`, the demo

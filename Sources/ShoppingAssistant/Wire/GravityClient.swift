@@ -72,7 +72,9 @@ struct GravityClient: Sendable {
         let request = HTTPRequest(
             method: .post, url: baseURL.appendingPathComponent(endpoint),
             headers: ["Content-Type": "application/json", "Authorization": "Bearer \(apiKey)"],
-            body: WireJSON.encode(body))
+            body: WireJSON.encode(body),
+            maximumResponseBytes: endpoint == "choose" ? EndpointLimits.chooseBytes : EndpointLimits.eventBytes,
+            redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request)
     }
 }

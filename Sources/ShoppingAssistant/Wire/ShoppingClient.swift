@@ -11,7 +11,8 @@ struct ShoppingClient: Sendable {
 
     func sendMessage(body: Data) async -> Result<ReplyContent, WireFailure> {
         let request = HTTPRequest(
-            method: .post, url: baseURL.appendingPathComponent("v1/messages"), headers: Self.headers, body: body)
+            method: .post, url: baseURL.appendingPathComponent("v1/messages"), headers: Self.headers, body: body,
+            maximumResponseBytes: EndpointLimits.replyBytes, redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request).flatMap { response in
             guard let reply = ReplyDecoder.decode(response.body, idKey: .assistantMessageId) else {
                 return .failure(
@@ -36,7 +37,9 @@ struct ShoppingClient: Sendable {
             return .failure(
                 .failed(AssistantError(code: .invalidConfiguration, message: "bad history URL"), uncertain: false))
         }
-        let request = HTTPRequest(method: .get, url: url, headers: Self.headers)
+        let request = HTTPRequest(
+            method: .get, url: url, headers: Self.headers, maximumResponseBytes: EndpointLimits.historyBytes,
+            redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request).flatMap { response in
             guard let messages = HistoryDecoder.decode(response.body) else {
                 return .failure(
@@ -51,7 +54,8 @@ struct ShoppingClient: Sendable {
     func feedback(_ body: ShoppingFeedbackRequest) async -> Result<Void, WireFailure> {
         let request = HTTPRequest(
             method: .post, url: baseURL.appendingPathComponent("v1/feedback"), headers: Self.headers,
-            body: WireJSON.encode(body))
+            body: WireJSON.encode(body), maximumResponseBytes: EndpointLimits.feedbackBytes,
+            redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request).map { _ in () }
     }
 

@@ -41,6 +41,12 @@ struct WireCall: Sendable {
         } catch let error as HTTPTransportError {
             if Task.isCancelled { return .failure(.cancelled) }
             return .failure(Self.map(error))
+        } catch let error as HTTPResponseTooLarge {
+            // wire.md § Errors: a 2xx we cannot read is `invalid_response`; any other status keeps its meaning.
+            if (200..<300).contains(error.status) {
+                return .failure(.failed(AssistantError(code: .invalidResponse, message: "\(error)"), uncertain: false))
+            }
+            return .failure(Self.map(HTTPResponse(status: error.status)))
         } catch {
             if Task.isCancelled { return .failure(.cancelled) }
             return .failure(.failed(AssistantError(code: .network, message: "\(error)"), uncertain: true))

@@ -5,7 +5,7 @@ import Testing
 
 /// The cheap http(s) URL check accepts only what `URL(string:)` accepts with an http(s) scheme
 /// and a non-empty host, and is stricter where `URL(string:)` would rewrite the text.
-@Suite struct HTTPURLValidatorTests {
+@Suite(.timeLimit(.minutes(2))) struct HTTPURLValidatorTests {
     /// What the engine used to check with a `URL` per tracking URL.
     static func foundationAccepts(_ text: String) -> Bool {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",

@@ -10,7 +10,7 @@ import Testing
 ///
 /// Each case is one seed; a failure prints it, and `JSON_DIFFERENTIAL_SEED=<seed>` reruns that
 /// case alone (`JSON_DIFFERENTIAL_CASES=<n>` changes how many run by default).
-@Suite struct JSONDifferentialTests {
+@Suite(.timeLimit(.minutes(2))) struct JSONDifferentialTests {
     static let defaultCases: UInt64 = 4_000
 
     static var seeds: [UInt64] {
@@ -84,7 +84,7 @@ import Testing
 }
 
 /// Each documented deviation from Foundation: the comparison names it, and our side is pinned.
-@Suite struct JSONDeviationTests {
+@Suite(.timeLimit(.minutes(2))) struct JSONDeviationTests {
     private static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
     @Test func trailingCommasAreOursToReject() {

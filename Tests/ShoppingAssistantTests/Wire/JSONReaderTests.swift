@@ -4,7 +4,7 @@ import Testing
 @testable import ShoppingAssistant
 
 /// The strict JSON reader: what it accepts, what it rejects and why (RFC 8259).
-@Suite struct JSONReaderTests {
+@Suite(.timeLimit(.minutes(2))) struct JSONReaderTests {
     private static func parse(_ text: String) throws(JSONReadError) -> JSONValue {
         try JSONValue(parsing: Array(text.utf8))
     }

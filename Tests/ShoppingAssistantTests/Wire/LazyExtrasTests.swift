@@ -5,7 +5,7 @@ import Testing
 
 /// Product extras (PR1) and button payloads (AC2) stay JSON text until read, and read as
 /// exactly what decoding them at once gives.
-@Suite struct LazyExtrasTests {
+@Suite(.timeLimit(.minutes(2))) struct LazyExtrasTests {
     static let known: Set<String> = [
         "itemId", "name", "sku", "url", "imageUrl", "price", "oldPrice", "currency", "category", "brand", "events",
     ]

@@ -11,7 +11,7 @@ import Testing
 ///
 /// Each case is one seed; `REPLY_DIFFERENTIAL_SEED=<seed>` reruns one
 /// (`REPLY_DIFFERENTIAL_CASES=<n>` changes how many run).
-@Suite struct ReplyDecoderDifferentialTests {
+@Suite(.timeLimit(.minutes(2))) struct ReplyDecoderDifferentialTests {
     static var seeds: [UInt64] {
         if let text = ProcessInfo.processInfo.environment["REPLY_DIFFERENTIAL_SEED"], let seed = UInt64(text) {
             return [seed]

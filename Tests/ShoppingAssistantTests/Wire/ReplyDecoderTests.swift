@@ -6,7 +6,7 @@ import Testing
 /// The reply decoder's leniency, rule by rule of wire.md: unknown fields ignored, optional
 /// fields absent, `null` or of another type read as absent, a malformed item or button
 /// dropped with a diagnostic, and only an envelope that is not a JSON object failing.
-@Suite struct ReplyDecoderTests {
+@Suite(.timeLimit(.minutes(2))) struct ReplyDecoderTests {
     static func decode(_ text: String, idKey: ReplyDecoder.IdentifierKey = .assistantMessageId) -> ReplyContent? {
         ReplyDecoder.decode(Array(text.utf8), idKey: idKey)
     }

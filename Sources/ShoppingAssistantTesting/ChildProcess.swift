@@ -1,0 +1,111 @@
+import Foundation
+import ShoppingAssistant
+
+/// The running test binary started again as a child process that plays one role (write a file
+/// in a loop until killed, make one request in a clean home directory, run something that may
+/// crash), so crash-safety and process-wide side effects are tested for real. The child runs
+/// the tests matching `filter` with `roleVariable` set; the test that plays the role reads it,
+/// reports through `ChildProcess.report(_:)`, and does nothing when the variable is unset.
+///
+/// Nothing here waits on wall time: the parent waits for the lines the child reports, and a
+/// hang guard in the caller bounds that.
+package final class ChildProcess: Sendable {
+    package static let roleVariable = "SHOPPING_ASSISTANT_CHILD_ROLE"
+    private static let marker = "CHILD-REPORT: "
+
+    private struct State {
+        var buffer = Data()
+        var lines: [String] = []
+        var waiters: [(part: String, continuation: CheckedContinuation<String?, Never>)] = []
+        var ended = false
+    }
+
+    private let process: Process
+    private let state = Locked(State())
+
+    /// Starts the child. `environment` is added to this process's environment (a `nil` value
+    /// removes a variable).
+    package init(role: String, filter: String, environment: [String: String?] = [:]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
+        var variables = ProcessInfo.processInfo.environment
+        variables[Self.roleVariable] = role
+        for (name, value) in environment { variables[name] = value }
+        process.environment = variables
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        self.process = process
+        output.fileHandleForReading.readabilityHandler = { [state] handle in
+            let data = handle.availableData
+            let ready = state.withLock { state -> [(CheckedContinuation<String?, Never>, String?)] in
+                if data.isEmpty {
+                    state.ended = true
+                    defer { state.waiters = [] }
+                    return state.waiters.map { ($0.continuation, nil) }
+                }
+                state.buffer.append(data)
+                while let newline = state.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: state.buffer[..<newline], as: UTF8.self)
+                    state.buffer.removeSubrange(...newline)
+                    if let range = line.range(of: Self.marker) { state.lines.append(String(line[range.upperBound...])) }
+                }
+                var ready: [(CheckedContinuation<String?, Never>, String?)] = []
+                state.waiters.removeAll { waiter in
+                    guard let line = state.lines.first(where: { $0.contains(waiter.part) }) else { return false }
+                    ready.append((waiter.continuation, line))
+                    return true
+                }
+                return ready
+            }
+            if data.isEmpty { handle.readabilityHandler = nil }
+            for (continuation, line) in ready { continuation.resume(returning: line) }
+        }
+        try process.run()
+    }
+
+    /// In the child: reports a line to the parent.
+    package static func report(_ line: String) {
+        let text = marker + line + "\n"
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// The role this process plays, if it is a child.
+    package static var role: String? { ProcessInfo.processInfo.environment[roleVariable] }
+
+    /// Waits for the first reported line containing `part`; `nil` if the child ended first.
+    package func line(containing part: String) async -> String? {
+        await withCheckedContinuation { continuation in
+            let found = state.withLock { state -> String?? in
+                if let line = state.lines.first(where: { $0.contains(part) }) { return .some(line) }
+                if state.ended { return .some(nil) }
+                state.waiters.append((part, continuation))
+                return nil
+            }
+            if let found { continuation.resume(returning: found) }
+        }
+    }
+
+    /// Every line reported so far.
+    package var lines: [String] { state.withLock { $0.lines } }
+
+    /// Ends the child at once, as a crash would (SIGKILL).
+    package func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Waits for the child to end: its exit status, or the signal that ended it.
+    package func exit() async -> (status: Int32, signaled: Bool) {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { [process] in
+                process.waitUntilExit()
+                continuation.resume(
+                    returning: (process.terminationStatus, process.terminationReason == .uncaughtSignal))
+            }
+        }
+    }
+
+    package var processIdentifier: Int32 { process.processIdentifier }
+}

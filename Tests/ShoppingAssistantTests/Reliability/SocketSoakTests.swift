@@ -1,0 +1,311 @@
+import Foundation
+import ShoppingAssistant
+import ShoppingAssistantTesting
+import Testing
+
+/// One engine, thousands of messages over loopback sockets through `URLSessionTransport`,
+/// with about one call in five faulted by a seeded generator, ratings, taps, retries, new
+/// chats and identity changes mixed in. Afterwards: every message the user typed is on
+/// screen, sent or failed with its text (none lost, none duplicated), every accepted tap's
+/// click URL was requested exactly once (a product tapped again in a later opening is a new
+/// tap), no socket to the servers is left open, and the
+/// resident memory after warm-up is printed as a curve.
+///
+/// The default suite (and CI) runs a short form of 300 messages. `SOAK_FULL=1` runs 5,000 and
+/// also asserts that memory is flat after warm-up and that the process holds as many file
+/// descriptors as before; run it alone, so no other test shares the process:
+/// `SOAK_FULL=1 swift test --filter SocketSoakTests`. `SOAK_MESSAGES=N` and `SOAK_SEED=N`
+/// change the length and the seed.
+@Suite(.timeLimit(.minutes(20)))
+struct SocketSoakTests {
+    static let environment = ProcessInfo.processInfo.environment
+    static let isFull = environment["SOAK_FULL"] == "1"
+    static let messages = Int(environment["SOAK_MESSAGES"] ?? "") ?? (isFull ? 5_000 : 300)
+    static let seed = UInt64(environment["SOAK_SEED"] ?? "") ?? 20_261_201
+
+    @Test func thousandsOfMessagesWithSeededFaultsLoseNothing() async throws {
+        let fdsAtStart = OpenFiles.count()
+        let faults = SoakFaults(seed: Self.seed)
+        let scene = try await SocketScene(chooser: faults.choose, recordsRequests: false)
+        defer { scene.stop() }
+        var driver = SoakDriver(scene: scene, faults: faults, rng: SplitMix64(seed: Self.seed))
+        try await driver.prepareAndOpen()
+
+        var curve: [(messages: Int, kib: Int)] = []
+        var fdsAfterWarmUp = 0
+        let samples = 20
+        while driver.sent < Self.messages {
+            try await driver.step()
+            if curve.count < samples, driver.sent >= (curve.count + 1) * Self.messages / samples {
+                scene.backend.server.discardReceivedRequests()
+                curve.append((driver.sent, ProcessMemory.current().currentKiB))
+                if curve.count == 4 { fdsAfterWarmUp = OpenFiles.count() }
+            }
+        }
+        try await driver.endDialog()
+        await scene.expectSettled()
+
+        // Every accepted tap's click URL, requested exactly once; no other click.
+        let clicks = scene.transport.clickCounts
+        let expectedClicks = Dictionary(driver.tappedClickURLs.map { ($0, 1) }, uniquingKeysWith: +)
+        #expect(clicks == expectedClicks, "clicks: \(clicks.count) URLs, taps: \(driver.tappedClickURLs.count)")
+        let connected = OpenFiles.socketsConnected(toPorts: [scene.backend.server.port, scene.backend.otherHost.port])
+        #expect(connected == 0, "\(connected) sockets to the servers left open")
+        let fdsAtEnd = OpenFiles.count()
+
+        let injected = faults.injected.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }
+        let calls = scene.transport.requestCount
+        print(
+            """
+            Soak (seed \(Self.seed)): \(driver.sent) messages typed (\(driver.retries) retries), \(driver.ratings) ratings, \
+            \(driver.tappedClickURLs.count) taps, \(driver.newChats) new chats, \(driver.identityChanges) identity changes; \
+            \(calls) HTTP calls, \(faults.total) faulted (\(calls == 0 ? 0 : faults.total * 100 / calls) %); \
+            messages: \(driver.outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            faults by kind: \(injected.joined(separator: ", "))
+            RSS (KiB) by messages: \(curve.map { "\($0.messages):\($0.kib)" }.joined(separator: " "))
+            file descriptors: \(fdsAtStart) at start, \(fdsAfterWarmUp) after warm-up, \(fdsAtEnd) at the end; sockets to the servers at the end: \(connected)
+            """)
+        #expect(faults.total * 100 >= calls * 10, "about a fifth of the calls are faulted")
+        if Self.isFull, let warm = curve.dropFirst(3).first, let last = curve.last {
+            // Flat: the last sample within 16 MiB (or 15 %) of the one after warm-up.
+            #expect(
+                last.kib - warm.kib <= max(16 * 1024, warm.kib * 15 / 100), "RSS grew \(warm.kib) → \(last.kib) KiB")
+            #expect(fdsAtEnd <= fdsAfterWarmUp, "file descriptors \(fdsAfterWarmUp) → \(fdsAtEnd)")
+        }
+    }
+}
+
+/// Chooses the soak's faults: a function of the seed and of what the request is (and, for a
+/// request sent again, how often it was sent), so the same seed faults the same calls whatever
+/// order concurrent calls reach the transport in.
+final class SoakFaults: Sendable {
+    let seed: UInt64
+    /// Occurrences by a hash of what the request is, so the table stays small over a long run.
+    private let state = Locked<(occurrences: [UInt64: Int], injected: [String: Int], total: Int)>(([:], [:], 0))
+
+    init(seed: UInt64) { self.seed = seed }
+
+    var injected: [String: Int] { state.withLock { $0.injected } }
+    var total: Int { state.withLock { $0.total } }
+
+    /// Stalls only where the engine's own timeout ends them (the soak moves the engine's clock).
+    static let messageFaults: [LoopbackFault] = [
+        .refused, .resetBeforeBody, .resetAfterBody, .closeWithoutAnswer, .closeMidBody, .contentLengthLarger,
+        .chunkedBadSize, .status500, .status502, .status503, .status504, .status429, .status409Conflict,
+        .malformedJSON, .truncatedJSON, .emptyBody, .htmlBody, .silenceBeforeHeaders, .trickledBody,
+        .headersThenSilence, .gzip, .chunked, .http10CloseDelimited, .continue100, .redirect307SameHost,
+    ]
+    static let otherFaults: [LoopbackFault] = [
+        .refused, .resetAfterBody, .closeWithoutAnswer, .closeMidBody, .chunkedBadSize, .status500, .status503,
+        .status404, .malformedJSON, .truncatedJSON, .gzip, .chunked, .http11CloseDelimited, .earlyHints103,
+        .redirect307SameHost, .redirect302OtherHost,
+    ]
+
+    static func hash(_ seed: UInt64, _ text: String) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325 ^ seed
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        return hash
+    }
+
+    /// The fault for one call, or `nil` for a correct answer.
+    static func fault(seed: UInt64, endpoint: SocketEndpoint, key: String) -> LoopbackFault? {
+        let hash = Self.hash(seed, "\(endpoint.rawValue)|\(key)")
+        guard hash % 100 < 20 else { return nil }
+        let menu = endpoint == .messages ? messageFaults : otherFaults
+        return menu[Int((hash / 100) % UInt64(menu.count))]
+    }
+
+    static func messageKey(_ messageId: String, attempt: Int) -> String { "\(messageId)#\(attempt)" }
+
+    func choose(_ endpoint: SocketEndpoint, _ request: HTTPRequest) -> LoopbackFault? {
+        let identity: String
+        if endpoint == .messages,
+            let object = (try? JSONSerialization.jsonObject(with: request.body ?? Data())) as? [String: Any],
+            let messageId = object["messageId"] as? String
+        {
+            identity = messageId
+        } else {
+            identity =
+                request.url.absoluteString + "|"
+                + String(Self.hash(0, String(decoding: request.body ?? Data(), as: UTF8.self)))
+        }
+        let attempt = state.withLock { state -> Int in
+            let key = Self.hash(0, identity)
+            state.occurrences[key, default: 0] += 1
+            return state.occurrences[key] ?? 1
+        }
+        let key = endpoint == .messages ? Self.messageKey(identity, attempt: attempt) : "\(identity)#\(attempt)"
+        guard let fault = Self.fault(seed: seed, endpoint: endpoint, key: key) else { return nil }
+        state.withLock { state in
+            state.injected[fault.rawValue, default: 0] += 1
+            state.total += 1
+        }
+        return fault
+    }
+}
+
+/// Drives the soak: one step is a message (or a retry), sometimes followed by a rating, a tap,
+/// a new chat or an identity change.
+struct SoakDriver {
+    let scene: SocketScene
+    let faults: SoakFaults
+    var rng: SplitMix64
+
+    var sent = 0
+    var retries = 0
+    var ratings = 0
+    var newChats = 0
+    var identityChanges = 0
+    var tappedClickURLs: [String] = []
+    var outcomes: [String: Int] = [:]
+    /// What the user typed in the current dialog, in order.
+    var typed: [(id: String, text: String)] = []
+    var attempts: [String: Int] = [:]
+
+    init(scene: SocketScene, faults: SoakFaults, rng: SplitMix64) {
+        self.scene = scene
+        self.faults = faults
+        self.rng = rng
+    }
+
+    /// Prepares (again, until a faulted `/choose` lets it through) and opens the chat.
+    mutating func prepareAndOpen(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for _ in 0..<50 {
+            let result = await scene.settle {
+                await $0.prepareAssistant(
+                    assistantSelector: SocketEndpoint.assistantSelector, pageContext: SocketScene.productPage)
+            }
+            if result == .ready { break }
+        }
+        try #require(await scene.engine.preparationState == .ready, sourceLocation: sourceLocation)
+        let presenter = scene.presenter
+        let opened = await scene.settle { await $0.openAssistant(presenter: presenter) }
+        try #require(opened == .opened || opened == .alreadyOpen, sourceLocation: sourceLocation)
+    }
+
+    mutating func step() async throws {
+        let snapshot = await scene.engine.chatSnapshot
+        if let failed = snapshot.messages.last(where: { $0.role == .user && $0.canRetry }), rng.chance(50) {
+            let attempt = (attempts[failed.id] ?? 1) + 1
+            if try await send({ await $0.retryMessage(id: failed.id) }, attempt: attempt) != nil {
+                attempts[failed.id] = attempt
+                retries += 1
+            }
+        } else {
+            sent += 1
+            let text = "Сообщение \(sent): подарок до \(rng.below(5_000)) ₽"
+            let id = try await send({ await $0.sendMessage(text) }, attempt: 1)
+            if let id {
+                typed.append((id, text))
+                attempts[id] = 1
+            } else {
+                outcomes["refused by the engine", default: 0] += 1
+            }
+        }
+        let latest = await scene.engine.chatSnapshot
+        if let status = latest.messages.last(where: { $0.role == .user })?.status {
+            let name: String
+            switch status {
+            case .sent: name = "sent"
+            case .sending: name = "sending"
+            case .failed(let error): name = "failed \(error.code.rawValue)"
+            }
+            outcomes[name, default: 0] += 1
+        }
+        let reply = latest.messages.last { $0.role == .assistant }
+        if let reply, reply.canRate, rng.chance(15) {
+            ratings += 1
+            let id = reply.id
+            _ = await scene.settle { await $0.rateReply(assistantMessageId: id, rating: .like) }
+        }
+        if let reply, let product = reply.productBlock?.products.first, rng.chance(6) {
+            try await tap(product, of: reply)
+        }
+        if rng.chance(4) {
+            try await endDialog()
+            newChats += 1
+            _ = await scene.settle { await $0.startNewChat() }
+        } else if rng.chance(1) {
+            try await endDialog()
+            identityChanges += 1
+            let user = "soak-user-\(identityChanges)"
+            _ = await scene.settle { await $0.setUser(userId: user) }
+            try await prepareAndOpen()
+        }
+    }
+
+    /// Sends (or resends) a message; ends a stall with the engine's reply timeout.
+    private func send(
+        _ body: @escaping @Sendable (AssistantEngine) async -> Result<String, AssistantSendRefusal>,
+        attempt: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> String? {
+        let call = scene.start(body)
+        guard case .success(let id) = await call.value() else {
+            _ = await scene.finish(call)
+            return nil
+        }
+        let key = SoakFaults.messageKey(id, attempt: attempt)
+        if SoakFaults.fault(seed: faults.seed, endpoint: .messages, key: key)?.stalls == true {
+            await scene.endStall(of: .messages, sourceLocation: sourceLocation)
+        }
+        _ = await scene.finish(call, sourceLocation: sourceLocation)
+        return id
+    }
+
+    /// Taps the product: the chat closes, the product opens, the click URL is queued; then
+    /// the chat is opened again on the same dialog.
+    private mutating func tap(_ product: AssistantProduct, of reply: AssistantChatMessage) async throws {
+        let ref = product.ref
+        let result = await scene.settle { await $0.performAssistantProductAction(product: ref, action: .tap) }
+        if result == .accepted {
+            tappedClickURLs.append(
+                scene.backend.trackingURL("c", "i=p-1&m=\(reply.id.replacingOccurrences(of: "h-", with: ""))"))
+        }
+        let presenter = scene.presenter
+        let opened = await scene.settle { await $0.openAssistant(presenter: presenter) }
+        try #require(opened == .opened)
+    }
+
+    /// Checks the dialog about to end: every typed message is there once, with its text, sent
+    /// or failed; no message is there that was not typed.
+    mutating func endDialog(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        _ = await scene.settle { await $0.flushTracking() }
+        let messages = await scene.engine.chatSnapshot.messages
+        let users = messages.filter { $0.role == .user }
+        #expect(
+            users.map(\.id) == typed.map(\.id), "every typed message once, in order", sourceLocation: sourceLocation)
+        #expect(users.map(\.text) == typed.map(\.text), "with its text", sourceLocation: sourceLocation)
+        #expect(users.allSatisfy { $0.status != .sending }, sourceLocation: sourceLocation)
+        #expect(Set(messages.map(\.id)).count == messages.count, "no message twice", sourceLocation: sourceLocation)
+        typed = []
+    }
+}
+
+/// This process's open file descriptors, from `/proc/self/fd`.
+enum OpenFiles {
+    static func count() -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
+    }
+
+    /// Sockets of this process connected to (or from) one of `ports` on 127.0.0.0/8, from
+    /// `/proc/net/tcp`; listening sockets do not count.
+    static func socketsConnected(toPorts ports: [UInt16]) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        var inodes: Set<String> = []
+        for name in names {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name),
+                target.hasPrefix("socket:[")
+            else { continue }
+            inodes.insert(String(target.dropFirst("socket:[".count).dropLast()))
+        }
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        let hexPorts = Set(ports.map { String(format: "%04X", $0) })
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, fields[3] != "0A", inodes.contains(String(fields[9])) else { return false }
+            let local = fields[1].split(separator: ":").last.map(String.init) ?? ""
+            let remote = fields[2].split(separator: ":").last.map(String.init) ?? ""
+            return hexPorts.contains(local) || hexPorts.contains(remote)
+        }.count
+    }
+}
