@@ -104,7 +104,8 @@ struct DemoGravity: Sendable {
                     Refusal(
                         response: DemoHTTP.error(
                             400, code: "UNKNOWN_UID",
-                            message: "user.uid \"\(known)\" was never issued by this service; send the app's own id as user.custom"
+                            message:
+                                "user.uid \"\(known)\" was never issued by this service; send the app's own id as user.custom"
                         )))
             }
             uid = known

@@ -109,7 +109,8 @@ struct DemoShopping: Sendable {
         let pageType = context?["page"]?["type"]?.stringValue
         guard let pageType, PageContext.PageType(rawValue: pageType) != nil else {
             return invalid(
-                "runtimeContext.page.type must be the page type as sent to Gravity (PRODUCT, …); got \(pageType ?? "nothing")")
+                "runtimeContext.page.type must be the page type as sent to Gravity (PRODUCT, …); got \(pageType ?? "nothing")"
+            )
         }
         if let stored = exchanges[messageId] {
             guard stored.requestBody == body else {

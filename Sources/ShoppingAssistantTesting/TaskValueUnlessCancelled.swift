@@ -3,7 +3,13 @@ extension Task where Failure == Never {
     /// passed — this task is cancelled too, so a call that never returns ends the test as a
     /// failure instead of hanging the run (`Task.value` alone does not forward cancellation).
     public var valueUnlessCancelled: Success {
-        get async { await withTaskCancellationHandler { await value } onCancel: { cancel() } }
+        get async {
+            await withTaskCancellationHandler {
+                await value
+            } onCancel: {
+                cancel()
+            }
+        }
     }
 }
 
@@ -11,6 +17,12 @@ extension Task where Failure == any Error {
     /// The task's value or error; like the non-throwing variant, cancelling the awaiting task
     /// cancels this one.
     public var valueUnlessCancelled: Success {
-        get async throws { try await withTaskCancellationHandler { try await value } onCancel: { cancel() } }
+        get async throws {
+            try await withTaskCancellationHandler {
+                try await value
+            } onCancel: {
+                cancel()
+            }
+        }
     }
 }

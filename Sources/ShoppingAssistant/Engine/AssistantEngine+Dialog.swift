@@ -130,7 +130,9 @@ extension AssistantEngine {
                 spawn {
                     if case .failure(let failure) = await shopping.feedback(request) {
                         self.logger.log(
-                            .info, "shopping POST /v1/feedback failed, the rating is offered again: \(failure.error?.description ?? "cancelled")")
+                            .info,
+                            "shopping POST /v1/feedback failed, the rating is offered again: \(failure.error?.description ?? "cancelled")"
+                        )
                         await self.feedbackFailed(epoch, request.messageId)
                     }
                 }

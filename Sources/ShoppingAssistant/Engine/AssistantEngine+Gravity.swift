@@ -7,7 +7,9 @@ extension AssistantEngine {
     public func trackView(pageContext: PageContext) async {
         let epoch = identity.epoch
         let result = await gravity.visit(envelope: envelope(pageContext))
-        if case .failure(.failed(let error, _)) = result { logger.log(.error, "gravity POST /visit (trackView) failed: \(error)") }
+        if case .failure(.failed(let error, _)) = result {
+            logger.log(.error, "gravity POST /visit (trackView) failed: \(error)")
+        }
         await absorbEventResponse(result, epoch: epoch)
     }
 
@@ -16,7 +18,9 @@ extension AssistantEngine {
         let epoch = identity.epoch
         let wire = events.map { GravityCustomEvent(type: $0.type, name: $0.name, customProps: $0.customProps) }
         let result = await gravity.event(wire, envelope: envelope(pageContext))
-        if case .failure(.failed(let error, _)) = result { logger.log(.error, "gravity POST /event (triggerEvent) failed: \(error)") }
+        if case .failure(.failed(let error, _)) = result {
+            logger.log(.error, "gravity POST /event (triggerEvent) failed: \(error)")
+        }
         await absorbEventResponse(result, epoch: epoch)
     }
 

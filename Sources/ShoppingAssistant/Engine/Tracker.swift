@@ -129,7 +129,8 @@ final class Tracker: Sendable {
         switch job {
         case .event(let event, let envelope):
             let result = await gravity.event([event], envelope: envelope)
-            return record(.event, event.type, user: envelope.user, properties: event.customProps, result.map { _ in () })
+            return record(
+                .event, event.type, user: envelope.user, properties: event.customProps, result.map { _ in () })
         case .url(let string, let user):
             guard let url = URL(string: string) else {
                 return TrackingRecord(

@@ -55,7 +55,8 @@ struct GravityClient: Sendable {
     private func decodeEvents(_ response: HTTPResponse) -> Result<Answer<[InAppCampaign]>, WireFailure> {
         guard let (campaigns, user) = GravityAnswer.events(response.body) else {
             return .failure(
-                .failed(AssistantError(code: .invalidResponse, message: "undecodable event response"), uncertain: false))
+                .failed(AssistantError(code: .invalidResponse, message: "undecodable event response"), uncertain: false)
+            )
         }
         return .success(Answer(value: campaigns, user: user))
     }

@@ -44,7 +44,9 @@ enum Peer {
             var content: [String: Any] = [
                 "contentId": "ct-\(index)", "deliveryMethod": "inline", "contentType": "custom",
                 "custom": ["json": entry.json],
-                "events": [["type": "load", "urls": loadURLs], ["type": "impression", "urls": ["https://t.example/i"]]],
+                "events": [
+                    ["type": "load", "urls": loadURLs], ["type": "impression", "urls": ["https://t.example/i"]],
+                ],
             ]
             if let onLoad { content["variables"] = ["onLoad": ["action": onLoad], "elements": []] }
             return [

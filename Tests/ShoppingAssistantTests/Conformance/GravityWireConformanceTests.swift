@@ -42,7 +42,10 @@ import Testing
 
         let second = h.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
         await h.engine.trackView(pageContext: Fixtures.productPage)
-        #expect(Fixtures.body(h.transport.request(for: second))["user"] as? [String: String] == ["uid": "u-new", "ses": "s-1"])
+        #expect(
+            Fixtures.body(h.transport.request(for: second))["user"] as? [String: String] == [
+                "uid": "u-new", "ses": "s-1",
+            ])
         await h.verify()
     }
 
@@ -86,14 +89,17 @@ import Testing
         _ = await h.engine.getContentBySelector(selector: "banner", pageContext: Fixtures.productPage)
         let event = h.transport.expect(
             .request(.post, pathSuffix: "/event"), .respond(Fixtures.eventResponse(uid: "u-canonical")))
-        await h.engine.triggerEvent(events: [CustomEvent(type: "ping", name: "Ping")], pageContext: Fixtures.productPage)
+        await h.engine.triggerEvent(
+            events: [CustomEvent(type: "ping", name: "Ping")], pageContext: Fixtures.productPage)
 
         let user: NSDictionary = ["custom": "crm-42", "ses": "crm-s-7"]
         let envelope: [String: Any] = [
             "sec": Fixtures.section, "device": Peer.device, "user": user, "ctx": Peer.productContext,
             "options": Peer.options,
         ]
-        #expect(Peer.golden(h.transport.request(for: visit)) == envelope.merging(["type": "screenview"]) { $1 } as NSDictionary)
+        #expect(
+            Peer.golden(h.transport.request(for: visit)) == envelope.merging(["type": "screenview"]) { $1 }
+                as NSDictionary)
         #expect(
             Peer.golden(h.transport.request(for: choose))
                 == envelope.merging(["data": [["selector": "banner", "options": ["skusOnly": false]]]]) { $1 }
@@ -135,14 +141,20 @@ import Testing
         let other = #"{"enabled":true,"title":"Промо","suggests":[]}"#
         h.transport.expect(
             .request(.post, pathSuffix: "/choose"),
-            .respond(Peer.choose([("promo-unrequested", other), (Fixtures.assistantSelector, Fixtures.configurationJSON)])))
+            .respond(
+                Peer.choose([("promo-unrequested", other), (Fixtures.assistantSelector, Fixtures.configurationJSON)])))
         #expect(
-            await h.engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage)
+            await h.engine.prepareAssistant(
+                assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage)
                 == .ready)
         h.transport.expect(
             .request(.post, pathSuffix: "/choose"),
-            .respond(Peer.choose([("assistant-entry", #"{"enabled":true,"title":"Спросить"}"#), ("promo-unrequested", other)])))
-        let content = await h.engine.getContentBySelector(selector: "assistant-entry", pageContext: Fixtures.productPage)
+            .respond(
+                Peer.choose([
+                    ("assistant-entry", #"{"enabled":true,"title":"Спросить"}"#), ("promo-unrequested", other),
+                ])))
+        let content = await h.engine.getContentBySelector(
+            selector: "assistant-entry", pageContext: Fixtures.productPage)
         #expect(content?.data.map(\.selector) == ["assistant-entry"])
         #expect(AssistantEntry.parse(content) == AssistantEntry(enabled: true, title: "Спросить"))
         await h.verify()
@@ -157,7 +169,8 @@ import Testing
             .request(.post, pathSuffix: "/choose"),
             .respond(Peer.choose([("banner", #"{"x":1}"#)], loadURLs: ["https://t.example/l"], onLoad: "load")))
         h.transport.expect(.get("https://t.example/l"), .respond(.text(204, "")))
-        let content = try #require(await h.engine.getContentBySelector(selector: "banner", pageContext: Fixtures.homePage))
+        let content = try #require(
+            await h.engine.getContentBySelector(selector: "banner", pageContext: Fixtures.homePage))
         let item = try #require(content.data.first?.payload.first?.contents.first)
         #expect(content.data.first?.selector == "banner")
         #expect(content.data.first?.payload.first?.campaignId == "c-banner")
@@ -210,7 +223,8 @@ import Testing
 
         // No `variables.onLoad`, or an action no event carries: nothing to request.
         h.transport.expect(
-            .request(.post, pathSuffix: "/choose"), .respond(Peer.choose([("banner", "{}")], loadURLs: ["https://t.example/l?3"])))
+            .request(.post, pathSuffix: "/choose"),
+            .respond(Peer.choose([("banner", "{}")], loadURLs: ["https://t.example/l?3"])))
         _ = await h.engine.getContentBySelector(selector: "banner", pageContext: Fixtures.homePage)
         h.transport.expect(
             .request(.post, pathSuffix: "/choose"),
@@ -232,7 +246,8 @@ import Testing
                     onLoad: "load")))
         h.transport.expect(.get("https://t.example/l?cfg"), .respond(.text(204, "")))
         #expect(
-            await h.engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
+            await h.engine.prepareAssistant(
+                assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
                 == .ready)
         h.transport.expect(
             .request(.post, pathSuffix: "/choose"),
@@ -242,7 +257,8 @@ import Testing
                     onLoad: "load")))
         h.transport.expect(.get("https://t.example/l?off"), .respond(.text(204, "")))
         #expect(
-            await h.engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
+            await h.engine.prepareAssistant(
+                assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
                 == .unavailable(.disabled))
         await h.verify()
     }

@@ -53,7 +53,8 @@ import Testing
         #expect(await race.built.engine.canonicalUserID == nil)
         #expect(race.store.loadUID() == nil)
         // The next request goes out as a new visitor: no uid, no session.
-        let next = race.built.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
+        let next = race.built.transport.expect(
+            .request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
         await race.built.engine.trackView(pageContext: Fixtures.homePage)
         #expect(Fixtures.body(race.built.transport.request(for: next))["user"] as? [String: String] == [:])
         await race.built.verify()
@@ -155,7 +156,10 @@ import Testing
         #expect(await h.engine.canonicalUserID == "u-crm-42")
         let visit = h.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
         await h.engine.trackView(pageContext: Fixtures.homePage)
-        #expect(Fixtures.body(h.transport.request(for: visit))["user"] as? [String: String] == ["custom": "crm-42", "ses": "s-2"])
+        #expect(
+            Fixtures.body(h.transport.request(for: visit))["user"] as? [String: String] == [
+                "custom": "crm-42", "ses": "s-2",
+            ])
         await h.verify()
     }
 

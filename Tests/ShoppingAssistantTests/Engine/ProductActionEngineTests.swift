@@ -111,7 +111,8 @@ import Testing
 
         // The card still names the second reply's product, for impressions and taps.
         h.transport.expect(.get(F.impression), .respond(F.ok))
-        #expect(await h.engine.performAssistantProductAction(product: card.ref, action: .visibleImpression) == .accepted)
+        #expect(
+            await h.engine.performAssistantProductAction(product: card.ref, action: .visibleImpression) == .accepted)
         h.transport.expect(.get(F.clickA), .respond(F.ok))
         h.transport.expect(.get(F.clickB), .respond(F.ok))
         h.expectEvents(1)  // chat_dialog_close

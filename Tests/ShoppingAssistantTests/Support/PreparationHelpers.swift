@@ -40,7 +40,9 @@ enum PrepFixtures {
     }
 
     /// A `ContentResponse` as `GravityClient` decodes it, for the pure parsers.
-    static func content(_ campaigns: [(id: String?, contents: [String?])], selector: String = Fixtures.assistantSelector)
+    static func content(
+        _ campaigns: [(id: String?, contents: [String?])], selector: String = Fixtures.assistantSelector
+    )
         -> ContentResponse
     {
         ContentResponse(data: [

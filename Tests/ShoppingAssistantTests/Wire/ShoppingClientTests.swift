@@ -11,7 +11,8 @@ import Testing
     static func client(logger: AssistantLogger = AssistantLogger()) -> (ShoppingClient, ScriptedTransport) {
         let transport = ScriptedTransport(clock: ManualClock()) { Issue.record(Comment(rawValue: $0)) }
         let client = ShoppingClient(
-            baseURL: base, call: WireCall(transport: transport, logger: logger, service: "shopping", userAgent: "test-agent/1"))
+            baseURL: base,
+            call: WireCall(transport: transport, logger: logger, service: "shopping", userAgent: "test-agent/1"))
         return (client, transport)
     }
 
