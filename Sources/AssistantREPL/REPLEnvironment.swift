@@ -120,6 +120,7 @@ package struct REPLEnvironment: Sendable {
             settings.section = policy.configuration.section
             settings.entrySelector = policy.settings.entrySelector
             settings.assistantSelector = policy.settings.assistantSelector
+            settings.logLevel = policy.configuration.logLevel
             return TranscriptRecorder(
                 settings: settings, configuration: policy.configuration, summary: summary, clock: clock)
         }

@@ -107,9 +107,16 @@ package actor REPLSession {
         if carousel.terminalResized(resize) { await presenter.redrawAfterResize() }
     }
 
-    /// Handles a line; on virtual time, time moves while the command waits on the clock.
+    /// Handles a line; on virtual time, time moves while the command waits on the clock. On
+    /// real time, a session that waits for each command also waits for the lifecycle events
+    /// and tracking URLs the command queued, as virtual time waits until nothing can run: the
+    /// requests a command causes belong to it, and a recording replays.
     private func handleOnTime(_ line: String) async -> Bool {
-        guard let time else { return await handle(line) }
+        guard let time else {
+            let keepGoing = await handle(line)
+            if !settings.interactive { await engine.flushTracking() }
+            return keepGoing
+        }
         let keepGoing = Locked(true)
         let finished = await time.run {
             let result = await self.handle(line)

@@ -1,4 +1,5 @@
 import Foundation
+import ShoppingAssistant
 
 /// One recorded REPL session, readable and editable by hand. The format takes cram's layout
 /// (input lines, indented expected output), a cassette's exchanges (request and response,
@@ -34,6 +35,8 @@ package struct Transcript: Sendable, Hashable {
         package var section = "demo"
         package var entrySelector = "assistant-entry"
         package var assistantSelector = "shopping-assistant"
+        /// The engine's log level (`--log-level`): notes print at `info` and `debug`.
+        package var logLevel = AssistantLogLevel.error
         /// Classes of requests this file does not pin, in the order they are tried.
         package var unpinned: [Unpinned] = []
 

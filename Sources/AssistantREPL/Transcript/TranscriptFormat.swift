@@ -1,4 +1,5 @@
 import Foundation
+import ShoppingAssistant
 
 /// Reads and writes the transcript text format (see `Transcript`).
 package enum TranscriptFormat {
@@ -206,6 +207,11 @@ package enum TranscriptFormat {
         case "section": settings.section = value
         case "entry": settings.entrySelector = value
         case "assistant": settings.assistantSelector = value
+        case "log-level":
+            guard let level = AssistantLogLevel.allCases.first(where: { $0.description == value }) else {
+                throw TranscriptError(line: line, message: "log level must be debug, info, error or none")
+            }
+            settings.logLevel = level
         default: throw TranscriptError(line: line, message: "unknown setting %\(name)")
         }
     }
@@ -269,6 +275,7 @@ package enum TranscriptFormat {
         if settings.assistantSelector != defaults.assistantSelector {
             lines.append("%assistant \(settings.assistantSelector)")
         }
+        if settings.logLevel != defaults.logLevel { lines.append("%log-level \(settings.logLevel)") }
         for unpinned in settings.unpinned {
             lines += withBody(
                 "%unpinned \(unpinned.method) \(unpinned.service) \(unpinned.target)", unpinned.body ?? "")

@@ -41,7 +41,8 @@ package enum TranscriptReplayer {
 
     package static func replay(_ transcript: Transcript) async -> TranscriptReplay {
         let time = VirtualTime()
-        let configuration = AssistantEngineConfiguration(apiKey: apiKey, section: transcript.settings.section)
+        let configuration = AssistantEngineConfiguration(
+            apiKey: apiKey, section: transcript.settings.section, logLevel: transcript.settings.logLevel)
         let transport = ReplayTransport(
             transcript: transcript, clock: time.clock, activity: time.activity,
             classify: ServiceClassifier(
