@@ -98,7 +98,7 @@ final class ReplayTransport: HTTPTransport {
         let method = request.method.rawValue
         let body = CanonicalJSON.text(request.body)
         let json = CanonicalJSON.value(body)
-        let answer = state.withLock { state -> (Transcript.Outcome, [Transcript.Header])? in
+        let answer = state.withLock { state -> (Transcript.Outcome, [Transcript.Header], Int)? in
             func served(_ match: Match, _ outcome: Transcript.Outcome) {
                 let actual = Transcript.Exchange(
                     method: method, service: service, target: target, body: body, outcome: outcome)
@@ -118,7 +118,7 @@ final class ReplayTransport: HTTPTransport {
                 state.slots[index].used = true
                 let slot = state.slots[index]
                 served(.exact(index), slot.exchange.outcome)
-                return (slot.exchange.outcome, slot.exchange.headers)
+                return (slot.exchange.outcome, slot.exchange.headers, slot.exchange.line)
             }
             for type in classes where type.unpinned.method == method && type.unpinned.service == service {
                 var trial = state.bindings  // a class binds nothing
@@ -126,7 +126,7 @@ final class ReplayTransport: HTTPTransport {
                     continue
                 }
                 served(.unpinned, type.unpinned.outcome)
-                return (type.unpinned.outcome, type.unpinned.headers)
+                return (type.unpinned.outcome, type.unpinned.headers, type.unpinned.line)
             }
             // Only to show the closest exchange in the diff: this always fails the replay, and
             // binds nothing.
@@ -148,25 +148,34 @@ final class ReplayTransport: HTTPTransport {
                         + speller.spell(target) + " — "
                         + speller.spell(Self.difference(slot, target: target, body: body, json: json, state.bindings)))
                 served(.differs(index), slot.exchange.outcome)
-                return (slot.exchange.outcome, slot.exchange.headers)
+                return (slot.exchange.outcome, slot.exchange.headers, slot.exchange.line)
             }
             served(.unexpected, .refused)
             var speller = TranscriptSpeller(bindings: state.bindings, reserved: [])
             state.problems.append("unexpected request: \(method) \(service) " + speller.spell(target))
             return nil
         }
-        guard let (outcome, headers) = answer else {
+        guard let (outcome, headers, line) = answer else {
             throw HTTPTransportError.cannotConnect("no recorded exchange for \(method) \(target)")
         }
         switch outcome {
         case .response(let status, let latency, let text):
             let substituted = bindings.substitute(text)
+            let json = CanonicalJSON.value(substituted)
+            // A JSON answer naming a placeholder nothing bound would reach the engine as
+            // "<name>": a mistake in the file, said with its line (text such as <html> is
+            // left alone).
+            if json != nil, let name = TranscriptBindings.names(in: substituted).first {
+                state.withLock {
+                    $0.problems.append("line \(line): its answer names <\(name)>, which no request bound before it")
+                }
+            }
             var fields = ["Content-Type": "application/json"]
             for header in headers {
                 fields = fields.filter { $0.key.caseInsensitiveCompare(header.name) != .orderedSame }
                 fields[header.name] = header.value
             }
-            classify.learn(from: CanonicalJSON.value(substituted))
+            classify.learn(from: json)
             if latency > .zero { try await clock.sleep(for: latency) }
             return HTTPResponse(status: status, headers: fields, body: Data(substituted.utf8))
         case .refused:
