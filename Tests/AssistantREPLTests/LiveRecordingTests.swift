@@ -45,7 +45,8 @@ import Testing
         #expect(local.count >= 4, "load, reply impression and click URLs on the Shopping API's host")
         #expect(local.allSatisfy { $0.service == "tracking" && $0.method == "GET" })
         #expect(exchanges.contains { $0.service == "shopping" && $0.target == "/v1/messages" })
-        let limited = try #require(exchanges.first { if case .response(429, _, _) = $0.outcome { true } else { false } })
+        let limited = try #require(
+            exchanges.first { if case .response(429, _, _) = $0.outcome { true } else { false } })
         #expect(limited.headers == [Transcript.Header("Retry-After", "30")])
         #expect(printed.contains { $0.contains("(Retry-After: 30)") }, "the live session printed the header")
         let text = TranscriptFormat.render(transcript)

@@ -88,7 +88,8 @@ final class LoopbackDemoServer: Sendable {
         guard ChildProcess.role == "loopback-demo-server" else { return }
         let server = try LoopbackDemoServer()
         defer { server.stop() }
-        let urls = "--gravity-url \(server.gravityURL.absoluteString) --shopping-url \(server.shoppingURL.absoluteString)"
+        let urls =
+            "--gravity-url \(server.gravityURL.absoluteString) --shopping-url \(server.shoppingURL.absoluteString)"
         FileHandle.standardOutput.write(Data((urls + "\n").utf8))
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread {

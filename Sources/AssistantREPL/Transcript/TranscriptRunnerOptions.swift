@@ -104,31 +104,32 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
         """
         OVERVIEW: Replay transcripts as tests, without Swift.
 
-        Each file's session runs again through the REPL and the engine, on virtual time,
-        against its recorded exchanges; a file passes when the REPL prints what the file
-        says and the engine sends what it says. Files replay in parallel.
+        Each file's session runs again through the REPL and the engine, on virtual
+        time, against its recorded exchanges; a file passes when the REPL prints what
+        the file says and the engine sends what it says. Files replay in parallel.
 
         \(usage)
 
         ARGUMENTS:
-          <path>                  A transcript file, or a folder searched for *.transcript
-                                  files, recursively.
+          <path>                  A transcript file, or a folder searched for
+                                  *.transcript files, recursively.
 
         OPTIONS:
-          --bless                 Rewrite each file whose replay differs with what this
-                                  run produced (inputs, answers and comments stay), then
-                                  replay it again. Read the result with git diff.
-          --junit <file>          Also write the results as JUnit XML, the diff of each
-                                  failure in its <failure> element.
-          --shard <k>/<n>         Replay only part k of n: the sorted list of files is
-                                  dealt out in turn, so 1/2 and 2/2 together replay every
+          --bless                 Rewrite each file whose replay differs with what
+                                  this run produced (inputs, answers and comments
+                                  stay), then replay it again. Read it with git diff.
+          --junit <file>          Also write the results as JUnit XML, the diff of
+                                  each failure in its <failure> element.
+          --shard <k>/<n>         Replay only part k of n: the sorted files are dealt
+                                  out in turn, so 1/2 and 2/2 together replay every
                                   file once.
-          --jobs <n>              Replay at most n files at once (default: one per core).
+          --jobs <n>              Replay at most n files at once (default: one per
+                                  core).
           -h, --help              Show help information.
 
-        Prints one line per file (PASS, FAIL with its diff, or BLESS) and a summary line,
-        "N passed, M failed". Exits 0 when every file passed, 1 when one failed, 2 on a
-        usage error or when the paths hold no transcript.
+        Prints one line per file (PASS, FAIL with its diff, or BLESS) and a summary
+        line, "N passed, M failed". Exits 0 when every file passed, 1 when one failed,
+        2 on a usage error or when the paths hold no transcript.
         """
     }
 }
