@@ -1,4 +1,5 @@
 import ShoppingAssistant
+import ShoppingAssistantTesting
 
 /// The impression timers' clock in a session on real time that waits for each command (piped,
 /// or recorded): it runs with the real clock while a command runs and stands still between
@@ -7,15 +8,8 @@ import ShoppingAssistant
 /// or a slow answer, in a terminal, in a pipe and in the replay alike, and never in the pause
 /// before the next input, which a replay does not have.
 package final class StepClock: Clock, Sendable {
-    package struct Instant: InstantProtocol, CustomStringConvertible {
-        package var offset: Duration
-
-        package init(offset: Duration) { self.offset = offset }
-        package func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        package func duration(to other: Instant) -> Duration { other.offset - offset }
-        package static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-        package var description: String { "step+\(offset)" }
-    }
+    /// Time counted so far, as an offset from zero (the manual clock's instant serves).
+    package typealias Instant = ManualClock.Instant
 
     private struct State {
         /// Time counted up to the last start.

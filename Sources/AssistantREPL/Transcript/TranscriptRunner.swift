@@ -63,12 +63,7 @@ package enum TranscriptRunner {
     /// Replays the transcript at `path`, naming it `display` in the report. With `bless`, a
     /// file that differs is rewritten with this run's output and replayed again.
     package static func check(file path: String, display: String, bless: Bool) async -> FileResult {
-        let clock = ContinuousClock()
-        let start = clock.now
-        func seconds() -> Double {
-            let elapsed = start.duration(to: clock.now)
-            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        }
+        let seconds = secondsSince()
         func result(_ status: Status, _ report: String?) -> FileResult {
             FileResult(path: display, status: status, report: report, seconds: seconds())
         }
@@ -97,6 +92,16 @@ package enum TranscriptRunner {
         return result(
             .blessed,
             replay.problems.isEmpty ? nil : replay.problems.map { "\(display): \($0)" }.joined(separator: "\n"))
+    }
+
+    /// Wall seconds since this call, as a function.
+    private static func secondsSince() -> @Sendable () -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        return {
+            let elapsed = start.duration(to: clock.now)
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
     }
 
     // MARK: - Many files
@@ -170,15 +175,13 @@ package enum TranscriptRunner {
             return 2
         }
         let selected = options.shard.map { $0.select(all) } ?? all
-        let clock = ContinuousClock()
-        let start = clock.now
+        let elapsed = secondsSince()
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         let results = await run(selected, bless: options.bless, jobs: jobs) { result in
             standardOutput("\(result.status.rawValue)  \(result.path)")
             if let report = result.report { standardOutput(report) }
         }
-        let elapsed = start.duration(to: clock.now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed()
         let shard = options.shard.map { " (shard \($0.index)/\($0.count) of \(all.count) files)" } ?? ""
         standardOutput(summary(results) + shard + String(format: " in %.2f s", seconds))
         if let path = options.junitPath {
