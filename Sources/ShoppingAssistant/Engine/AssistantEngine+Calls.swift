@@ -12,8 +12,12 @@ extension AssistantEngine {
     public func prepareAssistant(
         assistantSelector: String, pageContext: PageContext, timeout: Duration = .seconds(10)
     ) async -> AssistantPrepareResult {
-        let result = await call { $0.prepareCalled($1, selector: assistantSelector, page: pageContext, timeout: timeout) }
-        guard case .prepare(let outcome) = result else { preconditionFailure("prepareAssistant completed with \(result)") }
+        let result = await call {
+            $0.prepareCalled($1, selector: assistantSelector, page: pageContext, timeout: timeout)
+        }
+        guard case .prepare(let outcome) = result else {
+            preconditionFailure("prepareAssistant completed with \(result)")
+        }
         return outcome
     }
 

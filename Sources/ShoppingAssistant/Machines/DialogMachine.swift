@@ -164,7 +164,9 @@ struct DialogMachine: Sendable {
             threadId: context.threadId, messageId: messageId, resourceId: context.uid, text: text,
             runtimeContext: context.runtimeContext)
         let turn = turns.count
-        turns.append(DialogTurn(user: UserMessage(messageId: messageId, text: text, status: .sending, attempts: 0, request: request)))
+        turns.append(
+            DialogTurn(
+                user: UserMessage(messageId: messageId, text: text, status: .sending, attempts: 0, request: request)))
         turnByMessageId[messageId] = turn
         userPosition.append(items.count)
         changes.changed(items.count)

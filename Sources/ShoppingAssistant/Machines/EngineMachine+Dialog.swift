@@ -103,7 +103,9 @@ extension EngineMachine {
     {
         guard case .failure(let failure) = result else { return [] }
         let note = EngineAction.log(
-            .info, "shopping POST /v1/feedback failed, the rating is offered again: \(failure.error?.description ?? "cancelled")")
+            .info,
+            "shopping POST /v1/feedback failed, the rating is offered again: \(failure.error?.description ?? "cancelled")"
+        )
         return [note] + run(dialog.feedbackFailed(dialog: epoch, turn: turn))
     }
 
@@ -136,7 +138,8 @@ extension EngineMachine {
                 result.append(.cancelRequest(.history(tag)))
             case .fetchHistory(let tag, let threadId, let resourceId, let tenant):
                 result.append(
-                    .sendShopping(.history(tag), .history(threadId: threadId, resourceId: resourceId, tenantId: tenant)))
+                    .sendShopping(.history(tag), .history(threadId: threadId, resourceId: resourceId, tenantId: tenant))
+                )
             case .sendFeedback(let turn, let request):
                 result.append(.sendShopping(.feedback(dialog: dialog.epoch, turn: turn), .feedback(request)))
             case .track(let event):
@@ -199,7 +202,8 @@ extension EngineMachine {
                 props: ["threadId": threadId, "assistantMessageId": assistantMessageId, "rating": rating.rawValue],
                 user: user, page: page)
         case .dialogEnd(let threadId, let reason):
-            return lifecycle(.dialogEnd, props: ["threadId": threadId, "reason": reason.rawValue], user: user, page: page)
+            return lifecycle(
+                .dialogEnd, props: ["threadId": threadId, "reason": reason.rawValue], user: user, page: page)
         }
     }
 }

@@ -44,7 +44,8 @@ extension EngineMachine {
         case .failure(.cancelled):
             return [.complete(call, .done)]
         case .failure(.failed(let error, _)):
-            return [.log(.error, "gravity \(endpoint) failed: \(error)"), .complete(call, .done)]  // B5: only the log says so
+            // B5: only the log says so.
+            return [.log(.error, "gravity \(endpoint) failed: \(error)"), .complete(call, .done)]
         case .success(let answer):
             var actions = identityAnswered(answer.user, epoch: identityEpoch)
             var shown = 0
@@ -53,7 +54,8 @@ extension EngineMachine {
                     actions.append(
                         .log(
                             .info,
-                            "in-app campaign \(campaign.campaignId) suppressed: presentation locked by \(presentation.locks)"))
+                            "in-app campaign \(campaign.campaignId) suppressed: presentation locked by \(presentation.locks)"
+                        ))
                 } else {
                     actions.append(.callHost(.showInAppCampaign(campaign, for: call)))
                     shown += 1

@@ -80,7 +80,8 @@ extension EngineMachine {
             case .update(let opening):
                 result += repliesShown()
                 let changed = dialog.changes.take()
-                result.append(.callHost(.update(opening, snapshot().telling(changed: changed), revision: dialog.revision)))
+                result.append(
+                    .callHost(.update(opening, snapshot().telling(changed: changed), revision: dialog.revision)))
             case .dismiss(let opening):
                 result.append(.callHost(.dismiss(opening)))
             case .opened(_, let callers):
@@ -101,7 +102,9 @@ extension EngineMachine {
                 result += applyIdentityChangesWaitingForTheClose()
             case .handOver(let handOvers):
                 for handOver in handOvers {
-                    result += [.log(.info, "handing \(handOver.name) to the action handler"), .callHost(.handOver(handOver))]
+                    result += [
+                        .log(.info, "handing \(handOver.name) to the action handler"), .callHost(.handOver(handOver)),
+                    ]
                 }
             case .closeFinished(let waiters):
                 result += waiters.map { .complete($0.call, $0.result) }

@@ -12,7 +12,9 @@ extension EngineMachine {
         let decision = products.actionReported(
             ref, action, scope: scope, product: dialog.product(turn: ref.reply, item: ref.item))
         let note = EngineAction.log(.info, "product \(action.rawValue) \(ref): \(decision.result.rawValue)")
-        guard case .accepted(let product) = decision else { return [note, .complete(call, .interaction(decision.result))] }
+        guard case .accepted(let product) = decision else {
+            return [note, .complete(call, .interaction(decision.result))]
+        }
         switch action {
         case .visibleImpression:
             return [note] + trackURLs(product.tracking.visibleImpressionURLs)
