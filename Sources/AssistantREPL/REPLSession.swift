@@ -276,10 +276,10 @@ package actor REPLSession {
             output.line(.warning, "no reply to rate")
             return
         }
-        if await engine.rateReply(assistantMessageId: reply.id, rating: rating) {
-            output.line(.success, "rated: \(rating.rawValue)")
-        } else {
-            output.line(.warning, "rating unavailable for this reply (no ID, or already rated)")
+        switch await engine.rateReply(assistantMessageId: reply.id, rating: rating) {
+        case .sent: output.line(.success, "rated: \(rating.rawValue)")
+        case .alreadyRated: output.line(.warning, "this reply is rated already (one rating per reply)")
+        case .unknownReply: output.line(.warning, "this reply cannot be rated (it has no ID)")
         }
     }
 
@@ -290,8 +290,8 @@ package actor REPLSession {
         output.line("dialog:      \(await engine.dialogState.rawValue)")
         output.line("chat:        \(await engine.isAssistantOpen ? "open" : "closed")")
         output.line("locks:       \(await engine.presentationLocks)")
-        output.line("user.uid:    \(TerminalSanitizer.sanitize(await engine.canonicalUserID ?? "(unknown)"))")
-        output.line("threadId:    \(await engine.currentThreadID ?? "(no dialog)")")
+        output.line("user.uid:    \(TerminalSanitizer.sanitize(await engine.canonicalUserId ?? "(unknown)"))")
+        output.line("threadId:    \(await engine.currentThreadId ?? "(no dialog)")")
         output.line("window:      \(await host.isForeground ? "foreground" : "background")")
     }
 

@@ -3,14 +3,15 @@ import Foundation
 /// The shopping assistant engine: one per app or user session (§ 0), several may live in
 /// one process.
 ///
-/// The actor owns every piece of mutable state. The rules live in value-type machines
-/// (`PreparationMachine`, `PresentationMachine`, `DialogMachine`, `ProductActionLedger`);
-/// each public method feeds the machine an event and executes the actions it returns. Every
-/// async result comes back tagged with the preparation, dialog, opening or identity it
-/// belongs to, and the machine drops it when that tag is stale (P2, D13, D17, PR8).
+/// Every rule lives in `EngineMachine`, a value type the actor owns. Each public method feeds
+/// it an event and performs the `EngineAction`s it returns, in `run(_:)`, the one place where
+/// the engine does anything: send requests, keep deadlines, call the host, resume callers.
+/// Everything that happens meanwhile (an answer, a deadline, the presenter returning) is fed
+/// back as an event. The actor decides nothing. See docs/ARCHITECTURE.md.
 ///
-/// Host callbacks (`AssistantPresenter`, `AssistantActionHandler`,
-/// `AssistantProductBlockBuilder`) are `Sendable` protocols called from this actor, in order.
+/// Host callbacks (`AssistantPresenter`, `AssistantActionHandler`, the in-app campaign
+/// handler) are called one at a time, in order, from a serial queue; the synchronous ones
+/// (`canHandle`, the block builder) are called from the actor.
 public actor AssistantEngine {
     // MARK: - Seams
 
@@ -25,65 +26,82 @@ public actor AssistantEngine {
     let tracker: Tracker
     /// Counts runnable work for deterministic replay; `nil` in production.
     let activity: ActivityMonitor?
+    /// Time on the engine's clock since it was created; deadlines are kept on it.
+    let elapsed: @Sendable () -> Duration
 
-    // MARK: - State
+    // MARK: - The rules
 
-    var identity: IdentityState
-    /// The `options` and `data[].options` of the next Gravity requests (`setOptions`).
-    var gravityOptions: GravityOptions
-    var contentSettings: GravityContentSettings
-    var preparation = PreparationMachine()
-    /// The latest ready start screen; new dialogs start from it (D14, D16).
-    var latestReady: PreparedAssistant?
-    var presentation = PresentationMachine()
-    var dialog = DialogMachine()
-    var ledger = ProductActionLedger()
+    var machine: EngineMachine
 
-    /// Messages derived from dialog entries, reused while their entry's revision and the
-    /// scope (opening, dialog, identity, handler) stay the same.
-    var snapshotCache: [(revision: UInt64, message: AssistantChatMessage)] = []
-    var snapshotCacheScope: SnapshotCacheScope?
-    /// Changes when the action handler is replaced: button availability is its answer (AC4).
-    var handlerRevision: UInt64 = 0
+    // MARK: - Host objects
 
     var builder: (any AssistantProductBlockBuilder)?
     var handler: (any AssistantActionHandler)?
-    weak var presenter: (any AssistantPresenter)?
-    var lastPublished: AssistantChatSnapshot?
-    /// A presenter call is under way; later snapshots wait in `pendingSnapshot`.
-    var delivering = false
-    var pendingSnapshot: AssistantChatSnapshot?
+    /// The presenter of each presentation still on screen, held weakly: a presenter that goes
+    /// away counts as a dismissal (O5).
+    var presenters: [OpeningID: WeakPresenter] = [:]
+    /// The presenter `openAssistant` was given, until the machine names its presentation.
+    var presenterBeingOpened: (any AssistantPresenter)?
     var lockListener: (@Sendable (PresentationLocks) -> Void)?
     var inAppCampaignHandler: (@Sendable (InAppCampaign) async -> Void)?
 
-    var nextPreparation: UInt64 = 0
-    var prepareWaiters: [PreparationID: CheckedContinuation<AssistantPrepareResult, Never>] = [:]
-    var preparationWork: [PreparationID: [Task<Void, Never>]] = [:]
-    var dialogRequests: [DialogTag: Task<Void, Never>] = [:]
-    var replyTimers: [DialogTag: Task<Void, Never>] = [:]
-    var historyReads: [DialogTag: Task<Void, Never>] = [:]
-    var dialogIdleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-    var nextWaiterID: UInt64 = 0
-    /// Host navigation that waits for the chat to finish closing (PR10, AC5).
-    var afterClose: [AssistantAction] = []
+    // MARK: - Execution (mechanism only)
 
+    /// Callers parked until the machine completes their call.
+    var parked: [CallID: CheckedContinuation<CallResult, Never>] = [:]
+    /// Parked callers no longer counted as runnable work (replay quiescence).
+    var parkedCounted: Set<CallID> = []
+    var nextCall: UInt64 = 0
+    /// Requests in flight, so that a stale one can be let go.
+    var requests: [RequestID: Task<Void, Never>] = [:]
+    var timers = EngineTimers()
+    /// The task sleeping until `tickerTarget`, the earliest deadline, if any.
+    var ticker: Task<Void, Never>?
+    var tickerTarget: Duration?
+    /// Host callbacks waiting their turn, and whether the task that performs them runs.
+    var hostQueue: [(number: UInt64, call: HostCall)] = []
+    var hostQueueRunning = false
+    var lastHostCall: UInt64 = 0
+    /// Completions that follow host calls in the same batch of actions: they take effect once
+    /// that host call has returned, so a call returns after the host saw what it caused.
+    var completionsAfterHostCall: [UInt64: [(call: CallID, result: CallResult)]] = [:]
+
+    /// Creates an engine.
+    ///
     /// - Parameters:
-    ///   - transport: the only network boundary; URLSession in production.
+    ///   - transport: the only network boundary; `URLSessionTransport` in production.
     ///   - clock: drives the 10 s and 120 s timeouts; a manual clock in tests.
     ///   - identityStore: where the SDK-managed uid persists (B3).
     ///   - uuid: generates thread and message IDs; deterministic in tests.
+    ///   - logger: where diagnostics go; by default one at the configuration's level (B2).
     public init(
         configuration: AssistantEngineConfiguration,
         transport: any HTTPTransport,
         clock: any Clock<Duration> = ContinuousClock(),
         identityStore: any IdentityStore = InMemoryIdentityStore(),
         uuid: @escaping @Sendable () -> UUID = { UUID() },
+        logger: AssistantLogger? = nil
+    ) {
+        self.init(
+            configuration: configuration, transport: transport, clock: clock, identityStore: identityStore, uuid: uuid,
+            logger: logger, activity: nil)
+    }
+
+    /// The same, counting the engine's runnable work on `activity`, so that a replay on
+    /// virtual time can tell when nothing can run (transcripts, tests).
+    package init(
+        configuration: AssistantEngineConfiguration,
+        transport: any HTTPTransport,
+        clock: any Clock<Duration> = ContinuousClock(),
+        identityStore: any IdentityStore = InMemoryIdentityStore(),
+        uuid: @escaping @Sendable () -> UUID = { UUID() },
         logger: AssistantLogger? = nil,
-        activity: ActivityMonitor? = nil
+        activity: ActivityMonitor?
     ) {
         self.activity = activity
         self.configuration = configuration
         self.clock = clock
+        elapsed = Self.stopwatch(on: clock)
         self.identityStore = identityStore
         self.makeUUID = uuid
         let logger = logger ?? AssistantLogger(level: configuration.logLevel)
@@ -97,11 +115,23 @@ public actor AssistantEngine {
             device: GravityDevice(userAgent: configuration.userAgent, id: configuration.deviceId),
             call: call("gravity"))
         shopping = ShoppingClient(baseURL: configuration.shoppingBaseURL, call: call("shopping"))
-        tracker = Tracker(gravity: gravity, call: call("tracking"), activity: activity)
+        tracker = Tracker(
+            gravity: gravity, call: call("tracking"), activity: activity,
+            logCapacity: configuration.trackingLogCapacity)
         identityStore.setWarningHandler { [logger] in logger.log(.error, "identity store: \($0)") }
-        identity = IdentityState(storedUID: identityStore.loadUID())
-        gravityOptions = configuration.options
-        contentSettings = configuration.contentSettings
+        machine = EngineMachine(
+            settings: EngineMachine.Settings(
+                section: configuration.section, appVersion: configuration.appVersion, options: configuration.options,
+                contentSettings: configuration.contentSettings),
+            storedUID: identityStore.loadUID())
+    }
+
+    private static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
+        func start<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
+            let start = clock.now
+            return { start.duration(to: clock.now) }
+        }
+        return start(clock)
     }
 
     // MARK: - Registration (G1)
@@ -109,47 +139,49 @@ public actor AssistantEngine {
     /// Registers the host's product block builder. Required before `prepareAssistant` (G1).
     public func setAssistantProductBlockBuilder(_ builder: any AssistantProductBlockBuilder) {
         self.builder = builder
+        handle { $0.builderRegistered() }
     }
 
-    /// Registers the host's action handler. Required before `prepareAssistant` (G1).
+    /// Registers the host's action handler. Required before `prepareAssistant` (G1). Which
+    /// reply buttons are offered follows the new handler's `canHandle` (AC4).
     public func setAssistantActionHandler(_ handler: any AssistantActionHandler) {
         self.handler = handler
-        handlerRevision += 1
+        handle { $0.handlerRegistered(canHandle: handler.canHandle) }
     }
 
     // MARK: - Inspection
 
     /// P1: the preparation state.
-    public var preparationState: AssistantPreparationState { preparation.publicState }
+    public var preparationState: AssistantPreparationState { machine.preparationState }
 
     /// D1: the dialog state, independent of preparation.
-    public var dialogState: AssistantDialogState { dialog.publicState }
+    public var dialogState: AssistantDialogState { machine.dialogState }
 
     /// B6: who holds the presentation lock.
-    public var presentationLocks: PresentationLocks { presentation.locks }
+    public var presentationLocks: PresentationLocks { machine.locks }
 
-    /// Whether the chat is presented (or still closing).
-    public var isAssistantOpen: Bool { presentation.state != .closed }
+    /// Whether the chat is presented (or still opening or closing).
+    public var isAssistantOpen: Bool { machine.isAssistantOpen }
 
     /// The chat model as a presenter would see it now.
-    public var chatSnapshot: AssistantChatSnapshot { makeSnapshot() }
+    public var chatSnapshot: AssistantChatSnapshot { machine.snapshot() }
 
     /// The canonical `user.uid`, once Gravity returned one (S3).
-    public var canonicalUserID: String? { identity.canonicalUID }
+    public var canonicalUserId: String? { machine.canonicalUserId }
 
     /// The current dialog's thread ID, if a dialog has started (D15).
-    public var currentThreadID: String? { dialog.context?.threadId }
+    public var currentThreadId: String? { machine.currentThreadId }
 
-    /// Lifecycle events and tracking URLs attempted so far, in order: the latest 1,000 at least.
+    /// The latest lifecycle events and tracking URLs attempted, oldest first; the log keeps
+    /// the newest `configuration.trackingLogCapacity` records.
     public var trackingLog: [TrackingRecord] { tracker.log }
 
-    /// Starts engine work as a task that the activity monitor counts until it ends.
-    @discardableResult
-    nonisolated func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        if let activity { return activity.spawn(body) }
-        return Task(operation: body)
-    }
-
-    /// Suspends until every queued lifecycle event and tracking URL has been attempted.
+    /// Suspends until every queued lifecycle event and tracking URL has been attempted, or the
+    /// calling task is cancelled.
     public func flushTracking() async { await tracker.flush() }
+}
+
+/// A presenter held weakly (O5).
+struct WeakPresenter {
+    weak var presenter: (any AssistantPresenter)?
 }

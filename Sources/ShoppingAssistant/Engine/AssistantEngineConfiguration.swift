@@ -23,9 +23,13 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     /// `device.id`. The mobile SDKs persist a per-install id; an engine has no device (one
     /// process may serve many users), so it sends none unless the host gives one.
     public var deviceId: String?
+    /// How many of the latest lifecycle events and tracking URLs `trackingLog` keeps.
+    public var trackingLogCapacity: Int
 
     public static let defaultGravityBaseURL = URL(string: "https://evs-01.gravityfield.ai/v2")!
     public static let defaultShoppingBaseURL = URL(string: "https://shopping-assistant-api.gravityfield.ai")!
+    /// `attributes.app_platform` (B4): the platform the engine runs on.
+    public static let platform = "linux"
     /// This engine's version, reported in `attributes.sdk_version` (B4).
     public static let sdkVersion = "1.0.0"
 
@@ -34,7 +38,7 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
         logLevel: AssistantLogLevel = .error, appVersion: String = "0.0.0",
         userAgent: String = "ShoppingAssistant-Swift/\(AssistantEngineConfiguration.sdkVersion) (Linux)",
         options: GravityOptions = GravityOptions(), contentSettings: GravityContentSettings = GravityContentSettings(),
-        deviceId: String? = nil
+        deviceId: String? = nil, trackingLogCapacity: Int = 1_000
     ) {
         self.apiKey = apiKey
         self.section = section
@@ -46,5 +50,6 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
         self.options = options
         self.contentSettings = contentSettings
         self.deviceId = deviceId
+        self.trackingLogCapacity = trackingLogCapacity
     }
 }

@@ -35,7 +35,7 @@ public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
 /// happened under (AN3, AN8). Delivery continues after the chat closes and across identity
 /// changes; nothing is retried forever and nothing is promised at process exit (AN4, AN9).
 final class Tracker: Sendable {
-    enum Job: Sendable {
+    enum Job: Sendable, Hashable {
         /// A lifecycle event, with the envelope (user, page, options) it is bound to (AN3).
         case event(GravityCustomEvent, envelope: GravityClient.Envelope)
         /// A tracking URL, requested with `GET` and no key; `user` is who it is logged for.
@@ -45,26 +45,29 @@ final class Tracker: Sendable {
     private struct State {
         var queue: [Job] = []
         var draining = false
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
-        var log: [TrackingRecord] = []
+        var idleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+        var cancelledEarly: Set<UInt64> = []
+        var log: RingBuffer<TrackingRecord>
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let gravity: GravityClient
     private let call: WireCall
 
     private let activity: ActivityMonitor?
 
-    init(gravity: GravityClient, call: WireCall, activity: ActivityMonitor?) {
+    /// - Parameter logCapacity: how many of the latest records the log keeps, so a
+    ///   long-lived engine does not grow with its history.
+    init(gravity: GravityClient, call: WireCall, activity: ActivityMonitor?, logCapacity: Int) {
         self.gravity = gravity
         self.call = call
         self.activity = activity
+        state = Locked(State(log: RingBuffer(capacity: logCapacity)))
     }
 
-    /// How many of the latest records the log keeps at least.
-    static let logCapacity = 1_000
-
-    var log: [TrackingRecord] { state.withLock { $0.log } }
+    /// The latest records, oldest first.
+    var log: [TrackingRecord] { state.withLock { Array($0.log) } }
 
     func enqueue(_ jobs: [Job]) {
         guard !jobs.isEmpty else { return }
@@ -79,16 +82,35 @@ final class Tracker: Sendable {
         }
     }
 
-    /// Suspends until everything queued so far has been attempted.
+    /// Suspends until everything queued so far has been attempted, or the calling task is
+    /// cancelled.
     func flush() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = state.withLock { state -> Bool in
-                if !state.draining && state.queue.isEmpty { return true }
-                state.idleWaiters.append(continuation)
-                activity?.end()  // the caller parks until the queue drains
-                return false
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.cancelledEarly.remove(id) != nil { return true }
+                    if !state.draining && state.queue.isEmpty { return true }
+                    state.idleWaiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() } else { activity?.end() }  // parked until drained
             }
-            if idle { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let waiter = state.idleWaiters.removeValue(forKey: id) else {
+                    state.cancelledEarly.insert(id)
+                    return nil
+                }
+                return waiter
+            }
+            if let waiter {
+                activity?.begin()
+                waiter.resume()
+            }
         }
     }
 
@@ -106,18 +128,13 @@ final class Tracker: Sendable {
             guard !batch.isEmpty else { break }
             for job in batch {
                 let record = await deliver(job)
-                state.withLock { state in
-                    // Bounded, so a long-lived engine does not grow with its history: between
-                    // `logCapacity` and twice that many of the latest records are kept.
-                    if state.log.count >= 2 * Self.logCapacity { state.log.removeFirst(Self.logCapacity) }
-                    state.log.append(record)
-                }
+                state.withLock { $0.log.append(record) }
             }
         }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.draining else { return [] }
-            defer { state.idleWaiters = [] }
-            return state.idleWaiters
+            defer { state.idleWaiters = [:] }
+            return Array(state.idleWaiters.values)
         }
         for waiter in waiters {
             activity?.begin()

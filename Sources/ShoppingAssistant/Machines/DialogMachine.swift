@@ -1,5 +1,3 @@
-import Foundation
-
 /// Tags one attempt to send one message in one dialog. Results carry it back, and a result
 /// whose tag is not the one in flight is dropped: this is how late replies never reach a
 /// newer dialog (D13, D17).
@@ -15,22 +13,6 @@ enum DialogEndReason: String, Sendable, Hashable {
     case newChat = "new_chat"
     case identityChange = "identity_change"
     case assistantChange = "assistant_change"
-}
-
-/// Why a send or a retry was refused. The text is never lost: the caller still has it.
-public enum AssistantSendRefusal: Error, Sendable, Hashable {
-    /// A message is already in flight in this dialog (D2).
-    case busy
-    /// No ready preparation to start a dialog from (P5, D14).
-    case notReady
-    /// The text is empty or only whitespace.
-    case emptyText
-    /// No failed message with that ID can be retried.
-    case notRetryable
-    /// The canonical uid is not known, so there is no `resourceId` (S3).
-    case noIdentity
-    /// There is no suggest with that number on screen.
-    case noSuchSuggest
 }
 
 /// What a dialog is bound to for its whole life (D14, S2, S3).
@@ -59,38 +41,32 @@ struct DialogStart: Sendable, Hashable {
     let page: PageContext
 }
 
-/// The dialog rules (D1–D17) as a value type. The engine executes its actions.
+/// The messages that changed since a presenter was last given a snapshot (see
+/// `AssistantChatSnapshot.changedMessageIndices`).
+struct ChatChanges: Sendable, Hashable {
+    /// Every message is to be taken as new.
+    var all = true
+    /// Positions of new or changed messages, when not `all`.
+    var positions: Set<Int> = []
+
+    mutating func changed(_ position: Int) {
+        if !all { positions.insert(position) }
+    }
+
+    /// What a delivered snapshot says, and a clean slate for the next one.
+    mutating func take() -> [Int]? {
+        defer { self = ChatChanges(all: false, positions: []) }
+        return all ? nil : positions.sorted()
+    }
+}
+
+/// The dialog rules (D1–D17) as a value type: what may be sent, what a result does to the
+/// dialog, and what the chat shows. Pure: requests are values, answers come back decoded.
+///
+/// Storage is by turn (a message and its reply), in a `ChunkedVector` that snapshots share:
+/// lookups by message ID, reply ID and turn are dictionary or index reads, and no change walks
+/// or copies the whole dialog (issue 12's flat cost per message).
 struct DialogMachine: Sendable {
-    struct UserEntry: Sendable, Hashable {
-        enum Status: Sendable, Hashable {
-            case sending
-            case sent
-            case failed(AssistantError, retryable: Bool)
-        }
-
-        let messageId: String
-        let text: String
-        /// The request exactly as first sent; a retry sends these bytes again (D6).
-        let body: Data
-        var status: Status
-        var attempts: Int
-    }
-
-    struct ReplyEntry: Sendable, Hashable {
-        /// Names the reply for as long as the dialog lives, whatever is inserted before it:
-        /// product refs carry it, so a ref never turns stale or moves to another product (PR8).
-        let key: UInt64
-        let content: ReplyContent
-        var rating: AssistantRating?
-        /// Reply-level impressions are requested when the reply is first shown (AN7).
-        var shown = false
-    }
-
-    enum Entry: Sendable, Hashable {
-        case user(UserEntry)
-        case reply(ReplyEntry)
-    }
-
     enum State: Sendable, Hashable {
         case empty
         case active
@@ -107,19 +83,23 @@ struct DialogMachine: Sendable {
         case dialogEnd(threadId: String, reason: DialogEndReason)
     }
 
+    /// What the root machine must do for the dialog.
     enum Action: Sendable, Hashable {
-        case sendMessage(DialogTag, body: Data)
-        case startReplyTimeout(DialogTag, Duration)
-        case stopReplyTimeout(DialogTag)
+        case sendMessage(DialogTag, ShoppingMessageRequest)
+        /// Start the reply deadline, or the bound on the history read (D3, D5).
+        case startReplyTimer(DialogTag, Duration)
+        case cancelReplyTimer(DialogTag)
         /// Stop waiting for the transport (the request may still complete on the server).
         case abandonRequest(DialogTag)
         /// Stop waiting for the history check.
         case abandonHistory(DialogTag)
         case fetchHistory(DialogTag, threadId: String, resourceId: String, tenant: String)
-        case sendFeedback(dialog: UInt64, ShoppingFeedbackRequest)
+        case sendFeedback(turn: Int, ShoppingFeedbackRequest)
         case track(Lifecycle)
         /// The chat model changed: publish a new snapshot.
         case publish
+        /// Nothing is in flight any more: callers waiting for the reply may go on.
+        case settled
         /// Notes for the log: malformed items dropped from a reply, a send that failed (the chat
         /// shows it, so they are not errors).
         case diagnostics([String])
@@ -134,17 +114,22 @@ struct DialogMachine: Sendable {
     /// Increases with every new dialog; refs and tags carry it.
     private(set) var epoch: UInt64 = 1
     private(set) var context: DialogContext?
-    private(set) var entries: [Entry] = []
-    /// A fresh number for every change of an entry, parallel to `entries`: lets the engine
-    /// reuse what it derived from an entry until that entry changes.
-    private(set) var revisions: [UInt64] = []
-    private var lastRevision: UInt64 = 0
-    private var lastReplyKey: UInt64 = 0
+    private(set) var turns = ChunkedVector<DialogTurn>()
+    /// The chat's lines in screen order: each turn's message, then its reply.
+    private(set) var items = ChunkedVector<ChatItem>()
+    /// Increases whenever anything a snapshot shows changes.
+    private(set) var revision: UInt64 = 0
+    /// What changed since the presenter was last given a snapshot.
+    var changes = ChatChanges()
+    /// The turn of the last reply on screen: its suggests are the chat's (C7).
+    private(set) var lastReplyTurn: Int?
 
-    private mutating func stamp() -> UInt64 {
-        lastRevision += 1
-        return lastRevision
-    }
+    private var turnByMessageId: [String: Int] = [:]
+    private var turnByAssistantMessageId: [String: Int] = [:]
+    /// The screen position of each turn's user message.
+    private var userPosition: [Int] = []
+    /// Turns whose reply has not been shown yet (AN7).
+    private var unshown: [Int] = []
 
     var publicState: AssistantDialogState {
         switch state {
@@ -154,72 +139,95 @@ struct DialogMachine: Sendable {
         }
     }
 
+    var isSending: Bool {
+        if case .sending = state { return true }
+        return false
+    }
+
     // MARK: - Sending
 
-    /// Sends a new message. `start` is what a new dialog would be bound to (the latest ready
-    /// preparation and the canonical uid); it is ignored when a dialog is already active (D14).
-    mutating func send(
-        text: String, messageId: String, newThreadId: String,
-        start: DialogStart?
-    ) -> Result<[Action], AssistantSendRefusal> {
-        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return .failure(.emptyText) }
-        if case .sending = state { return .failure(.busy) }  // D2
+    /// A new message. `start` is what a new dialog would be bound to (the latest ready
+    /// preparation and the canonical uid); it is ignored when a dialog exists (D14).
+    mutating func sendRequested(text: String, messageId: String, newThreadId: String, start: DialogStart?)
+        -> Result<[Action], AssistantSendRefusal>
+    {
+        guard !text.allSatisfy(\.isWhitespace) else { return .failure(.emptyText) }
+        if isSending { return .failure(.busy) }  // D2
         if context == nil {
             guard let start else { return .failure(.notReady) }
             context = DialogContext(
                 threadId: newThreadId, prepared: start.prepared, uid: start.uid, tenant: start.tenant,
-                identityEpoch: start.identityEpoch, page: start.page)
+                identityEpoch: start.identityEpoch, page: start.page)  // D14, D15
         }
-        guard let context else { return .failure(.notReady) }
-        let body = ShoppingClient.messageBody(
-            ShoppingMessageRequest(
-                threadId: context.threadId, messageId: messageId, resourceId: context.uid, text: text,
-                runtimeContext: context.runtimeContext))
-        entries.append(.user(UserEntry(messageId: messageId, text: text, body: body, status: .sending, attempts: 0)))
-        revisions.append(stamp())
-        return .success(dispatch(messageId: messageId))
+        guard let context else { preconditionFailure("a dialog has a context once it has a message") }
+        let request = ShoppingMessageRequest(
+            threadId: context.threadId, messageId: messageId, resourceId: context.uid, text: text,
+            runtimeContext: context.runtimeContext)
+        let turn = turns.count
+        turns.append(
+            DialogTurn(
+                user: UserMessage(messageId: messageId, text: text, status: .sending, attempts: 0, request: request)))
+        turnByMessageId[messageId] = turn
+        userPosition.append(items.count)
+        changes.changed(items.count)
+        items.append(.user(turn: turn))
+        return .success(dispatch(turn: turn))
     }
 
-    /// Sends a failed message again: same ID, same bytes (D6).
-    mutating func retry(messageId: String) -> Result<[Action], AssistantSendRefusal> {
-        if case .sending = state { return .failure(.busy) }
-        guard let index = userIndex(messageId), case .user(let entry) = entries[index],
-            case .failed(_, retryable: true) = entry.status
+    /// A failed message again: same ID, same request (D6).
+    mutating func retryRequested(messageId: String) -> Result<[Action], AssistantSendRefusal> {
+        if isSending { return .failure(.busy) }
+        guard let turn = turnByMessageId[messageId], case .failed(_, retryable: true) = turns[turn].user.status,
+            turns[turn].user.request != nil
         else { return .failure(.notRetryable) }
-        return .success(dispatch(messageId: messageId))
+        return .success(dispatch(turn: turn))
     }
 
-    private mutating func dispatch(messageId: String) -> [Action] {
-        guard let context, let index = userIndex(messageId), case .user(var entry) = entries[index] else { return [] }
-        entry.attempts += 1
-        entry.status = .sending
-        entries[index] = .user(entry)
-        revisions[index] = stamp()
-        let tag = DialogTag(dialog: epoch, messageId: messageId, attempt: entry.attempts)
+    private mutating func dispatch(turn: Int) -> [Action] {
+        guard let context, let request = turns[turn].user.request else {
+            preconditionFailure("a message is dispatched only with its dialog and request")
+        }
+        turns[turn].user.attempts += 1
+        turns[turn].user.status = .sending
+        touch(userOf: turn)
+        let attempt = turns[turn].user.attempts
+        let tag = DialogTag(dialog: epoch, messageId: request.messageId, attempt: attempt)
         state = .sending(tag, reconciling: nil)
         return [
-            .sendMessage(tag, body: entry.body), .startReplyTimeout(tag, Self.replyTimeout),
-            .track(.messageSend(threadId: context.threadId, messageId: messageId, attempt: entry.attempts)), .publish,
+            .sendMessage(tag, request), .startReplyTimer(tag, Self.replyTimeout),
+            .track(.messageSend(threadId: context.threadId, messageId: request.messageId, attempt: attempt)),
+            .publish,
         ]
     }
 
     // MARK: - Outcomes
 
-    mutating func replyReceived(_ tag: DialogTag, _ result: Result<ReplyContent, WireFailure>) -> [Action] {
-        guard case .sending(let current, let reconciling) = state, current == tag, reconciling == nil else { return [] }
+    /// Whether `tag` is the attempt in flight; anything else is a stale result.
+    func isCurrent(_ tag: DialogTag) -> Bool {
+        if case .sending(let current, _) = state { return current == tag }
+        return false
+    }
+
+    /// The `/v1/messages` answer of attempt `tag`. A stale tag yields no action.
+    mutating func replyReceived(_ tag: DialogTag, _ result: Result<ReplyContent, WireFailure>, buttonsEnabled: [Bool])
+        -> [Action]
+    {
+        guard case .sending(let current, let reconciling) = state, current == tag, reconciling == nil else {
+            return []
+        }
         switch result {
         case .success(let reply):
-            return [.stopReplyTimeout(tag)] + adopt(reply, for: tag)
+            return [.cancelReplyTimer(tag)] + adopt(reply, for: tag, buttonsEnabled: buttonsEnabled)
         case .failure(.cancelled):
             return []  // only the engine cancels; it decided what follows
         case .failure(.failed(let error, let uncertain)):
-            if uncertain { return [.stopReplyTimeout(tag)] + reconcile(tag, after: error) }  // D5
-            return [.stopReplyTimeout(tag)] + fail(tag, error, retryable: error.code != .messageConflict)  // D4, D8
+            if uncertain { return [.cancelReplyTimer(tag)] + reconcile(tag, after: error) }  // D5
+            return [.cancelReplyTimer(tag)] + fail(tag, error, retryable: error.code != .messageConflict)  // D4, D8
         }
     }
 
-    /// The 120 s reply deadline passed (D3): the request may have reached the server (D5).
-    mutating func replyTimedOut(_ tag: DialogTag) -> [Action] {
+    /// The reply deadline of `tag` passed (D3), or the history check's bound (D5).
+    mutating func replyTimerFired(_ tag: DialogTag) -> [Action] {
         guard case .sending(let current, let reconciling) = state, current == tag else { return [] }
         if var error = reconciling {
             // The history check itself stalled: give up on it, keep the text, offer retry (D5).
@@ -231,74 +239,91 @@ struct DialogMachine: Sendable {
     }
 
     private mutating func reconcile(_ tag: DialogTag, after error: AssistantError) -> [Action] {
-        guard let context else { return [] }
+        guard let context else { preconditionFailure("a message in flight has a dialog") }
         state = .sending(tag, reconciling: error)
         return [
             .fetchHistory(tag, threadId: context.threadId, resourceId: context.uid, tenant: context.tenant),
-            .startReplyTimeout(tag, Self.historyTimeout),
+            .startReplyTimer(tag, Self.historyTimeout),
         ]
     }
 
-    /// History read after an uncertain outcome (D5, D9, D10).
-    mutating func historyReceived(_ tag: DialogTag, _ result: Result<[HistoryMessage], WireFailure>) -> [Action] {
-        guard case .sending(let current, let reconciling?) = state, current == tag else { return [] }
-        return [.stopReplyTimeout(tag)] + reconciled(tag, reconciling, result)
-    }
-
-    private mutating func reconciled(
-        _ tag: DialogTag, _ reconciling: AssistantError, _ result: Result<[HistoryMessage], WireFailure>
+    /// The history read after an uncertain outcome (D5, D9, D10). `buttonsEnabled` says, for
+    /// the reply to this message found in it (if any), which buttons the handler can handle.
+    mutating func historyReceived(
+        _ tag: DialogTag, _ result: Result<[HistoryMessage], WireFailure>, buttonsEnabled: (ReplyContent) -> [Bool]
     ) -> [Action] {
+        guard case .sending(let current, let reconciling?) = state, current == tag else { return [] }
+        let stop: [Action] = [.cancelReplyTimer(tag)]
         switch result {
         case .success(let messages):
+            // D5: only the assistant message that replies to this message ID.
             if let found = messages.first(where: { $0.role == "assistant" && $0.replyTo == tag.messageId }),
                 let reply = found.reply
             {
-                return adopt(reply, for: tag)
+                return stop + adopt(reply, for: tag, buttonsEnabled: buttonsEnabled(reply))
             }
-            return fail(tag, reconciling, retryable: true)
+            return stop + fail(tag, reconciling, retryable: true)
         case .failure(.cancelled):
-            return fail(tag, reconciling, retryable: true)
+            return stop + fail(tag, reconciling, retryable: true)
         case .failure(.failed(let historyError, _)):
             // D9, D10: keep every local message; the send's own error is what the user sees.
             var error = reconciling
             error.message += "; history could not be read: \(historyError.code.rawValue)"
-            return fail(tag, error, retryable: true)
+            return stop + fail(tag, error, retryable: true)
         }
     }
 
-    private mutating func adopt(_ reply: ReplyContent, for tag: DialogTag) -> [Action] {
-        guard let context, let index = userIndex(tag.messageId), case .user(var entry) = entries[index] else {
-            return []
+    private mutating func adopt(_ reply: ReplyContent, for tag: DialogTag, buttonsEnabled: [Bool]) -> [Action] {
+        guard let context, let turn = turnByMessageId[tag.messageId] else {
+            preconditionFailure("the message in flight is in its dialog")
         }
-        entry.status = .sent
-        entries[index] = .user(entry)
-        revisions[index] = stamp()
-        lastReplyKey += 1
-        entries.insert(.reply(ReplyEntry(key: lastReplyKey, content: reply)), at: index + 1)
-        revisions.insert(stamp(), at: index + 1)
+        turns[turn].user.status = .sent
+        turns[turn].user.request = nil  // the outcome is final: the retry body can go
+        turns[turn].reply = ReplyMessage(content: reply, buttonsEnabled: buttonsEnabled)
+        if let id = reply.assistantMessageId { turnByAssistantMessageId[id] = turn }
+        touch(userOf: turn)
+        placeReply(of: turn)
+        unshown.append(turn)
+        if turn > (lastReplyTurn ?? -1) { lastReplyTurn = turn }
         state = .active
         var actions: [Action] = [
             .track(
                 .messageReply(
                     threadId: context.threadId, messageId: tag.messageId, assistantMessageId: reply.assistantMessageId,
                     products: reply.products?.count ?? 0)),
-            .publish,
+            .publish, .settled,
         ]
-        if !reply.diagnostics.isEmpty { actions.append(.diagnostics(reply.diagnostics)) }
+        let notes = reply.diagnostics + Self.buttonNotes(reply, buttonsEnabled: buttonsEnabled)
+        if !notes.isEmpty { actions.append(.diagnostics(notes)) }
         return actions
     }
 
-    private mutating func fail(_ tag: DialogTag, _ error: AssistantError, retryable: Bool) -> [Action] {
-        guard let context, let index = userIndex(tag.messageId), case .user(var entry) = entries[index] else {
-            return []
+    /// AC3, AC4: a button that is not offered, or offered disabled, is worth a note.
+    private static func buttonNotes(_ reply: ReplyContent, buttonsEnabled: [Bool]) -> [String] {
+        var notes: [String] = []
+        for (index, button) in reply.buttons.enumerated() {
+            guard let action = button.action else {
+                notes.append("reply button not offered: \(button.actionName) without a valid http(s) URL")
+                continue
+            }
+            if !(buttonsEnabled.indices.contains(index) && buttonsEnabled[index]) {
+                notes.append("reply button not offered: the action handler cannot handle \(action.name)")
+            }
         }
-        entry.status = .failed(error, retryable: retryable)
-        entries[index] = .user(entry)
-        revisions[index] = stamp()
+        return notes
+    }
+
+    private mutating func fail(_ tag: DialogTag, _ error: AssistantError, retryable: Bool) -> [Action] {
+        guard let context, let turn = turnByMessageId[tag.messageId] else {
+            preconditionFailure("the message in flight is in its dialog")
+        }
+        turns[turn].user.status = .failed(error, retryable: retryable)
+        if !retryable { turns[turn].user.request = nil }  // final: nothing will send it again
+        touch(userOf: turn)
         state = .active
         return [
             .track(.messageError(threadId: context.threadId, messageId: tag.messageId, code: error.code)), .publish,
-            .diagnostics(["message \(tag.messageId) not delivered: \(error)"]),
+            .settled, .diagnostics(["message \(tag.messageId) not delivered: \(error)"]),
         ]
     }
 
@@ -306,90 +331,128 @@ struct DialogMachine: Sendable {
 
     /// New chat, identity change or assistant change (D13, D16, D17): a fresh, empty dialog.
     /// A request in flight is not cancelled on the server; its late result is dropped by tag.
-    mutating func end(_ reason: DialogEndReason) -> [Action] {
+    mutating func ended(_ reason: DialogEndReason) -> [Action] {
         var actions: [Action] = []
-        if case .sending(let tag, _) = state { actions.append(.stopReplyTimeout(tag)) }
+        if case .sending(let tag, _) = state { actions += [.cancelReplyTimer(tag), .settled] }
         if let context { actions.append(.track(.dialogEnd(threadId: context.threadId, reason: reason))) }
-        epoch += 1
-        context = nil
-        entries = []
-        revisions = []
-        state = .empty
+        self = DialogMachine(epoch: epoch + 1, revision: revision + 1)
         return actions + [.publish]
     }
+
+    private init(epoch: UInt64, revision: UInt64) {
+        self.epoch = epoch
+        self.revision = revision
+    }
+
+    init() {}
 
     // MARK: - Ratings
 
     /// Rates a reply by its assistant message ID (D11): once, and only with an ID.
-    mutating func rate(assistantMessageId: String, _ rating: AssistantRating) -> [Action]? {
-        guard let context,
-            let index = entries.firstIndex(where: {
-                if case .reply(let reply) = $0 { return reply.content.assistantMessageId == assistantMessageId }
-                return false
-            }), case .reply(var reply) = entries[index], reply.rating == nil
-        else { return nil }
+    /// Whether a rating goes out, or why not.
+    enum RatingOutcome: Sendable, Hashable {
+        case rated([Action])
+        case refused(AssistantRatingResult)
+    }
+
+    mutating func rateRequested(assistantMessageId: String, _ rating: AssistantRating) -> RatingOutcome {
+        guard let context, let turn = turnByAssistantMessageId[assistantMessageId], var reply = turns[turn].reply
+        else { return .refused(.unknownReply) }
+        guard reply.rating == nil else { return .refused(.alreadyRated) }
         reply.rating = rating
-        entries[index] = .reply(reply)
-        revisions[index] = stamp()
+        turns[turn].reply = reply
+        touch(replyOf: turn)
         let request = ShoppingFeedbackRequest(
             threadId: context.threadId, messageId: assistantMessageId, resourceId: context.uid, rating: rating.rawValue,
             runtimeContext: context.runtimeContext)
-        return [
-            .sendFeedback(dialog: epoch, request),
+        return .rated([
+            .sendFeedback(turn: turn, request),
             .track(.feedback(threadId: context.threadId, assistantMessageId: assistantMessageId, rating: rating)),
             .publish,
-        ]
+        ])
     }
 
-    /// A rating could not be delivered: offer it again.
-    mutating func feedbackFailed(dialog: UInt64, assistantMessageId: String) -> [Action] {
-        guard dialog == epoch,
-            let index = entries.firstIndex(where: {
-                if case .reply(let reply) = $0 { return reply.content.assistantMessageId == assistantMessageId }
-                return false
-            }), case .reply(var reply) = entries[index]
-        else { return [] }
-        reply.rating = nil
-        entries[index] = .reply(reply)
-        revisions[index] = stamp()
+    /// A rating could not be delivered: offer it again. A stale dialog yields no action.
+    mutating func feedbackFailed(dialog: UInt64, turn: Int) -> [Action] {
+        guard dialog == epoch, turns.indices.contains(turn), turns[turn].reply != nil else { return [] }
+        turns[turn].reply?.rating = nil
+        touch(replyOf: turn)
         return [.publish]
     }
 
     // MARK: - Presentation support
 
-    /// Marks every reply as shown and returns their impression URLs, once per reply (AN7).
-    mutating func markRepliesShown() -> [String] {
+    /// Marks the replies not shown yet as shown and returns their impression URLs, once per
+    /// reply (AN7). Only replies that landed since the last call are looked at.
+    mutating func repliesShown() -> [String] {
+        guard !unshown.isEmpty else { return [] }
         var urls: [String] = []
-        for index in entries.indices {
-            guard case .reply(var reply) = entries[index], !reply.shown else { continue }
+        for turn in unshown {
+            guard var reply = turns[turn].reply, !reply.shown else { continue }
             reply.shown = true
             urls += reply.content.impressionURLs
-            entries[index] = .reply(reply)
+            turns[turn].reply = reply
         }
+        unshown = []
         return urls
     }
 
-    /// The product a ref names in this dialog: item `item` of the reply with key `reply`.
-    func product(reply: UInt64, item: Int) -> ReplyProduct? {
-        for case .reply(let entry) in entries where entry.key == reply {
-            guard let products = entry.content.products, products.indices.contains(item) else { return nil }
-            return products[item]
+    /// The action handler changed: which buttons are offered is asked again (AC4). Walks the
+    /// replies once; the handler changes rarely.
+    mutating func handlerChanged(buttonsEnabled: (ReplyContent) -> [Bool]) {
+        for turn in turns.indices {
+            guard var reply = turns[turn].reply, !reply.content.buttons.isEmpty else { continue }
+            let enabled = buttonsEnabled(reply.content)
+            guard enabled != reply.buttonsEnabled else { continue }
+            reply.buttonsEnabled = enabled
+            turns[turn].reply = reply
+            touch(replyOf: turn)
         }
-        return nil
+    }
+
+    /// The product a ref names: item `item` of turn `turn`'s reply.
+    func product(turn: UInt64, item: Int) -> ReplyProduct? {
+        guard turn < UInt64(turns.count), let products = turns[Int(turn)].reply?.content.products,
+            products.indices.contains(item)
+        else { return nil }
+        return products[item]
     }
 
     /// The reply with a given assistant message ID.
-    func reply(assistantMessageId: String) -> ReplyContent? {
-        for case .reply(let entry) in entries where entry.content.assistantMessageId == assistantMessageId {
-            return entry.content
+    func reply(assistantMessageId: String) -> (turn: Int, reply: ReplyMessage)? {
+        guard let turn = turnByAssistantMessageId[assistantMessageId], let reply = turns[turn].reply else {
+            return nil
         }
-        return nil
+        return (turn, reply)
     }
 
-    private func userIndex(_ messageId: String) -> Int? {
-        entries.firstIndex {
-            if case .user(let entry) = $0 { return entry.messageId == messageId }
-            return false
+    /// The suggests after the last reply (C7).
+    var replySuggests: [String] { lastReplyTurn.flatMap { turns[$0].reply?.content.suggests } ?? [] }
+
+    // MARK: - Screen order
+
+    /// Puts turn `turn`'s reply right after its message. At the end of the chat (the usual
+    /// case) that is an append; a retried older message's reply is inserted, which moves the
+    /// later lines, so a presenter is told to take every message as new.
+    private mutating func placeReply(of turn: Int) {
+        let position = userPosition[turn] + 1
+        if position == items.count {
+            changes.changed(position)
+            items.append(.reply(turn: turn))
+            return
         }
+        items.insert(.reply(turn: turn), at: position)
+        for later in (turn + 1)..<userPosition.count { userPosition[later] += 1 }
+        changes.all = true
+    }
+
+    private mutating func touch(userOf turn: Int) {
+        revision += 1
+        changes.changed(userPosition[turn])
+    }
+
+    private mutating func touch(replyOf turn: Int) {
+        revision += 1
+        changes.changed(userPosition[turn] + 1)
     }
 }

@@ -49,9 +49,13 @@ struct PreparationMachine: Sendable {
     }
 
     private(set) var state: State = .idle
+    /// The start screen of the latest preparation that ended ready. It outlives a newer call
+    /// that fails or is unavailable (P6): new dialogs and "new chat" start from it (D14, D16).
+    /// Only an identity change forgets it. Opening, though, needs the latest call itself to be
+    /// ready (O2): that is `ready`.
+    private(set) var lastReady: PreparedAssistant?
 
-    /// The latest ready start screen, kept while a newer preparation runs, so an open chat
-    /// keeps its context (P6). It is not offered to `openAssistant` unless `state` is ready.
+    /// The latest call's start screen, if that call ended ready (O2).
     var ready: PreparedAssistant? {
         if case .ready(let prepared) = state { return prepared }
         return nil
@@ -68,7 +72,7 @@ struct PreparationMachine: Sendable {
     }
 
     /// A new call. It supersedes the one in flight and invalidates the start screen at once (P2).
-    mutating func prepare(
+    mutating func prepareCalled(
         _ id: PreparationID, selector: String, pageContext: PageContext, timeout: Duration, hostRegistered: Bool
     ) -> [Action] {
         var actions: [Action] = []
@@ -96,13 +100,13 @@ struct PreparationMachine: Sendable {
 
     /// The `/choose` answer for preparation `id`. `uidKnown` says whether the canonical uid
     /// is known now (S4), after the engine absorbed this response's `user`.
-    mutating func configurationFetched(
+    mutating func configurationAnswered(
         _ id: PreparationID, _ result: Result<ContentResponse, WireFailure>, uidKnown: Bool
     ) -> [Action] {
         guard case .preparing(var attempt) = state, attempt.id == id, attempt.awaitingIdentity == nil else { return [] }
         switch result {
         case .failure(.cancelled):
-            return cancelled(id)
+            return callerCancelled(id)
         case .failure(.failed(let error, _)):
             state = .failed(error)
             return [.stopWork(id), .finish(id, .failure(error))]
@@ -124,6 +128,7 @@ struct PreparationMachine: Sendable {
                     configuration: configuration, campaignId: campaignId)
                 if uidKnown {
                     state = .ready(prepared)
+                    lastReady = prepared
                     return load + [.stopWork(id), .finish(id, .ready)]
                 }
                 attempt.awaitingIdentity = prepared
@@ -137,11 +142,12 @@ struct PreparationMachine: Sendable {
     mutating func identityResolved() -> [Action] {
         guard case .preparing(let attempt) = state, let prepared = attempt.awaitingIdentity else { return [] }
         state = .ready(prepared)
+        lastReady = prepared
         return [.stopWork(attempt.id), .finish(attempt.id, .ready)]
     }
 
     /// The deadline of preparation `id` passed (P3).
-    mutating func timeoutFired(_ id: PreparationID) -> [Action] {
+    mutating func deadlinePassed(_ id: PreparationID) -> [Action] {
         guard case .preparing(let attempt) = state, attempt.id == id else { return [] }
         let waiting = attempt.awaitingIdentity != nil ? "waiting for the canonical user.uid" : "waiting for /choose"
         let error = AssistantError(code: .timeout, message: "preparation timed out \(waiting)")
@@ -151,7 +157,7 @@ struct PreparationMachine: Sendable {
 
     /// The caller of preparation `id` was cancelled (P4). An older call's cancellation is
     /// ignored: it already returned `.superseded`.
-    mutating func cancelled(_ id: PreparationID) -> [Action] {
+    mutating func callerCancelled(_ id: PreparationID) -> [Action] {
         guard case .preparing(let attempt) = state, attempt.id == id else { return [] }
         state = .idle
         return [.stopWork(id), .finish(id, .cancelled)]
@@ -160,7 +166,10 @@ struct PreparationMachine: Sendable {
     /// Identity changed (B3): a start screen confirmed for the old user is not one for the new
     /// user, and a preparation in flight was made for the old user. The host prepares again.
     mutating func identityChanged() -> [Action] {
-        defer { state = .idle }
+        defer {
+            state = .idle
+            lastReady = nil
+        }
         if case .preparing(let attempt) = state {
             return [.stopWork(attempt.id), .finish(attempt.id, .superseded)]
         }

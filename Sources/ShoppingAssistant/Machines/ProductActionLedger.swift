@@ -30,15 +30,15 @@ struct ProductActionLedger: Sendable {
     private(set) var transition: UInt64?
 
     /// A new opening: older refs are stale by construction, so their bookkeeping can go (PR6).
-    mutating func beginOpening() {
+    mutating func openingBegan() {
         impressed.removeAll(keepingCapacity: true)
         transition = nil
     }
 
     /// The navigation of an accepted tap has been handed to the host.
-    mutating func endTransition() { transition = nil }
+    mutating func transitionEnded() { transition = nil }
 
-    mutating func perform(
+    mutating func actionReported(
         _ ref: AssistantProductRef, _ action: AssistantProductAction, scope: Scope, product: ReplyProduct?
     ) -> Decision {
         if action == .tap, let transition, ref.opening == transition { return .duplicate }  // PR9

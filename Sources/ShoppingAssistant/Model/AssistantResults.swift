@@ -49,3 +49,29 @@ public enum AssistantPreparationState: String, Sendable, Hashable {
 public enum AssistantDialogState: String, Sendable, Hashable {
     case empty, active, sending
 }
+
+/// Why a send or a retry was refused. The text is never lost: the caller still has it.
+public enum AssistantSendRefusal: Error, Sendable, Hashable {
+    /// A message is already in flight in this dialog (D2).
+    case busy
+    /// No ready preparation to start a dialog from (P5, D14).
+    case notReady
+    /// The text is empty or only whitespace.
+    case emptyText
+    /// No failed message with that ID can be retried.
+    case notRetryable
+    /// The canonical uid is not known, so there is no `resourceId` (S3).
+    case noIdentity
+    /// There is no suggest with that number on screen.
+    case noSuchSuggest
+}
+
+/// The outcome of `rateReply` (D11): sent, or why not.
+public enum AssistantRatingResult: Sendable, Hashable {
+    /// The rating was recorded and is being sent.
+    case sent
+    /// This reply was rated already: one rating per reply.
+    case alreadyRated
+    /// No reply with that ID is in the current dialog, or it has no ID to rate by.
+    case unknownReply
+}

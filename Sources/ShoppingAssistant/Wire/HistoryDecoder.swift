@@ -54,7 +54,10 @@ enum HistoryDecoder {
             }
         }
         guard let role else { return nil }
-        return HistoryMessage(
-            id: id, role: role, replyTo: replyTo, body: Data(reader.bytes(from: start, to: reader.position)))
+        // Only an assistant message can be adopted; it is read as a reply here, once (D5).
+        let reply =
+            role == "assistant"
+            ? ReplyDecoder.decode(Data(reader.bytes(from: start, to: reader.position)), idKey: .id) : nil
+        return HistoryMessage(id: id, role: role, replyTo: replyTo, reply: reply)
     }
 }

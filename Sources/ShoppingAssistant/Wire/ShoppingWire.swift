@@ -208,27 +208,26 @@ struct ReplyContent: Sendable, Hashable {
     }
 }
 
-/// One history entry (wire.md § GET history): what reconciliation looks at, and the message
-/// object as received, which is read as a reply only when it is adopted (D5).
+/// One history entry (wire.md § GET history): what reconciliation looks at (D5). An
+/// assistant message comes with its reply already read, so the dialog machine never sees bytes.
 struct HistoryMessage: Sendable, Hashable {
     let id: String?
     let role: String
     let replyTo: String?
-    /// The message object's bytes.
-    let body: Data
+    /// The message read as a reply (its `id` is the assistant message ID); assistant messages only.
+    let reply: ReplyContent?
 
-    init(id: String?, role: String, replyTo: String?, body: Data) {
+    init(id: String?, role: String, replyTo: String?, reply: ReplyContent?) {
         self.id = id
         self.role = role
         self.replyTo = replyTo
-        self.body = body
+        self.reply = reply
     }
 
     /// A history entry written as a `JSONValue` (tests).
     init(id: String?, role: String, replyTo: String?, json: JSONValue) {
-        self.init(id: id, role: role, replyTo: replyTo, body: WireJSON.encode(json))
+        self.init(
+            id: id, role: role, replyTo: replyTo,
+            reply: role == "assistant" ? ReplyDecoder.decode(WireJSON.encode(json), idKey: .id) : nil)
     }
-
-    /// The message as a reply; its `id` is the assistant message ID.
-    var reply: ReplyContent? { ReplyDecoder.decode(body, idKey: .id) }
 }

@@ -37,7 +37,7 @@ import Testing
         let race = await Race(storedUID: nil)
         await race.built.engine.resetIdentity()
         await race.answer(uid: "stale-uid")
-        #expect(await race.built.engine.canonicalUserID == nil)
+        #expect(await race.built.engine.canonicalUserId == nil)
         #expect(race.store.loadUID() == nil)
         #expect(!race.store.saves.contains("stale-uid"))
         await race.built.verify()
@@ -50,7 +50,7 @@ import Testing
         let race = await Race(storedUID: "warm-uid")
         await race.built.engine.resetIdentity()
         await race.answer(uid: "warm-uid", ses: "warm-ses")
-        #expect(await race.built.engine.canonicalUserID == nil)
+        #expect(await race.built.engine.canonicalUserId == nil)
         #expect(race.store.loadUID() == nil)
         // The next request goes out as a new visitor: no uid, no session.
         let next = race.built.transport.expect(
@@ -70,7 +70,7 @@ import Testing
             .request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "fresh-uid")))
         await race.built.engine.trackView(pageContext: Fixtures.homePage)
         await race.answer(uid: "stale-uid")
-        #expect(await race.built.engine.canonicalUserID == "fresh-uid")
+        #expect(await race.built.engine.canonicalUserId == "fresh-uid")
         #expect(race.store.loadUID() == "fresh-uid")
         await race.built.verify()
     }
@@ -92,12 +92,12 @@ import Testing
         let race = await Race(storedUID: nil)
         await race.built.engine.setUser(userId: "crm-42", sessionId: "crm-s")
         await race.answer(uid: "anonymous-uid")
-        #expect(await race.built.engine.canonicalUserID == nil)
+        #expect(await race.built.engine.canonicalUserId == nil)
         #expect(race.store.saves.isEmpty)
         race.built.transport.expect(
             .request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "u-crm-42")))
         await race.built.engine.trackView(pageContext: Fixtures.homePage)
-        #expect(await race.built.engine.canonicalUserID == "u-crm-42")
+        #expect(await race.built.engine.canonicalUserId == "u-crm-42")
         await race.built.verify()
     }
 
@@ -130,7 +130,7 @@ import Testing
             .respond(.json(200, ["user": ["uid": "u-crm-42", "ses": "s-crm"], "campaigns": []])))
         await built.engine.trackView(pageContext: Fixtures.homePage)
         #expect(Fixtures.body(built.transport.request(for: first))["user"] as? [String: String] == ["custom": "crm-42"])
-        #expect(await built.engine.canonicalUserID == "u-crm-42")
+        #expect(await built.engine.canonicalUserId == "u-crm-42")
         #expect(store.saves.isEmpty)
         #expect(store.loadUID() == "u-managed")
         // Without a session from the app, the one Gravity returned is sent back.
@@ -150,10 +150,10 @@ import Testing
         await h.engine.setUser(userId: "crm-42", sessionId: "s-1")
         await h.prepareWith(Fixtures.choose(uid: "u-crm-42"))
         await h.landOneReply()
-        let thread = await h.engine.currentThreadID
+        let thread = await h.engine.currentThreadId
         await h.engine.setUser(userId: "crm-42", sessionId: "s-2")
-        #expect(await h.engine.currentThreadID == thread)
-        #expect(await h.engine.canonicalUserID == "u-crm-42")
+        #expect(await h.engine.currentThreadId == thread)
+        #expect(await h.engine.canonicalUserId == "u-crm-42")
         let visit = h.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
         await h.engine.trackView(pageContext: Fixtures.homePage)
         #expect(
@@ -173,7 +173,7 @@ import Testing
         await first.verify()
 
         let restarted = await HandBuiltEngine(identityStore: store)
-        #expect(await restarted.engine.canonicalUserID == "u-1")
+        #expect(await restarted.engine.canonicalUserId == "u-1")
         let visit = restarted.transport.expect(
             .request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "u-1")))
         await restarted.engine.trackView(pageContext: Fixtures.homePage)

@@ -14,7 +14,7 @@ import Testing
         await h.openWithReply(text: firstText)
         h.transport.expect(.request(.post, pathSuffix: "/v1/feedback"), .respond(F.ok))
         h.expectEvents(1)  // chat_feedback
-        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .like))
+        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .like) == .sent)
         h.expectEvents(2)  // chat_dialog_close, chat_dialog_open
         await h.engine.closeAssistant()
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .opened)
@@ -105,11 +105,11 @@ import Testing
     @Test func eventQueuedUnderUserAIsSentAsUserAAfterSwitchingToUserB() async throws {
         let h = await EngineHarness()
         await h.openWithReply()
-        let thread = try #require(await h.engine.currentThreadID)
+        let thread = try #require(await h.engine.currentThreadId)
         // Hold the tracker on the rating's event, so everything after it is still queued.
         let held = h.transport.expect(.request(.post, pathSuffix: "/event"), .deferred)
         h.transport.expect(.request(.post, pathSuffix: "/v1/feedback"), .respond(F.ok))
-        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .dislike))
+        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .dislike) == .sent)
         let message = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
         await h.engine.sendMessage("Another question")  // chat_message_send, queued behind the held event
         h.expectEvents(3)  // chat_message_send, chat_dialog_end, chat_dialog_close
@@ -146,7 +146,7 @@ import Testing
     @Test func assistantChangeEndsTheDialogWithItsReason() async throws {
         let h = await EngineHarness()
         await h.openWithReply()
-        let thread = try #require(await h.engine.currentThreadID)
+        let thread = try #require(await h.engine.currentThreadId)
         h.expectEvents(1)  // chat_dialog_close
         await h.engine.closeAssistant()
         await h.engine.flushTracking()
@@ -238,7 +238,7 @@ import Testing
         // Later snapshots of the same reply request nothing more.
         h.transport.expect(.request(.post, pathSuffix: "/v1/feedback"), .respond(F.ok))
         h.expectEvents(3)  // chat_feedback, chat_dialog_close, chat_dialog_open
-        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .like))
+        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .like) == .sent)
         await h.engine.closeAssistant()
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .opened)
         await h.engine.flushTracking()

@@ -17,7 +17,7 @@ import Testing
             .respondAfter(.seconds(121), Fixtures.reply(to: "late", assistantMessageId: "am-late")))
         h.expectEvents(2)  // chat_message_send, chat_message_reply
         let messageId = try await h.sendAccepted(Self.text)
-        let threadId = try #require(await h.engine.currentThreadID)
+        let threadId = try #require(await h.engine.currentThreadId)
         let history = h.transport.expect(
             .request(.get, pathSuffix: "/v1/threads/\(threadId)/messages"),
             .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: "am-h")))
@@ -88,7 +88,7 @@ import Testing
         let post = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
         h.expectEvents(2)  // chat_message_send, chat_message_reply
         let messageId = try await h.sendAccepted(Self.text)
-        let threadId = try #require(await h.engine.currentThreadID)
+        let threadId = try #require(await h.engine.currentThreadId)
         h.transport.expect(
             .request(.get, pathSuffix: "/v1/threads/\(threadId)/messages"),
             .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: "am-h")))
@@ -108,7 +108,7 @@ import Testing
         let post = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
         h.expectEvents(2)  // chat_message_send, chat_message_error
         let messageId = try await h.sendAccepted(Self.text)
-        let threadId = try #require(await h.engine.currentThreadID)
+        let threadId = try #require(await h.engine.currentThreadId)
         h.transport.expect(
             .request(.get, pathSuffix: "/v1/threads/\(threadId)/messages"),
             .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: nil)))
@@ -204,7 +204,7 @@ import Testing
         let h = await EngineHarness(logger: logs.makeLogger(level: .info))
         await h.prepareReady()
         let firstId = try await h.sendAndReceive("Первый", reply: Fixtures.reply(to: "m"))
-        let threadId = try #require(await h.engine.currentThreadID)
+        let threadId = try #require(await h.engine.currentThreadId)
         let post = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
         h.expectEvents(2)  // chat_message_send, chat_message_error
         let messageId = try await h.sendAccepted(Self.text)
@@ -227,7 +227,7 @@ import Testing
         #expect(error.message.contains("history_unavailable"))
         #expect(logs.messages.filter { $0.contains("history_unavailable") }.count == 1, "one line per failure")
         #expect(logs.errors.isEmpty, "the dialog reports the failure: the log line is a note")
-        #expect(await h.engine.currentThreadID == threadId)
+        #expect(await h.engine.currentThreadId == threadId)
         await h.verify()
     }
 
@@ -240,14 +240,14 @@ import Testing
         let old = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
         h.expectEvents(4)  // send, dialog_end, send, reply
         let oldId = try await h.sendAccepted("Первый")
-        let oldThread = try #require(await h.engine.currentThreadID)
+        let oldThread = try #require(await h.engine.currentThreadId)
         await h.transport.waitForRequest(old)
         let inFlight = await h.dialogRequestsInFlight()
 
         await h.engine.startNewChat()
         #expect(await h.engine.chatSnapshot.messages.isEmpty)
         #expect(await h.engine.dialogState == .empty)
-        #expect(await h.engine.currentThreadID == nil)
+        #expect(await h.engine.currentThreadId == nil)
 
         h.transport.complete(old, with: Fixtures.reply(to: oldId, assistantMessageId: "am-old"))
         for task in inFlight { await task.valueUnlessCancelled }
@@ -259,7 +259,7 @@ import Testing
         )
         let newId = try await h.sendAccepted("Второй")
         await h.engine.waitForReply()
-        let newThread = try #require(await h.engine.currentThreadID)
+        let newThread = try #require(await h.engine.currentThreadId)
         #expect(newThread != oldThread)
         #expect(newThread != "s-1")  // never the Gravity session
         #expect(UUID(uuidString: newThread) != nil)
@@ -279,7 +279,7 @@ import Testing
         let old = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
         h.expectEvents(2)  // send, dialog_end (identity_change)
         let oldId = try await h.sendAccepted("Второй")
-        let oldThread = try #require(await h.engine.currentThreadID)
+        let oldThread = try #require(await h.engine.currentThreadId)
         await h.transport.waitForRequest(old)
         let inFlight = await h.dialogRequestsInFlight()
 
@@ -287,7 +287,7 @@ import Testing
         var snapshot = await h.engine.chatSnapshot
         #expect(snapshot.messages.isEmpty)
         #expect(snapshot.suggests.isEmpty)
-        #expect(await h.engine.currentThreadID == nil)
+        #expect(await h.engine.currentThreadId == nil)
         #expect(await h.engine.sendMessage("Третий") == .failure(.notReady))
 
         h.transport.complete(old, with: Fixtures.reply(to: oldId, assistantMessageId: "am-late"))
@@ -305,7 +305,7 @@ import Testing
         snapshot = await h.engine.chatSnapshot
         #expect(snapshot.messages.map(\.id) == [newId, "am-new"])
         #expect(snapshot.messages.allSatisfy { $0.id != "am-late" && $0.id != "am-17" })
-        let newThread = try #require(await h.engine.currentThreadID)
+        let newThread = try #require(await h.engine.currentThreadId)
         #expect(newThread != oldThread)
         #expect(Fixtures.body(h.transport.request(for: new))["threadId"] as? String == newThread)
         await h.verify()
@@ -446,16 +446,16 @@ import Testing
         let feedback = h.transport.expect(.request(.post, pathSuffix: "/v1/feedback"), .respond(.text(204, "")))
         h.expectEvents(1)  // chat_feedback
 
-        try #require(await h.engine.rateReply(assistantMessageId: "am-17", rating: .like))
+        try #require(await h.engine.rateReply(assistantMessageId: "am-17", rating: .like) == .sent)
         let rated = await h.engine.chatSnapshot.messages.last
         #expect(rated?.rating == .like)
         #expect(rated?.canRate == false)
-        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .dislike) == false)
-        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .like) == false)
+        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .dislike) == .alreadyRated)
+        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .like) == .alreadyRated)
 
         await h.transport.waitForRequest(feedback)
         let body = Fixtures.body(h.transport.request(for: feedback))
-        let threadId = try #require(await h.engine.currentThreadID)
+        let threadId = try #require(await h.engine.currentThreadId)
         #expect(body["threadId"] as? String == threadId)
         #expect(body["messageId"] as? String == "am-17")
         #expect(body["resourceId"] as? String == "u-8f3c")
@@ -472,8 +472,8 @@ import Testing
         let reply = await h.engine.chatSnapshot.messages.last
         #expect(reply?.role == .assistant)
         #expect(reply?.canRate == false)
-        #expect(await h.engine.rateReply(assistantMessageId: reply?.id ?? "", rating: .like) == false)
-        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .like) == false)
+        #expect(await h.engine.rateReply(assistantMessageId: reply?.id ?? "", rating: .like) == .unknownReply)
+        #expect(await h.engine.rateReply(assistantMessageId: "am-17", rating: .like) == .unknownReply)
         await h.verify()  // no /v1/feedback request was made
     }
 
@@ -484,7 +484,7 @@ import Testing
         let post = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
         h.expectEvents(3)  // send, reply, feedback
         let messageId = try await h.sendAccepted(Self.text)
-        let threadId = try #require(await h.engine.currentThreadID)
+        let threadId = try #require(await h.engine.currentThreadId)
         h.transport.expect(
             .request(.get, pathSuffix: "/v1/threads/\(threadId)/messages"),
             .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: "am-h")))
@@ -493,7 +493,7 @@ import Testing
         #expect(await h.engine.chatSnapshot.messages.last?.canRate == true)
 
         let feedback = h.transport.expect(.request(.post, pathSuffix: "/v1/feedback"), .respond(.text(200, "{}")))
-        try #require(await h.engine.rateReply(assistantMessageId: "am-h", rating: .dislike))
+        try #require(await h.engine.rateReply(assistantMessageId: "am-h", rating: .dislike) == .sent)
         await h.transport.waitForRequest(feedback)
         let body = Fixtures.body(h.transport.request(for: feedback))
         #expect(body["messageId"] as? String == "am-h")
@@ -530,7 +530,7 @@ import Testing
         case .network:
             h.transport.fail(post, with: .cannotConnect("no route to host"))
         case .timeout:
-            let threadId = try #require(await h.engine.currentThreadID)
+            let threadId = try #require(await h.engine.currentThreadId)
             h.transport.expect(
                 .request(.get, pathSuffix: "/v1/threads/\(threadId)/messages"),
                 .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: nil)))

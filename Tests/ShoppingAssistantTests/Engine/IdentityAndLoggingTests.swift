@@ -148,7 +148,7 @@ import Testing
                 assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage)
                 == .ready)
         #expect(h.identityStore.loadUID() == "u-new")
-        #expect(await h.engine.canonicalUserID == "u-new")
+        #expect(await h.engine.canonicalUserId == "u-new")
         await h.verify()
     }
 
@@ -197,7 +197,7 @@ import Testing
         #expect(user["custom"] as? String == "crm-42")
         #expect(user["uid"] == nil, "the app's id is never sent as uid")
         #expect(user["ses"] as? String == "crm-session-7")
-        #expect(await h.engine.canonicalUserID == "u-canonical")
+        #expect(await h.engine.canonicalUserId == "u-canonical")
 
         // Later Gravity calls keep sending the manual ids.
         let visit = h.transport.expect(

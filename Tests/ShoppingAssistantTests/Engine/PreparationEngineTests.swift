@@ -221,7 +221,7 @@ import Testing
         #expect(await h.engine.preparationState == .preparing)
         h.clock.advance(by: .milliseconds(1))
         expectFailure(await task.valueUnlessCancelled, .timeout)
-        #expect(await h.engine.canonicalUserID == nil)
+        #expect(await h.engine.canonicalUserId == nil)
         #expect(h.identityStore.loadUID() == nil)
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .notReady)
         #expect(await h.engine.sendMessage("Помогите выбрать подарок") == .failure(.notReady))
@@ -236,7 +236,7 @@ import Testing
         let task = await h.startPreparing(requestsBefore: 0)
         await h.engine.trackView(pageContext: Fixtures.productPage)
         #expect(await task.valueUnlessCancelled == .ready)
-        #expect(await h.engine.canonicalUserID == "u-8f3c")
+        #expect(await h.engine.canonicalUserId == "u-8f3c")
         #expect(h.identityStore.loadUID() == "u-8f3c")
         await h.verify()
     }
@@ -444,7 +444,7 @@ import Testing
         #expect(h.transport.requests.count == 3)
         #expect(h.transport.requests.allSatisfy { $0.url.path.hasSuffix("/choose") })
         #expect(await h.engine.dialogState == .empty)
-        #expect(await h.engine.currentThreadID == nil)
+        #expect(await h.engine.currentThreadId == nil)
         #expect(await h.engine.chatSnapshot.messages.isEmpty)
     }
 
@@ -478,7 +478,7 @@ import Testing
         await h.openReady()
         h.transport.expect(.get("https://t.example/ri?m=am-17"), .respond(.text(204, "")))
         let messageId = await h.landOneReply()
-        let thread = await h.engine.currentThreadID
+        let thread = await h.engine.currentThreadId
         #expect(thread != nil)
 
         h.transport.expect(chooseMatcher, .respond(.text(500, "")))
@@ -500,7 +500,7 @@ import Testing
         #expect(await h.engine.isAssistantOpen)
         #expect(h.presenter.dismissCount == 0)
         #expect(await h.engine.presentationLocks.assistant)
-        #expect(await h.engine.currentThreadID == thread)
+        #expect(await h.engine.currentThreadId == thread)
         #expect(await h.engine.dialogState == .active)
         #expect(await h.engine.chatSnapshot.messages.map(\.id) == [messageId, "am-17"])
         await h.verify()
@@ -513,13 +513,13 @@ import Testing
         let h = await EngineHarness()
         await h.prepareReady()
         let messageId = await h.landOneReply()
-        let thread = await h.engine.currentThreadID
+        let thread = await h.engine.currentThreadId
 
         h.transport.expect(chooseMatcher, .respond(Fixtures.choose()))
         let result = await h.engine.prepareAssistant(
             assistantSelector: Fixtures.assistantSelector, pageContext: Self.categoryPage)
         #expect(result == .ready)
-        #expect(await h.engine.currentThreadID == thread)
+        #expect(await h.engine.currentThreadId == thread)
         #expect(await h.engine.chatSnapshot.messages.map(\.id) == [messageId, "am-17"])
 
         h.expectEvents(1)  // chat_dialog_open
@@ -534,7 +534,7 @@ import Testing
         let h = await EngineHarness()
         await h.prepareReady()
         await h.landOneReply()
-        let oldThread = await h.engine.currentThreadID
+        let oldThread = await h.engine.currentThreadId
         #expect(oldThread != nil)
 
         h.transport.expect(
@@ -547,7 +547,7 @@ import Testing
         let result = await h.engine.prepareAssistant(
             assistantSelector: "other-assistant", pageContext: Fixtures.homePage)
         #expect(result == .ready)
-        #expect(await h.engine.currentThreadID == nil)
+        #expect(await h.engine.currentThreadId == nil)
         #expect(await h.engine.dialogState == .empty)
         #expect(await h.engine.chatSnapshot.messages.isEmpty)
         #expect(await h.engine.chatSnapshot.title == "Другой помощник")
@@ -556,7 +556,7 @@ import Testing
             events("chat_dialog_end", in: h.transport) == [["threadId": oldThread ?? "", "reason": "assistant_change"]])
 
         await h.landOneReply("Ещё вопрос")
-        let newThread = await h.engine.currentThreadID
+        let newThread = await h.engine.currentThreadId
         #expect(newThread != nil)
         #expect(newThread != oldThread)
         let message = h.transport.requests.last { $0.url.path.hasSuffix("/v1/messages") }

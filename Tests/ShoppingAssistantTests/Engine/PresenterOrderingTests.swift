@@ -4,17 +4,17 @@ import ShoppingAssistantTesting
 import Testing
 
 /// A presenter whose first update takes a while (it waits for the test), recording each
-/// snapshot when its call finishes: what a screen would be left showing.
+/// snapshot when its call finishes: what a screen would be left showing. Its waits end when
+/// the test is cancelled (a time limit fails the test instead of stalling the run).
 private final class SlowPresenter: AssistantPresenter {
     private struct State {
         var shown: [AssistantChatSnapshot] = []
-        var gate: CheckedContinuation<Void, Never>?
         var held = false
         var released = false
-        var heldWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Locked(State())
+    private let waiters = Waitlist()
 
     var availability: AssistantPresenterAvailability { .available }
     var shown: [AssistantChatSnapshot] { state.withLock { $0.shown } }
@@ -29,37 +29,19 @@ private final class SlowPresenter: AssistantPresenter {
             return true
         }
         if hold {
-            await withCheckedContinuation { continuation in
-                let (released, waiters) = state.withLock { state in
-                    state.gate = state.released ? nil : continuation
-                    defer { state.heldWaiters = [] }
-                    return (state.released, state.heldWaiters)
-                }
-                for waiter in waiters { waiter.resume() }
-                if released { continuation.resume() }
-            }
+            waiters.recheck()
+            await waiters.wait { [state] in state.withLock { $0.released } }
         }
         state.withLock { $0.shown.append(chat) }
     }
 
     func waitUntilHeld() async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Bool in
-                if state.gate != nil { return true }
-                state.heldWaiters.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+        await waiters.wait { [state] in state.withLock { $0.held } }
     }
 
     func release() {
-        let gate = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.released = true
-            defer { state.gate = nil }
-            return state.gate
-        }
-        gate?.resume()
+        state.withLock { $0.released = true }
+        waiters.recheck()
     }
 }
 
@@ -80,7 +62,11 @@ private final class SlowPresenter: AssistantPresenter {
         await h.transport.waitForRequests(3)  // /choose, /event (open), /v1/messages
         let messageId = try #require(Fixtures.body(h.transport.request(for: reply))["messageId"] as? String)
         h.transport.complete(reply, with: Fixtures.reply(to: messageId))
-        await h.engine.waitForReply()  // the reply landed while the first update is still held
+        // The reply lands while the first update is still held (`waitForReply` would wait for
+        // the presenter): its chat_message_reply event is the fifth request.
+        await h.transport.waitForRequests(5)
+        #expect(await h.engine.dialogState == .active)
+        #expect(presenter.shown.count == 1)
         presenter.release()
         _ = await sending.valueUnlessCancelled
         await h.engine.flushTracking()

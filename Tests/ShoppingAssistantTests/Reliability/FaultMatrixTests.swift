@@ -249,7 +249,7 @@ struct FaultMatrixTests {
             #expect(Self.mentions(logged, code), "\(logged) should name \(code.rawValue)")
         }
         #expect(await scene.h.engine.preparationState == .ready)
-        #expect(await scene.h.engine.canonicalUserID == "u-8f3c")
+        #expect(await scene.h.engine.canonicalUserId == "u-8f3c")
         await scene.expectIntact()
     }
 
@@ -278,7 +278,7 @@ struct FaultMatrixTests {
             #expect(Self.mentions(failure, code), "\(failure) should name \(code.rawValue)")
         }
         #expect(scene.h.transport.requests(to: .visit).count == 1)
-        #expect(await scene.h.engine.canonicalUserID == "u-8f3c")
+        #expect(await scene.h.engine.canonicalUserId == "u-8f3c")
         #expect(await scene.h.engine.preparationState == .ready)
         await scene.expectIntact()
     }
@@ -380,7 +380,7 @@ struct FaultMatrixTests {
         scene.h.transport.arm(.hold, for: .messages)
         let sent = try #require(await scene.h.settle { await $0.sendMessage(text) })
         let messageId = try sent.get()
-        let threadId = try #require(await scene.h.engine.currentThreadID)
+        let threadId = try #require(await scene.h.engine.currentThreadId)
         let post = try #require(scene.h.transport.held.first { $0.endpoint == .messages })
         let valid = Fixtures.history(threadId: threadId, messageId: messageId, replyId: "am-h")
         scene.h.transport.arm(fault.answer(for: .history, valid: valid), for: .history)
@@ -397,7 +397,7 @@ struct FaultMatrixTests {
         #expect(!snapshot.isSending)
         #expect(scene.h.transport.requests(to: .history).count == 1, "history is read once, never again")
         #expect(scene.h.transport.requests(to: .messages).count == 2, "never resent automatically")
-        #expect(await scene.h.engine.currentThreadID == threadId)
+        #expect(await scene.h.engine.currentThreadId == threadId)
         switch expected {
         case .success:
             // The padded history holds the reply: it is adopted.
@@ -433,7 +433,7 @@ struct FaultMatrixTests {
         let replyId = try #require(scene.earlier.last?.id)
 
         let rated = await scene.h.settle { await $0.rateReply(assistantMessageId: replyId, rating: .like) }
-        #expect(rated == true)
+        #expect(rated == .sent)
 
         #expect(scene.h.transport.requests(to: .feedback).count == 1, "one rating request, never retried")
         let reply = await scene.h.engine.chatSnapshot.messages.first { $0.id == replyId }
@@ -508,8 +508,8 @@ struct FaultMatrixTests {
             let messageId = try #require(try sent?.get(), sourceLocation: sourceLocation)
             let snapshot = await h.engine.chatSnapshot
             try #require(snapshot.messages.map(\.id) == [messageId, "am-1"], sourceLocation: sourceLocation)
-            let threadId = try #require(await h.engine.currentThreadID, sourceLocation: sourceLocation)
-            return Scene(h: h, earlier: snapshot.messages, threadId: threadId)
+            let threadId = try #require(await h.engine.currentThreadId, sourceLocation: sourceLocation)
+            return Scene(h: h, earlier: Array(snapshot.messages), threadId: threadId)
         }
 
         /// Every endpoint's valid answer; each reply gets the next assistant message ID.
@@ -545,7 +545,7 @@ struct FaultMatrixTests {
                     + (comparingRatings ? "|\(String(describing: message.rating))" : "")
             }
             #expect(now.map(key) == earlier.map(key), "earlier messages intact", sourceLocation: sourceLocation)
-            #expect(await h.engine.currentThreadID == threadId, sourceLocation: sourceLocation)
+            #expect(await h.engine.currentThreadId == threadId, sourceLocation: sourceLocation)
             #expect(await h.engine.isAssistantOpen, sourceLocation: sourceLocation)
             #expect(
                 await h.engine.presentationLocks == PresentationLocks(app: false, assistant: true),

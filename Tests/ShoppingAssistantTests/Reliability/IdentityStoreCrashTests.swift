@@ -69,7 +69,7 @@ struct IdentityStoreCrashTests {
             identityStore: FileIdentityStore(fileURL: file),
             logger: AssistantLogger(level: .error) { level, message in logs.withLock { $0.append((level, message)) } })
 
-        #expect(await engine.canonicalUserID == nil, "a fresh identity")
+        #expect(await engine.canonicalUserId == nil, "a fresh identity")
         let warnings = logs.withLock { $0 }.filter { $0.1.contains("identity store:") }
         #expect(warnings.count == 1, "one warning: \(warnings.map(\.1))")
         let warning = try #require(warnings.first)

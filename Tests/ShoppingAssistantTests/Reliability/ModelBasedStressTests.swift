@@ -474,7 +474,7 @@ extension AssistantEngine {
     func stressProbe() -> StressProbe {
         StressProbe(
             open: isAssistantOpen, locks: presentationLocks, dialogState: dialogState, snapshot: chatSnapshot,
-            threadId: currentThreadID)
+            threadId: currentThreadId)
     }
 }
 
@@ -664,7 +664,7 @@ final class StressRun {
             let stalledCheck = model.reconciling.flatMap { reconciling in
                 model.sending.map { (messageId: $0, code: reconciling.code) }
             }
-            if let inFlight, processed, let thread = await h.engine.currentThreadID {
+            if let inFlight, processed, let thread = await h.engine.currentThreadId {
                 server.processed(StressServer.Answer(messageId: inFlight), thread: thread)
             }
             server.setHoldHistory(historyHeld)
@@ -766,7 +766,7 @@ final class StressRun {
     /// Releases a held history read with the thread's history as the server has it now.
     private func historyArrives(_ held: RoutingTransport.Held) async {
         let thread = StressServer.thread(of: held.request)
-        let currentThread = await h.engine.currentThreadID
+        let currentThread = await h.engine.currentThreadId
         let isCurrent = model.reconciling != nil && thread == currentThread
         h.transport.release(held.id, with: .success(server.history(thread: thread)))
         await h.settle()

@@ -122,8 +122,8 @@ struct SocketFaultMatrixTests {
             try #require(
                 snapshot.messages.map(\.id) == [messageId, LoopbackBackend.assistantAnswerID(messageId)],
                 sourceLocation: sourceLocation)
-            let threadId = try #require(await s.engine.currentThreadID, sourceLocation: sourceLocation)
-            return Scene(s: s, earlier: snapshot.messages, threadId: threadId)
+            let threadId = try #require(await s.engine.currentThreadId, sourceLocation: sourceLocation)
+            return Scene(s: s, earlier: Array(snapshot.messages), threadId: threadId)
         }
 
         /// Runs the engine call that meets the fault, ends a stall if the fault stalls, and
@@ -148,7 +148,7 @@ struct SocketFaultMatrixTests {
             #expect(
                 snapshot.messages.prefix(earlier.count).map(key) == earlier.map(key), "earlier messages intact",
                 sourceLocation: sourceLocation)
-            #expect(await s.engine.currentThreadID == threadId, sourceLocation: sourceLocation)
+            #expect(await s.engine.currentThreadId == threadId, sourceLocation: sourceLocation)
             #expect(await s.engine.isAssistantOpen, sourceLocation: sourceLocation)
             #expect(s.presenter.dismissals == 0, sourceLocation: sourceLocation)
             await s.expectSettled(sourceLocation: sourceLocation)
@@ -274,7 +274,7 @@ struct SocketFaultMatrixTests {
                 #expect(Self.mentions(logged, code), "\(logged) should name \(code.rawValue)")
             }
             #expect(scene.s.transport.requests(to: .visit).count == 1)
-            #expect(await scene.s.engine.canonicalUserID == "u-8f3c")
+            #expect(await scene.s.engine.canonicalUserId == "u-8f3c")
             Self.expectSecondHost(scene, fault, .visit)
             await scene.expectIntact()
         }
@@ -429,7 +429,7 @@ struct SocketFaultMatrixTests {
             let rated = await scene.run(fault, on: .feedback) {
                 await $0.rateReply(assistantMessageId: replyId, rating: .like)
             }
-            #expect(rated == true)
+            #expect(rated == .sent)
 
             #expect(scene.s.transport.requests(to: .feedback).count == 1, "one rating request, never retried")
             let reply = await scene.s.engine.chatSnapshot.messages.first { $0.id == replyId }

@@ -56,7 +56,10 @@ extension EngineHarness {
     /// The tasks carrying the dialog requests in flight. Awaiting them waits until their
     /// result was handed to the dialog machine (and dropped, if stale).
     func dialogRequestsInFlight() async -> [Task<Void, Never>] {
-        Array(await engine.dialogRequests.values)
+        await engine.requests.compactMap { id, task in
+            if case .message = id { return task }
+            return nil
+        }
     }
 
     /// The user message with `id` in the current snapshot.

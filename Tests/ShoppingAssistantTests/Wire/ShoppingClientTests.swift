@@ -390,14 +390,14 @@ extension Result where Failure == WireFailure {
         let post = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
         h.expectEvents(3)  // send, reply, feedback
         let messageId = try await h.sendAccepted("Помогите выбрать подарок")
-        let threadId = try #require(await h.engine.currentThreadID)
+        let threadId = try #require(await h.engine.currentThreadId)
         let history = h.transport.expect(
             .request(.get, pathSuffix: "/v1/threads/\(threadId)/messages"),
             .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: "am-h")))
         h.transport.complete(post, with: .text(503, ""))
         await h.engine.waitForReply()
         let feedback = h.transport.expect(.request(.post, pathSuffix: "/v1/feedback"), .respond(.text(204, "")))
-        try #require(await h.engine.rateReply(assistantMessageId: "am-h", rating: .like))
+        try #require(await h.engine.rateReply(assistantMessageId: "am-h", rating: .like) == .sent)
         await h.transport.waitForRequest(feedback)
         await h.verify()
 
@@ -433,7 +433,7 @@ extension Result where Failure == WireFailure {
         let chooseUser = Fixtures.body(h.transport.requests.first)["user"] as? [String: Any]
         #expect(chooseUser?["custom"] as? String == "manual-7")  // Gravity gets the setUser id as `custom`
         #expect(chooseUser?["uid"] == nil)
-        #expect(await h.engine.canonicalUserID == "u-canonical")
+        #expect(await h.engine.canonicalUserId == "u-canonical")
 
         let post = h.transport.expect(
             .request(.post, pathSuffix: "/v1/messages"), .respond(Fixtures.reply(to: "m", assistantMessageId: "am-1")))
@@ -441,7 +441,7 @@ extension Result where Failure == WireFailure {
         _ = try await h.sendAccepted("Привет")
         await h.engine.waitForReply()
         let feedback = h.transport.expect(.request(.post, pathSuffix: "/v1/feedback"), .respond(.text(204, "")))
-        try #require(await h.engine.rateReply(assistantMessageId: "am-1", rating: .like))
+        try #require(await h.engine.rateReply(assistantMessageId: "am-1", rating: .like) == .sent)
         await h.transport.waitForRequest(feedback)
         await h.verify()
 

@@ -6,6 +6,14 @@
 /// still the canonical one the assistant uses (S3), held for that identity only and never
 /// written over the SDK-managed stored uid.
 struct IdentityState: Sendable, Hashable {
+    /// What absorbing an answer's `user` calls for.
+    enum Action: Sendable, Hashable {
+        /// Persist the SDK-managed uid (B3).
+        case persist(String)
+        /// The canonical uid just became known: a preparation waiting for it may finish (S4).
+        case resolved
+    }
+
     struct ManualUser: Sendable, Hashable {
         let userId: String
         let sessionId: String?
@@ -36,23 +44,19 @@ struct IdentityState: Sendable, Hashable {
 
     /// Takes the `user` of an answer to a request made under `epoch`; an answer to a request of
     /// an older identity is ignored, so a late answer never restores a replaced uid.
-    /// Returns the uid to persist, if any, and whether the canonical uid just became known.
-    mutating func absorb(_ user: GravityAnsweredUser?, epoch requestEpoch: UInt64) -> (
-        persist: String?, resolved: Bool
-    ) {
-        guard requestEpoch == epoch, let user else { return (nil, false) }
+    mutating func answered(_ user: GravityAnsweredUser?, epoch requestEpoch: UInt64) -> [Action] {
+        guard requestEpoch == epoch, let user else { return [] }
         if let ses = user.ses, !ses.isEmpty {
             if manual == nil { managedSes = ses } else if manual?.sessionId == nil { manualSes = ses }
         }
-        guard let uid = user.uid, !uid.isEmpty else { return (nil, false) }
-        let wasUnknown = canonicalUID == nil
+        guard let uid = user.uid, !uid.isEmpty else { return [] }
+        var actions: [Action] = canonicalUID == nil ? [.resolved] : []
         canonicalUID = uid
-        var persist: String?
         if manual == nil, managedUID != uid {
             managedUID = uid
-            persist = uid
+            actions.insert(.persist(uid), at: 0)
         }
-        return (persist, wasUnknown)
+        return actions
     }
 
     /// Whether `setUser` with this id would be an identity change.
@@ -60,7 +64,7 @@ struct IdentityState: Sendable, Hashable {
 
     /// `setUser(userId:sessionId:)`. Returns true when this is an identity change (B3); the same
     /// id with another session only replaces the session.
-    mutating func setUser(userId: String, sessionId: String?) -> Bool {
+    mutating func userSet(userId: String, sessionId: String?) -> Bool {
         if let manual, manual.userId == userId {
             self.manual = ManualUser(userId: userId, sessionId: sessionId)
             return false
@@ -73,7 +77,7 @@ struct IdentityState: Sendable, Hashable {
     }
 
     /// An explicit reset to a new anonymous, SDK-managed identity.
-    mutating func reset() {
+    mutating func resetRequested() {
         manual = nil
         manualSes = nil
         managedUID = nil

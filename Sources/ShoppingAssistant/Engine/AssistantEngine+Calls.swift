@@ -1,0 +1,205 @@
+// MARK: - The public API: each call is an event of the machine
+
+extension AssistantEngine {
+    // MARK: Preparation (P1–P8, C1–C8, G1, S4)
+
+    /// Prepares the assistant's start screen for this page (P1–P5).
+    ///
+    /// The latest call wins: an earlier call still in flight returns `.superseded` (P2). The
+    /// timeout covers everything, including waiting for the canonical uid (P3, S4). Cancelling
+    /// the calling task returns `.cancelled` (P4). It never calls `trackView` (E4) and never
+    /// sends a message to the Shopping API (C8).
+    public func prepareAssistant(
+        assistantSelector: String, pageContext: PageContext, timeout: Duration = .seconds(10)
+    ) async -> AssistantPrepareResult {
+        let result = await call {
+            $0.prepareCalled($1, selector: assistantSelector, page: pageContext, timeout: timeout)
+        }
+        guard case .prepare(let outcome) = result else {
+            preconditionFailure("prepareAssistant completed with \(result)")
+        }
+        return outcome
+    }
+
+    // MARK: Opening and closing (O1–O9)
+
+    /// Presents the chat on `presenter` (O1–O4). The assistant takes its own presentation
+    /// lock first and releases it only once the chat is fully closed (O5, O6). Returns once the
+    /// presenter has shown the chat.
+    public func openAssistant(presenter: any AssistantPresenter) async -> AssistantOpenResult {
+        let shown = machine.presentation.shownOpening
+        let alive = shown.map { presenters[$0]?.presenter != nil } ?? true
+        presenterBeingOpened = presenter
+        let availability = presenter.availability
+        let result = await call { $0.openCalled($1, presenter: availability, presenterAlive: alive) }
+        guard case .open(let outcome) = result else { preconditionFailure("openAssistant completed with \(result)") }
+        if outcome != .opened, presenterBeingOpened === presenter { presenterBeingOpened = nil }
+        return outcome
+    }
+
+    /// Closes the chat (O5) and returns once it is closed. A message already sent is not
+    /// cancelled (O8, D12).
+    public func closeAssistant() async {
+        _ = await call { $0.closeCalled($1) }
+    }
+
+    /// The presenter dismissed the chat by itself (the mobile "Back"), or is going away (O5).
+    public func assistantWasDismissed() async {
+        _ = await call { $0.dismissedByPresenter($1) }
+    }
+
+    // MARK: Dialog (D1–D17)
+
+    /// Sends a message in the current dialog, or starts a dialog from the latest ready
+    /// preparation (D14). Returns the message ID, or why it was refused; refused text is the
+    /// caller's to keep. The reply arrives in later snapshots; `waitForReply()` awaits it.
+    @discardableResult
+    public func sendMessage(_ text: String) async -> Result<String, AssistantSendRefusal> {
+        let messageId = makeUUID().uuidString.lowercased()
+        let threadId = makeUUID().uuidString.lowercased()  // D15: fresh per dialog, never `ses`
+        return sendResult(await call { $0.sendCalled($1, text: text, messageId: messageId, newThreadId: threadId) })
+    }
+
+    /// Sends a start-screen or reply suggest as the user's message (C7).
+    @discardableResult
+    public func sendSuggest(at index: Int) async -> Result<String, AssistantSendRefusal> {
+        let messageId = makeUUID().uuidString.lowercased()
+        let threadId = makeUUID().uuidString.lowercased()
+        return sendResult(
+            await call { $0.suggestCalled($1, index: index, messageId: messageId, newThreadId: threadId) })
+    }
+
+    /// Sends a failed message again with the same ID and the same bytes (D6). After an
+    /// uncertain outcome the server may process it twice: there is no exactly-once promise (D7).
+    @discardableResult
+    public func retryMessage(id messageId: String) async -> Result<String, AssistantSendRefusal> {
+        sendResult(await call { $0.retryCalled($1, messageId: messageId) })
+    }
+
+    private func sendResult(_ result: CallResult) -> Result<String, AssistantSendRefusal> {
+        guard case .send(let outcome) = result else { preconditionFailure("a send completed with \(result)") }
+        return outcome
+    }
+
+    /// "New chat": a fresh dialog on the latest ready start screen (D13, D16).
+    public func startNewChat() async {
+        _ = await call { $0.newChatCalled($1) }
+    }
+
+    /// Rates a reply once, by its assistant message ID (D11), or says why it cannot.
+    @discardableResult
+    public func rateReply(assistantMessageId: String, rating: AssistantRating) async -> AssistantRatingResult {
+        let result = await call { $0.rateCalled($1, assistantMessageId: assistantMessageId, rating: rating) }
+        guard case .rating(let outcome) = result else { preconditionFailure("rateReply completed with \(result)") }
+        return outcome
+    }
+
+    /// Suspends until no message is in flight and an open presenter has been given the
+    /// outcome. Cancelling the waiting task returns at once and does not cancel the message
+    /// (O8, D12).
+    public func waitForReply() async {
+        _ = await call { $0.waitForReplyCalled($1) }
+    }
+
+    // MARK: Products and reply actions (PR1–PR10, AC1–AC6)
+
+    /// Reports a visible impression or a tap of a product card (PR4).
+    ///
+    /// An accepted tap queues click tracking, closes the chat, and only after the close
+    /// completed calls the handler with `.openProduct` exactly once (PR10). This call returns
+    /// when that is done.
+    public func performAssistantProductAction(
+        product ref: AssistantProductRef, action: AssistantProductAction
+    ) async -> AssistantInteractionResult {
+        interactionResult(await call { $0.productActionCalled($1, ref: ref, action: action) })
+    }
+
+    /// Presses reply button `index` of the reply `assistantMessageId` (AC1–AC6): closes the
+    /// chat, then hands the action to the handler once. No product tracking is sent (AC6).
+    public func performReplyButton(assistantMessageId: String, index: Int) async -> AssistantInteractionResult {
+        interactionResult(
+            await call { $0.replyButtonPressed($1, assistantMessageId: assistantMessageId, index: index) })
+    }
+
+    private func interactionResult(_ result: CallResult) -> AssistantInteractionResult {
+        guard case .interaction(let outcome) = result else { preconditionFailure("an action completed with \(result)") }
+        return outcome
+    }
+
+    /// Renders a block with the registered builder; `nil` (and a logged error) when the
+    /// builder answers a zero or unbounded height (PR3).
+    public func renderProductBlock(_ block: AssistantProductBlock, layout: AssistantProductLayout) -> (
+        any AssistantProductBlockRendering
+    )? {
+        guard let builder else { return nil }
+        let rendering = builder.build(block: block, layout: layout)
+        guard EngineMachine.acceptsBlockHeight(rendering.height) else {
+            logger.log(.error, "product block builder returned an invalid height \(rendering.height)")
+            return nil
+        }
+        return rendering
+    }
+
+    // MARK: Base SDK subset (B3–B7)
+
+    /// Reports a page view: `POST /visit` (B5). The assistant never calls it itself (E4).
+    /// Returns once the answer is handled and its in-app campaigns, if any, are shown (B6).
+    public func trackView(pageContext: PageContext) async {
+        _ = await call { $0.trackViewCalled($1, page: pageContext) }
+    }
+
+    /// Sends custom events: `POST /event` (B5).
+    public func triggerEvent(events: [CustomEvent], pageContext: PageContext) async {
+        _ = await call { $0.triggerEventCalled($1, events: events, page: pageContext) }
+    }
+
+    /// Content of a selector: `POST /choose` (B5), holding only the entries of `selector`.
+    /// `nil` on a network or decoding error, which is logged. A successful answer starts
+    /// content load tracking for its contents (B7). Never blocked by a presentation lock (B6).
+    public func getContentBySelector(selector: String, pageContext: PageContext) async -> ContentResponse? {
+        let result = await call { $0.contentCalled($1, selector: selector, page: pageContext) }
+        guard case .content(let content) = result else {
+            preconditionFailure("getContentBySelector completed with \(result)")
+        }
+        return content
+    }
+
+    /// Replaces the `options` and `data[].options` of the following Gravity requests, like the
+    /// base SDK's `setOptions` (the proxy URL is the configuration's `gravityBaseURL`).
+    public func setOptions(_ options: GravityOptions, contentSettings: GravityContentSettings? = nil) {
+        handle { $0.optionsSet(options, contentSettings: contentSettings) }
+    }
+
+    /// Switches to manual identity mode (B3): the app's id travels as `user.custom`. Another
+    /// user id is an identity change: the chat closes (as the old user, AN3), the dialog ends,
+    /// the start screen must be prepared again (D13, D17).
+    public func setUser(userId: String, sessionId: String? = nil) async {
+        _ = await call { $0.setUserCalled($1, userId: userId, sessionId: sessionId) }
+    }
+
+    /// Forgets the SDK-managed uid and starts as a new anonymous visitor: an identity change.
+    public func resetIdentity() async {
+        _ = await call { $0.resetIdentityCalled($1) }
+    }
+
+    /// Takes the app's presentation lock (B6). Idempotent and not counted.
+    public func lockPresentation() {
+        handle { $0.appLockChanged(locked: true) }
+    }
+
+    /// Releases the app's presentation lock (B6). The assistant's own lock is unaffected (O6).
+    public func unlockPresentation() {
+        handle { $0.appLockChanged(locked: false) }
+    }
+
+    /// Called on every change of who holds the presentation lock (B6).
+    public func setPresentationLockListener(_ listener: (@Sendable (PresentationLocks) -> Void)?) {
+        lockListener = listener
+    }
+
+    /// Receives auto-shown in-app campaigns. While any presentation lock is held they are
+    /// dropped, not queued (B6, O7).
+    public func setInAppCampaignHandler(_ handler: (@Sendable (InAppCampaign) async -> Void)?) {
+        inAppCampaignHandler = handler
+    }
+}

@@ -1,0 +1,122 @@
+/// Identifies one call of the public API that waits for the engine: the actor parks its
+/// caller under this ID and resumes it when the machine says `.complete(id, …)`.
+struct CallID: Hashable, Sendable, CustomStringConvertible {
+    let value: UInt64
+    var description: String { "call#\(value)" }
+}
+
+/// Names one request the engine sent; its answer comes back as an event under the same ID,
+/// so the machine can tell whose answer it is and drop it when it is stale.
+enum RequestID: Hashable, Sendable, CustomStringConvertible {
+    /// The assistant configuration's `/choose` of a preparation (P1–P3).
+    case configuration(PreparationID)
+    /// A host call to Gravity (`trackView`, `triggerEvent`, `getContentBySelector`).
+    case host(CallID)
+    /// A message's `/v1/messages` (D2–D6).
+    case message(DialogTag)
+    /// The history read after an uncertain outcome (D5).
+    case history(DialogTag)
+    /// A rating's `/v1/feedback` (D11).
+    case feedback(dialog: UInt64, turn: Int)
+
+    var description: String {
+        switch self {
+        case .configuration(let id): return "/choose of \(id)"
+        case .host(let call): return "gravity request of \(call)"
+        case .message(let tag): return "message \(tag)"
+        case .history(let tag): return "history read for \(tag)"
+        case .feedback(let dialog, let turn): return "rating of dialog#\(dialog) turn \(turn)"
+        }
+    }
+}
+
+/// Names one deadline; when it passes, the engine feeds `timerFired` back.
+enum TimerID: Hashable, Sendable, CustomStringConvertible {
+    /// A preparation's overall deadline (P3).
+    case preparation(PreparationID)
+    /// A message's 120 s reply deadline (D3), or the bound on its history read (D5).
+    case reply(DialogTag)
+
+    var description: String {
+        switch self {
+        case .preparation(let id): return "deadline of \(id)"
+        case .reply(let tag): return "reply deadline of \(tag)"
+        }
+    }
+}
+
+/// A Gravity API V2 request, as the machine decided it; the actor's clients encode it.
+enum GravityCall: Hashable, Sendable {
+    case choose(selector: String, settings: GravityContentSettings, envelope: GravityClient.Envelope)
+    case visit(GravityClient.Envelope)
+    case event([GravityCustomEvent], GravityClient.Envelope)
+}
+
+/// A Shopping API request, as the machine decided it.
+enum ShoppingCall: Hashable, Sendable {
+    /// The same value is sent again for a retry, and encodes to the same bytes (D6).
+    case message(ShoppingMessageRequest)
+    case history(threadId: String, resourceId: String, tenantId: String)
+    case feedback(ShoppingFeedbackRequest)
+}
+
+/// What a call of the public API returns, once the machine decided it.
+enum CallResult: Hashable, Sendable {
+    case prepare(AssistantPrepareResult)
+    case open(AssistantOpenResult)
+    case send(Result<String, AssistantSendRefusal>)
+    case rating(AssistantRatingResult)
+    case interaction(AssistantInteractionResult)
+    case content(ContentResponse?)
+    /// The call has nothing to return; it is over.
+    case done
+}
+
+/// A host callback the actor performs, one at a time and in order; the machine hears back
+/// with `hostCallFinished(_:)` and moves on.
+enum HostCall: Hashable, Sendable {
+    /// Show the chat with its first snapshot (O1).
+    case present(OpeningID, AssistantChatSnapshot, revision: UInt64)
+    /// A newer snapshot of the chat on screen.
+    case update(OpeningID, AssistantChatSnapshot, revision: UInt64)
+    /// Remove the chat screen (O5).
+    case dismiss(OpeningID)
+    /// Navigation the assistant asks for, after the chat closed (PR10, AC5).
+    case handOver(AssistantAction)
+    /// An auto-shown in-app campaign, when no presentation lock holds it back (B6, O7); the
+    /// call that fetched it returns once it is shown.
+    case showInAppCampaign(InAppCampaign, for: CallID)
+}
+
+/// A caller that returns once the chat has closed and its hand-overs are done (PR10, AC5).
+struct CloseWaiter: Hashable, Sendable {
+    let call: CallID
+    let result: CallResult
+}
+
+/// Everything the engine machine can ask the actor to do. The actor executes these in order
+/// and decides nothing; what it learns comes back as events.
+enum EngineAction: Hashable, Sendable {
+    /// Send a Gravity request; its answer comes back under the same ID.
+    case sendGravity(RequestID, GravityCall, identityEpoch: UInt64)
+    /// Send a Shopping API request; its answer comes back under the same ID.
+    case sendShopping(RequestID, ShoppingCall)
+    /// Stop waiting for a request (it may still complete on the server).
+    case cancelRequest(RequestID)
+    /// Start a deadline.
+    case startTimer(TimerID, after: Duration)
+    /// Drop a deadline that no longer matters.
+    case cancelTimer(TimerID)
+    /// Queue a lifecycle event or tracking URLs for delivery, bound to who and where (AN1–AN9).
+    case track([Tracker.Job])
+    /// Perform a host callback after the ones already queued.
+    case callHost(HostCall)
+    /// Tell the lock listener who holds the presentation lock now (B6).
+    case notifyLocks(PresentationLocks)
+    /// Persist the SDK-managed uid (`nil` forgets it) (B3).
+    case persistUID(String?)
+    /// Resume the caller parked under `CallID` with `CallResult`.
+    case complete(CallID, CallResult)
+    /// Write a line to the engine's logger.
+    case log(AssistantLogLevel, String)
+}

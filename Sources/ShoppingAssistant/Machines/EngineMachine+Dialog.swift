@@ -1,0 +1,209 @@
+// MARK: - Dialog (D1–D17, S2–S4, C7)
+
+extension EngineMachine {
+    /// `sendMessage`: in the current dialog, or a new one bound to the latest ready start
+    /// screen and the canonical uid (D14, S3). Refused text stays the caller's.
+    mutating func sendCalled(_ call: CallID, text: String, messageId: String, newThreadId: String) -> [EngineAction] {
+        var start: DialogStart?
+        if dialog.context == nil {
+            guard let prepared = preparation.lastReady else { return refuse(call, .notReady) }  // P5, D14
+            guard let uid = identity.canonicalUID else { return refuse(call, .noIdentity) }  // S3, S4
+            start = DialogStart(
+                prepared: prepared, uid: uid, tenant: settings.section, identityEpoch: identity.epoch,
+                page: sdkContext(prepared.pageContext))
+        }
+        switch dialog.sendRequested(text: text, messageId: messageId, newThreadId: newThreadId, start: start) {
+        case .failure(let refusal): return refuse(call, refusal)
+        case .success(let actions): return run(actions) + [.complete(call, .send(.success(messageId)))]
+        }
+    }
+
+    /// `sendSuggest(at:)`: the suggest on screen, sent as the user's message (C7).
+    mutating func suggestCalled(_ call: CallID, index: Int, messageId: String, newThreadId: String) -> [EngineAction] {
+        let suggests = snapshot().suggests
+        guard suggests.indices.contains(index) else { return refuse(call, .noSuchSuggest) }
+        return sendCalled(call, text: suggests[index], messageId: messageId, newThreadId: newThreadId)
+    }
+
+    /// `retryMessage(id:)`: the same ID and the same request (D6).
+    mutating func retryCalled(_ call: CallID, messageId: String) -> [EngineAction] {
+        switch dialog.retryRequested(messageId: messageId) {
+        case .failure(let refusal): return refuse(call, refusal)
+        case .success(let actions): return run(actions) + [.complete(call, .send(.success(messageId)))]
+        }
+    }
+
+    private func refuse(_ call: CallID, _ refusal: AssistantSendRefusal) -> [EngineAction] {
+        [.log(.info, "send refused: \(refusal)"), .complete(call, .send(.failure(refusal)))]
+    }
+
+    /// "New chat": a fresh dialog on the latest ready start screen (D13, D16).
+    mutating func newChatCalled(_ call: CallID) -> [EngineAction] {
+        endDialog(.newChat) + [.complete(call, .done)]
+    }
+
+    /// `rateReply`: once per reply, by its assistant message ID (D11).
+    mutating func rateCalled(_ call: CallID, assistantMessageId: String, rating: AssistantRating) -> [EngineAction] {
+        switch dialog.rateRequested(assistantMessageId: assistantMessageId, rating) {
+        case .refused(let reason): return [.complete(call, .rating(reason))]
+        case .rated(let actions): return run(actions) + [.complete(call, .rating(.sent))]
+        }
+    }
+
+    /// `waitForReply`: returns when nothing is in flight and the presenter, if any, has the
+    /// outcome.
+    mutating func waitForReplyCalled(_ call: CallID) -> [EngineAction] {
+        guard dialog.isSending else { return [.complete(call, .done)] }
+        replyWaiters.append(call)
+        return []
+    }
+
+    /// A `waitForReply` caller was cancelled: it returns; the message goes on (O8, D12).
+    mutating func replyWaitCancelled(_ call: CallID) -> [EngineAction] {
+        if let index = replyWaiters.firstIndex(of: call) {
+            replyWaiters.remove(at: index)
+            return [.complete(call, .done)]
+        }
+        if let index = deliveryWaiters.firstIndex(where: { $0.call == call }) {
+            deliveryWaiters.remove(at: index)
+            return [.complete(call, .done)]
+        }
+        return []
+    }
+
+    // MARK: Answers and deadlines
+
+    /// `/v1/messages` answered for attempt `tag` (D2–D8). `buttonsEnabled`: which of the
+    /// reply's buttons the handler can handle (AC4).
+    mutating func replyAnswered(_ tag: DialogTag, _ result: Result<ReplyContent, WireFailure>, buttonsEnabled: [Bool])
+        -> [EngineAction]
+    {
+        let actions = dialog.replyReceived(tag, result, buttonsEnabled: buttonsEnabled)
+        guard !actions.isEmpty else { return [.log(.debug, "stale reply of \(tag) dropped")] }  // D13, D17
+        return run(actions)
+    }
+
+    /// The history read after an uncertain outcome of `tag` answered (D5, D9, D10).
+    mutating func historyAnswered(
+        _ tag: DialogTag, _ result: Result<[HistoryMessage], WireFailure>, buttonsEnabled: (ReplyContent) -> [Bool]
+    ) -> [EngineAction] {
+        let actions = dialog.historyReceived(tag, result, buttonsEnabled: buttonsEnabled)
+        guard !actions.isEmpty else { return [.log(.debug, "stale history of \(tag) dropped")] }
+        return run(actions)
+    }
+
+    /// The reply deadline (or the history bound) of `tag` passed (D3, D5).
+    mutating func replyDeadlinePassed(_ tag: DialogTag) -> [EngineAction] {
+        run(dialog.replyTimerFired(tag))
+    }
+
+    /// A rating's `/v1/feedback` answered; a failure offers the rating again (D11).
+    mutating func feedbackAnswered(dialog epoch: UInt64, turn: Int, _ result: Result<Void, WireFailure>)
+        -> [EngineAction]
+    {
+        guard case .failure(let failure) = result else { return [] }
+        let note = EngineAction.log(
+            .info,
+            "shopping POST /v1/feedback failed, the rating is offered again: \(failure.error?.description ?? "cancelled")"
+        )
+        return [note] + run(dialog.feedbackFailed(dialog: epoch, turn: turn))
+    }
+
+    // MARK: Dialog lifetime
+
+    /// Ends the current dialog (D13): its `chat_dialog_end` keeps the ended dialog's page
+    /// (wire.md) and `user`, the old one for an identity change (AN3).
+    mutating func endDialog(_ reason: DialogEndReason, user: GravityUser? = nil) -> [EngineAction] {
+        let page = dialog.context?.prepared.pageContext
+        return run(dialog.ended(reason), user: user, page: page)
+    }
+
+    /// Performs what the dialog machine decided. `user` and `page` bind lifecycle events to
+    /// a dialog that has already ended (AN3).
+    mutating func run(_ actions: [DialogMachine.Action], user: GravityUser? = nil, page: PageContext? = nil)
+        -> [EngineAction]
+    {
+        var result: [EngineAction] = []
+        for action in actions {
+            switch action {
+            case .sendMessage(let tag, let request):
+                result.append(.sendShopping(.message(tag), .message(request)))
+            case .startReplyTimer(let tag, let duration):
+                result.append(.startTimer(.reply(tag), after: duration))
+            case .cancelReplyTimer(let tag):
+                result.append(.cancelTimer(.reply(tag)))
+            case .abandonRequest(let tag):
+                result.append(.cancelRequest(.message(tag)))
+            case .abandonHistory(let tag):
+                result.append(.cancelRequest(.history(tag)))
+            case .fetchHistory(let tag, let threadId, let resourceId, let tenant):
+                result.append(
+                    .sendShopping(.history(tag), .history(threadId: threadId, resourceId: resourceId, tenantId: tenant))
+                )
+            case .sendFeedback(let turn, let request):
+                result.append(.sendShopping(.feedback(dialog: dialog.epoch, turn: turn), .feedback(request)))
+            case .track(let event):
+                result.append(track(event, user: user, page: page))
+            case .publish:
+                result += publish()
+            case .settled:
+                result += replySettled()
+            case .diagnostics(let lines):
+                result += lines.map { .log(.info, "dialog: \($0)") }
+            }
+        }
+        return result
+    }
+
+    /// Nothing is in flight: `waitForReply` callers return now, or once the presenter has been
+    /// given this outcome.
+    private mutating func replySettled() -> [EngineAction] {
+        let waiters = replyWaiters
+        replyWaiters = []
+        guard presentation.currentOpening != nil else { return waiters.map { .complete($0, .done) } }
+        deliveryWaiters += waiters.map { ($0, dialog.revision) }
+        return []
+    }
+
+    /// A snapshot of `revision` reached the presenter.
+    mutating func snapshotDelivered(revision: UInt64) -> [EngineAction] {
+        let ready = deliveryWaiters.filter { $0.revision <= revision }
+        deliveryWaiters.removeAll { $0.revision <= revision }
+        return ready.map { .complete($0.call, .done) }
+    }
+
+    /// The chat closed or went away: nothing more will be delivered; waiters return.
+    mutating func deliveriesStopped() -> [EngineAction] {
+        let waiters = deliveryWaiters
+        deliveryWaiters = []
+        return waiters.map { .complete($0.call, .done) }
+    }
+
+    private func track(_ event: DialogMachine.Lifecycle, user: GravityUser?, page: PageContext?) -> EngineAction {
+        switch event {
+        case .messageSend(let threadId, let messageId, let attempt):
+            return lifecycle(
+                .messageSend, props: ["threadId": threadId, "messageId": messageId, "attempt": "\(attempt)"],
+                user: user, page: page)
+        case .messageReply(let threadId, let messageId, let assistantMessageId, let products):
+            return lifecycle(
+                .messageReply,
+                props: [
+                    "threadId": threadId, "messageId": messageId, "assistantMessageId": assistantMessageId,
+                    "products": "\(products)",
+                ], user: user, page: page)
+        case .messageError(let threadId, let messageId, let code):
+            return lifecycle(
+                .messageError, props: ["threadId": threadId, "messageId": messageId, "code": code.rawValue],
+                user: user, page: page)
+        case .feedback(let threadId, let assistantMessageId, let rating):
+            return lifecycle(
+                .feedback,
+                props: ["threadId": threadId, "assistantMessageId": assistantMessageId, "rating": rating.rawValue],
+                user: user, page: page)
+        case .dialogEnd(let threadId, let reason):
+            return lifecycle(
+                .dialogEnd, props: ["threadId": threadId, "reason": reason.rawValue], user: user, page: page)
+        }
+    }
+}

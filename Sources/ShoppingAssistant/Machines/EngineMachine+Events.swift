@@ -1,0 +1,68 @@
+// MARK: - What happened outside: answers, deadlines, cancelled callers
+
+/// A Gravity answer, decoded by the client.
+enum GravityResult: Sendable {
+    case content(Result<GravityClient.Answer<ContentResponse>, WireFailure>)
+    case campaigns(Result<GravityClient.Answer<[InAppCampaign]>, WireFailure>)
+}
+
+/// A Shopping API answer, decoded by the client.
+enum ShoppingResult: Sendable {
+    case reply(Result<ReplyContent, WireFailure>)
+    case history(Result<[HistoryMessage], WireFailure>)
+    case feedback(Result<Void, WireFailure>)
+}
+
+extension EngineMachine {
+    /// A Gravity request answered; `identityEpoch` is the identity it was sent for.
+    mutating func gravityAnswered(_ id: RequestID, _ answer: GravityResult, identityEpoch: UInt64) -> [EngineAction] {
+        switch (id, answer) {
+        case (.configuration(let preparation), .content(let result)):
+            return configurationAnswered(preparation, result, identityEpoch: identityEpoch)
+        case (.host(let call), .content(let result)):
+            return contentAnswered(call, result, identityEpoch: identityEpoch)
+        case (.host(let call), .campaigns(let result)):
+            return campaignsAnswered(call, result, identityEpoch: identityEpoch)
+        default:
+            preconditionFailure("\(id) cannot be answered with \(answer)")
+        }
+    }
+
+    /// A Shopping API request answered. `canHandle` is the action handler's synchronous
+    /// answer for a reply's buttons (AC4); it does no I/O.
+    mutating func shoppingAnswered(
+        _ id: RequestID, _ answer: ShoppingResult, canHandle: (AssistantAction) -> Bool
+    ) -> [EngineAction] {
+        switch (id, answer) {
+        case (.message(let tag), .reply(let result)):
+            let enabled = (try? result.get()).map { Self.buttonsEnabled($0, canHandle: canHandle) } ?? []
+            return replyAnswered(tag, result, buttonsEnabled: enabled)
+        case (.history(let tag), .history(let result)):
+            return historyAnswered(tag, result) { Self.buttonsEnabled($0, canHandle: canHandle) }
+        case (.feedback(let dialog, let turn), .feedback(let result)):
+            return feedbackAnswered(dialog: dialog, turn: turn, result)
+        default:
+            preconditionFailure("\(id) cannot be answered with \(answer)")
+        }
+    }
+
+    /// A deadline passed.
+    mutating func timerFired(_ id: TimerID) -> [EngineAction] {
+        switch id {
+        case .preparation(let preparation): return preparationDeadlinePassed(preparation)
+        case .reply(let tag): return replyDeadlinePassed(tag)
+        }
+    }
+
+    /// The task of a caller parked in the engine was cancelled: a preparation ends as
+    /// `.cancelled` (P4); a `waitForReply` returns (the message goes on, O8); other calls run
+    /// to their end.
+    mutating func callCancelled(_ call: CallID) -> [EngineAction] {
+        prepareCancelled(call) + replyWaitCancelled(call)
+    }
+
+    /// Which of a reply's buttons are offered: routed (AC3) and handled (AC4).
+    static func buttonsEnabled(_ reply: ReplyContent, canHandle: (AssistantAction) -> Bool) -> [Bool] {
+        reply.buttons.map { button in button.action.map(canHandle) ?? false }
+    }
+}

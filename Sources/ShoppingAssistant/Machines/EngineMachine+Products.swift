@@ -1,0 +1,64 @@
+// MARK: - Products and reply actions (PR1–PR10, AC1–AC6, AN5–AN8)
+
+extension EngineMachine {
+    /// `performAssistantProductAction` (PR4). An accepted tap queues the click tracking, closes
+    /// the chat, and once the close completed hands `.openProduct` over exactly once; the
+    /// caller returns then (PR10, AN8).
+    mutating func productActionCalled(_ call: CallID, ref: AssistantProductRef, action: AssistantProductAction)
+        -> [EngineAction]
+    {
+        let scope = ProductActionLedger.Scope(
+            opening: presentation.currentOpening?.value, dialog: dialog.epoch, identity: identity.epoch)
+        let decision = products.actionReported(
+            ref, action, scope: scope, product: dialog.product(turn: ref.reply, item: ref.item))
+        let note = EngineAction.log(.info, "product \(action.rawValue) \(ref): \(decision.result.rawValue)")
+        guard case .accepted(let product) = decision else {
+            return [note, .complete(call, .interaction(decision.result))]
+        }
+        switch action {
+        case .visibleImpression:
+            return [note] + trackURLs(product.tracking.visibleImpressionURLs)
+                + [.complete(call, .interaction(.accepted))]
+        case .tap:
+            // The click is queued before the close starts (PR10), and survives it (AN8).
+            return [note, .log(.info, "closing the chat: product tap")] + trackURLs(product.tracking.clickURLs)
+                + close(call, .interaction(.accepted), thenHandOver: .openProduct(product.product(ref: ref)))
+        }
+    }
+
+    /// `performReplyButton` (AC1–AC6): closes the chat, then hands the action over once. Not
+    /// a product click: no product tracking (AC6), only `chat_action`.
+    mutating func replyButtonPressed(_ call: CallID, assistantMessageId: String, index: Int) -> [EngineAction] {
+        guard presentation.isOpen, products.transition == nil,
+            let (turn, _) = dialog.reply(assistantMessageId: assistantMessageId),
+            let message = dialog.turns[turn].replyMessage(turn: turn, scope: snapshotScope),
+            message.buttons.indices.contains(index)
+        else { return [.complete(call, .interaction(.staleReference))] }
+        let button = message.buttons[index]
+        guard button.isEnabled else { return [.complete(call, .interaction(.notActionable))] }  // AC4
+        return [
+            lifecycle(
+                .action,
+                props: [
+                    "threadId": dialog.context?.threadId, "assistantMessageId": assistantMessageId,
+                    "action": button.action.name,
+                ]),
+            .log(.info, "closing the chat: reply action"),
+        ] + close(call, .interaction(.accepted), thenHandOver: button.action)  // AC5
+    }
+
+    /// Whether a block the builder rendered may be shown: a height that is positive and
+    /// finite, so rotation, larger text or an empty block never yield a zero or unbounded
+    /// block (PR3).
+    static func acceptsBlockHeight(_ height: Int) -> Bool {
+        height > 0 && height < maximumBlockHeight
+    }
+
+    /// Heights from here on count as unbounded (lines, for a terminal).
+    static let maximumBlockHeight = 10_000
+
+    /// The scope of the snapshot's refs.
+    var snapshotScope: ChatScope {
+        ChatScope(opening: presentation.currentOpening?.value ?? 0, dialog: dialog.epoch, identity: identity.epoch)
+    }
+}

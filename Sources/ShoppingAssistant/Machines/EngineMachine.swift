@@ -1,0 +1,183 @@
+/// Every rule of behavior.md, as one value type.
+///
+/// The engine actor owns one of these. Each public call and each thing that happens (an
+/// answer, a deadline, a presenter returning) is an event: a `mutating func` named after what
+/// happened, which moves the state and returns the `EngineAction`s to perform. The actor
+/// performs them and feeds what it learns back as events; it decides nothing.
+///
+/// The state is made of sub-machines, one per rule section: `identity` (B3, S3, S4),
+/// `preparation` (P1–P8, C1–C8, G1), `presentation` (O1–O9, B6, PR10 ordering), `dialog`
+/// (D1–D17) and `products` (PR4–PR9). The root's events live in extensions named after their
+/// section (`EngineMachine+Preparation.swift`, …); docs/ARCHITECTURE.md maps rule IDs to them.
+///
+/// Pure: no I/O, no clock, no JSON or bytes. Requests are values the actor's clients encode,
+/// answers arrive decoded, and host callbacks the rules need answers from (the action
+/// handler's synchronous `canHandle`, AC4) come in as arguments.
+struct EngineMachine: Sendable {
+    /// What the engine was configured with, as the rules need it.
+    struct Settings: Sendable, Hashable {
+        /// Gravity `sec` and the Shopping API tenant (S2).
+        var section: String
+        /// `attributes.app_version` (B4).
+        var appVersion: String
+        /// The `options` and `data[].options` of Gravity requests (`setOptions`).
+        var options: GravityOptions
+        var contentSettings: GravityContentSettings
+    }
+
+    /// A Gravity call of the host waiting for its answer.
+    enum HostRequest: Sendable, Hashable {
+        case trackView
+        case triggerEvent
+        case content(selector: String)
+    }
+
+    /// An identity change waiting for the chat to finish closing, so that the close is still
+    /// the old user's (AN3).
+    enum IdentityChange: Sendable, Hashable {
+        case setUser(userId: String, sessionId: String?)
+        case reset
+    }
+
+    var settings: Settings
+    var identity: IdentityState
+    var preparation = PreparationMachine()
+    var presentation = PresentationMachine()
+    var dialog = DialogMachine()
+    var products = ProductActionLedger()
+
+    /// G1: a builder and a handler are registered.
+    var hasBuilder = false
+    var hasHandler = false
+
+    var nextPreparation: UInt64 = 0
+    /// Whose `prepareAssistant` call each preparation answers.
+    var preparers: [PreparationID: CallID] = [:]
+    /// Host Gravity calls waiting for their answer.
+    var hostRequests: [CallID: HostRequest] = [:]
+    /// In-app campaigns handed to the host and not shown yet, by the call that fetched them;
+    /// the call returns once they are (B6).
+    var campaignShows: [CallID: Int] = [:]
+    /// `waitForReply` callers: while a message is in flight, then until the presenter has the
+    /// outcome (snapshot `revision`).
+    var replyWaiters: [CallID] = []
+    var deliveryWaiters: [(call: CallID, revision: UInt64)] = []
+    /// Identity changes waiting for the chat to close, with their callers.
+    var pendingIdentityChanges: [(change: IdentityChange, call: CallID)] = []
+
+    init(settings: Settings, storedUID: String?) {
+        self.settings = settings
+        identity = IdentityState(storedUID: storedUID)
+    }
+
+    // MARK: - Registration (G1, AC4)
+
+    /// `setAssistantProductBlockBuilder`.
+    mutating func builderRegistered() -> [EngineAction] {
+        hasBuilder = true
+        return []
+    }
+
+    /// `setAssistantActionHandler`: which buttons are offered is asked again (AC4).
+    mutating func handlerRegistered(canHandle: (AssistantAction) -> Bool) -> [EngineAction] {
+        hasHandler = true
+        let before = dialog.revision
+        dialog.handlerChanged { Self.buttonsEnabled($0, canHandle: canHandle) }
+        return dialog.revision == before ? [] : publish()
+    }
+
+    // MARK: - Inspection
+
+    /// P1.
+    var preparationState: AssistantPreparationState { preparation.publicState }
+    /// D1.
+    var dialogState: AssistantDialogState { dialog.publicState }
+    /// B6.
+    var locks: PresentationLocks { presentation.locks }
+    /// The chat is presented, or still being presented or closed.
+    var isAssistantOpen: Bool { !presentation.isClosed }
+    /// S3.
+    var canonicalUserId: String? { identity.canonicalUID }
+    /// D15.
+    var currentThreadId: String? { dialog.context?.threadId }
+
+    /// The chat model as a presenter sees it now (O9, D16, C7, D2), under the refs of the
+    /// current opening (PR6). Cheap: it shares the dialog's storage.
+    func snapshot() -> AssistantChatSnapshot {
+        let start = dialog.context?.prepared.configuration ?? preparation.lastReady?.configuration
+        let scope = ChatScope(
+            opening: presentation.currentOpening?.value ?? 0, dialog: dialog.epoch, identity: identity.epoch)
+        let sending = dialog.isSending
+        let suggests = dialog.items.isEmpty ? (start?.suggests ?? []) : (sending ? [] : dialog.replySuggests)
+        return AssistantChatSnapshot(
+            title: start?.title ?? "", subtitle: start?.subtitle,
+            messages: AssistantChatMessages(items: dialog.items, turns: dialog.turns, scope: scope),
+            suggests: suggests, isSending: sending,
+            canSend: !sending && (dialog.context != nil || preparation.lastReady != nil), changedMessageIndices: nil)
+    }
+
+    /// The revision of what `snapshot()` shows.
+    var snapshotRevision: UInt64 { dialog.revision }
+
+    // MARK: - Shared helpers
+
+    /// The user, page (with the SDK attributes, B4) and options a Gravity request made now
+    /// carries; `user` overrides the current identity (AN3).
+    func envelope(_ page: PageContext, user: GravityUser? = nil) -> GravityClient.Envelope {
+        GravityClient.Envelope(user: user ?? identity.wire, context: sdkContext(page), options: settings.options)
+    }
+
+    /// The page as it is sent to Gravity (B4).
+    func sdkContext(_ page: PageContext) -> PageContext {
+        page.withSDKAttributes(
+            appVersion: settings.appVersion, sdkVersion: AssistantEngineConfiguration.sdkVersion,
+            platform: AssistantEngineConfiguration.platform)
+    }
+
+    /// Tracking URLs, requested as the current user; identical URLs within one action once (AN5).
+    func trackURLs(_ urls: [String]) -> [EngineAction] {
+        var seen: Set<String> = []
+        let unique = urls.filter { seen.insert($0).inserted }
+        guard !unique.isEmpty else { return [] }
+        let user = identity.wire
+        return [.track(unique.map { .url($0, user: user) })]
+    }
+
+    /// A lifecycle event through `/event` (AN1), bound to the current identity (or `user`)
+    /// and the dialog's page (or `page`) (AN2, AN3). Properties are IDs only, never chat text.
+    func lifecycle(_ type: LifecycleEvent, props: [String: String?], user: GravityUser? = nil, page: PageContext? = nil)
+        -> EngineAction
+    {
+        let context =
+            page ?? dialog.context?.prepared.pageContext ?? preparation.lastReady?.pageContext
+            ?? PageContext(type: .other)
+        let event = GravityCustomEvent(
+            type: type.rawValue, name: type.displayName, customProps: props.compactMapValues { $0 })
+        return .track([.event(event, envelope: envelope(context, user: user))])
+    }
+
+    /// A new snapshot for an open presenter, and the impressions of replies it shows for the
+    /// first time (AN7).
+    mutating func publish() -> [EngineAction] {
+        guard presentation.currentOpening != nil else { return [] }
+        return run(presentation.snapshotChanged())
+    }
+
+    /// Resumes `call` with `result`.
+    func complete(_ call: CallID, _ result: CallResult) -> EngineAction { .complete(call, result) }
+}
+
+/// The lifecycle events of wire.md § Assistant lifecycle events, one name each.
+enum LifecycleEvent: String, Sendable, Hashable, CaseIterable {
+    case dialogOpen = "chat_dialog_open"
+    case messageSend = "chat_message_send"
+    case messageReply = "chat_message_reply"
+    case messageError = "chat_message_error"
+    case feedback = "chat_feedback"
+    case action = "chat_action"
+    case dialogClose = "chat_dialog_close"
+    case dialogEnd = "chat_dialog_end"
+
+    /// The event's `name` on the wire: its type in words (`chat dialog open`).
+    var displayName: String { rawValue.replacingOccurrences(of: "_", with: " ") }
+}
