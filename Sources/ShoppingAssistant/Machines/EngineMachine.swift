@@ -62,6 +62,9 @@ struct EngineMachine: Sendable {
     /// outcome (snapshot `revision`).
     var replyWaiters: [CallID] = []
     var deliveryWaiters: [(call: CallID, revision: UInt64)] = []
+    /// Notes on a dialog outcome, written once the presenter has that outcome (snapshot
+    /// `revision`), so the log tells of what the user has already seen.
+    var deliveryNotes: [(revision: UInt64, line: String)] = []
     /// Identity changes waiting for the chat to close, with their callers.
     var pendingIdentityChanges: [(change: IdentityChange, call: CallID)] = []
 
