@@ -123,7 +123,7 @@ public actor AssistantEngine {
             settings: EngineMachine.Settings(
                 section: configuration.section, appVersion: configuration.appVersion, options: configuration.options,
                 contentSettings: configuration.contentSettings),
-            storedUID: identityStore.loadUID())
+            storedUID: identityStore.loadUid())
     }
 
     private static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
