@@ -151,7 +151,7 @@ public actor AssistantEngine {
 
     // MARK: - Inspection
 
-    /// P1: the preparation state.
+    /// The state of the latest preparation (P1); an older call, late or cancelled, never changes it (P2).
     public var preparationState: AssistantPreparationState { machine.preparationState }
 
     /// D1: the dialog state, independent of preparation.

@@ -66,7 +66,8 @@ public final class FileIdentityStore: IdentityStore {
     /// and cannot fail.
     public init(fileURL: URL) { self.fileURL = fileURL }
 
-    /// The per-user default location.
+    /// `$XDG_STATE_HOME/shopping-assistant/identity.json`, else under `~/.local/state`: per user,
+    /// so two users of one machine never share a uid.
     public static func defaultLocation(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         let base: URL
         if let state = environment["XDG_STATE_HOME"], !state.isEmpty {
