@@ -27,9 +27,9 @@ import ShoppingAssistant
 ///
 /// A value type with no state beyond its settings: the REPL scrolls by building again with
 /// another `scrollOffset`, and the engine may call `build` from its actor at any time.
-public struct CarouselBuilder: AssistantProductBlockBuilder {
+package struct CarouselBuilder: AssistantProductBlockBuilder {
     /// The characters boxes are drawn with.
-    public enum Borders: Sendable, Hashable {
+    package enum Borders: Sendable, Hashable {
         /// Unicode box drawing, ellipsis and arrows.
         case unicode
         /// Plain ASCII, for terminals and fonts without box drawing.
@@ -37,25 +37,25 @@ public struct CarouselBuilder: AssistantProductBlockBuilder {
     }
 
     /// The nominal card width in columns, borders included.
-    public static let standardCardWidth = 24
+    package static let standardCardWidth = 24
     /// Columns between two cards.
-    public static let gap = 1
+    package static let gap = 1
     /// Below this card width the content cannot be laid out; the block falls back to a
     /// one-line summary.
-    public static let minimumCardWidth = 12
+    package static let minimumCardWidth = 12
 
     /// Index of the first card shown. Clamped when the block is built, so the REPL can add or
     /// subtract a page without knowing how many cards fit.
-    public var scrollOffset: Int
+    package var scrollOffset: Int
     /// Box-drawing characters or ASCII.
-    public var borders: Borders
+    package var borders: Borders
     /// Colour for titles, numbers and unavailable cards; `.plain` for deterministic output.
-    public var style: TerminalStyle
+    package var style: TerminalStyle
     /// The card width used when the terminal is wide enough.
-    public var cardWidth: Int
+    package var cardWidth: Int
 
     /// A builder showing cards from `scrollOffset` on.
-    public init(
+    package init(
         scrollOffset: Int = 0, borders: Borders = .unicode, style: TerminalStyle = .plain,
         cardWidth: Int = CarouselBuilder.standardCardWidth
     ) {
@@ -66,23 +66,23 @@ public struct CarouselBuilder: AssistantProductBlockBuilder {
     }
 
     /// Whether a product may be tapped in this layout (PR7).
-    public static func isTappable(_ product: AssistantProduct, layout: AssistantProductLayout) -> Bool {
+    package static func isTappable(_ product: AssistantProduct, layout: AssistantProductLayout) -> Bool {
         layout.isInteractionEnabled && product.canOpen
     }
 
     /// The number a card shows and `:tap N` takes for the product at `index` in its block.
     /// Numbers follow the block, not the viewport, so they stay the same while scrolling.
-    public static func number(forIndex index: Int) -> Int { index + 1 }
+    package static func number(forIndex index: Int) -> Int { index + 1 }
 
     /// `AssistantProductBlockBuilder`: the same as `render(block:layout:)`.
-    public func build(block: AssistantProductBlock, layout: AssistantProductLayout)
+    package func build(block: AssistantProductBlock, layout: AssistantProductLayout)
         -> any AssistantProductBlockRendering
     {
         render(block: block, layout: layout)
     }
 
     /// Draws the block.
-    public func render(block: AssistantProductBlock, layout: AssistantProductLayout) -> CarouselRendering {
+    package func render(block: AssistantProductBlock, layout: AssistantProductLayout) -> CarouselRendering {
         let glyphs = Glyphs(borders)
         let width = max(1, layout.availableWidth)
         let products = block.products
@@ -234,29 +234,29 @@ public struct CarouselBuilder: AssistantProductBlockBuilder {
 // MARK: - Rendering
 
 /// A drawn product block: terminal lines plus what the REPL needs to act on them.
-public struct CarouselRendering: AssistantProductBlockRendering, Sendable, Hashable {
+package struct CarouselRendering: AssistantProductBlockRendering, Sendable, Hashable {
     /// The lines to print, none wider than `width` columns and none ending in a newline.
-    public let lines: [String]
+    package let lines: [String]
     /// The `availableWidth` the block was drawn for.
-    public let width: Int
+    package let width: Int
     /// How many products the block has, shown or not.
-    public let productCount: Int
+    package let productCount: Int
     /// Indices (in the block) of the cards in the viewport. Only these can earn a visible
     /// impression (PR5); empty when no card fits at all.
-    public let visibleRange: Range<Int>
+    package let visibleRange: Range<Int>
     /// The refs of the cards in the viewport, in display order, for the impression timer.
-    public let visibleRefs: [AssistantProductRef]
+    package let visibleRefs: [AssistantProductRef]
     /// The number printed on each tappable visible card, to the product it taps.
-    public let tappableRefs: [Int: AssistantProductRef]
+    package let tappableRefs: [Int: AssistantProductRef]
 
     /// Lines of output: never zero, never unbounded (PR3).
-    public var height: Int { lines.count }
+    package var height: Int { lines.count }
     /// Cards scrolled off to the left.
-    public var hiddenBefore: Int { visibleRange.lowerBound }
+    package var hiddenBefore: Int { visibleRange.lowerBound }
     /// Cards scrolled off to the right.
-    public var hiddenAfter: Int { productCount - visibleRange.upperBound }
+    package var hiddenAfter: Int { productCount - visibleRange.upperBound }
     /// The whole block as one string with `\n` between lines.
-    public var text: String { lines.joined(separator: "\n") }
+    package var text: String { lines.joined(separator: "\n") }
 }
 
 // MARK: - Drawing helpers

@@ -14,9 +14,9 @@
 /// as such (the sanitiser removes them).
 ///
 /// The carousel's promise that no line is wider than `availableWidth` (PR3) rests on this.
-public enum DisplayWidth {
+package enum DisplayWidth {
     /// The columns `text` takes; escape sequences and control characters count zero.
-    public static func of(_ text: String) -> Int {
+    package static func of(_ text: String) -> Int {
         let visible =
             text.unicodeScalars.contains { isControl($0) }
             ? TerminalSanitizer.sanitize(text, newlines: .space) : text
@@ -31,14 +31,14 @@ public enum DisplayWidth {
     }
 
     /// The columns one grapheme cluster takes: the sum of its code points' widths.
-    public static func of(_ character: Character) -> Int {
+    package static func of(_ character: Character) -> Int {
         var columns = 0
         for scalar in character.unicodeScalars { columns += of(scalar) }
         return columns
     }
 
     /// The columns one code point advances the cursor by: 0, 1 or 2.
-    public static func of(_ scalar: Unicode.Scalar) -> Int {
+    package static func of(_ scalar: Unicode.Scalar) -> Int {
         let value = scalar.value
         if value >= 0x20, value < 0x7f { return 1 }
         if isControl(scalar) { return 0 }
@@ -66,19 +66,19 @@ public enum DisplayWidth {
     }
 
     /// `text` cut to at most `width` columns, ending with `ellipsis` when something was cut.
-    public static func truncate(_ text: String, to width: Int, ellipsis: String = "…") -> String {
+    package static func truncate(_ text: String, to width: Int, ellipsis: String = "…") -> String {
         TextLayout.truncate(text, to: width, ellipsis: ellipsis)
     }
 
     /// `text` followed by spaces up to `width` columns (unchanged when already wider).
-    public static func pad(_ text: String, to width: Int) -> String {
+    package static func pad(_ text: String, to width: Int) -> String {
         let missing = width - of(text)
         return missing > 0 ? text + String(repeating: " ", count: missing) : text
     }
 
     /// `text` word-wrapped to lines of at most `width` columns, breaking words longer than a
     /// line, and cut with `ellipsis` on the last line when it needs more than `maxLines`.
-    public static func wrap(_ text: String, width: Int, maxLines: Int, ellipsis: String = "…") -> [String] {
+    package static func wrap(_ text: String, width: Int, maxLines: Int, ellipsis: String = "…") -> [String] {
         TextLayout.wrap(text, width: width, maxLines: maxLines, ellipsis: ellipsis)
     }
 }

@@ -27,30 +27,30 @@ import Synchronization
 /// `printAsync(_:)` and `interrupt()` are safe from any thread. The C session's lock
 /// serialises libedit's screen updates with `printAsync`, which is why the class can be
 /// `@unchecked Sendable`: it has no Swift-side mutable state besides the atomic flag.
-public final class LibeditLineReader: LineReader, @unchecked Sendable {
+package final class LibeditLineReader: LineReader, @unchecked Sendable {
     /// How to set up the editor.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The name libedit uses for `~/.editrc` sections (not read) and messages.
-        public var programName: String
+        package var programName: String
         /// The history file, or nil to keep history in memory only.
-        public var historyPath: String?
+        package var historyPath: String?
         /// How many lines the history keeps.
-        public var historySize: Int
+        package var historySize: Int
         /// Supplies Tab completion candidates; nil leaves Tab unbound.
-        public var completer: LineCompleter?
+        package var completer: LineCompleter?
         /// A terminfo name to use instead of `$TERM` (tests pin it).
-        public var terminalType: String?
+        package var terminalType: String?
         /// The terminal to read keys from.
-        public var inputDescriptor: Int32
+        package var inputDescriptor: Int32
         /// The terminal to draw on.
-        public var outputDescriptor: Int32
+        package var outputDescriptor: Int32
         /// Whether the terminal re-wraps wrapped lines when resized (tmux, VTE) or keeps its
         /// rows (xterm); nil when unknown. By default from the environment
         /// (`terminalReflows(environment:)`).
-        public var terminalReflows: Bool?
+        package var terminalReflows: Bool?
 
         /// A configuration for the process's own terminal by default.
-        public init(
+        package init(
             programName: String = "assistant", historyPath: String? = nil, historySize: Int = 1000,
             completer: LineCompleter? = nil, terminalType: String? = nil,
             inputDescriptor: Int32 = STDIN_FILENO, outputDescriptor: Int32 = STDOUT_FILENO,
@@ -71,7 +71,7 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
     /// What the environment says about the terminal's resizing: tmux (`TMUX`), VTE
     /// (`VTE_VERSION`) and kitty re-wrap wrapped lines, xterm (`XTERM_VERSION`, unless inside
     /// tmux) and the Linux console keep their rows; nil for anything else.
-    public static func terminalReflows(environment: [String: String]) -> Bool? {
+    package static func terminalReflows(environment: [String: String]) -> Bool? {
         func has(_ name: String) -> Bool { !(environment[name] ?? "").isEmpty }
         if has("TMUX") || has("VTE_VERSION") || has("KITTY_WINDOW_ID") { return true }
         if has("XTERM_VERSION") || environment["TERM"] == "linux" { return false }
@@ -97,7 +97,7 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
     private let reading = Atomic<Bool>(false)
 
     /// Starts libedit on the configured terminal, or returns nil when it cannot.
-    public init?(configuration: Configuration) {
+    package init?(configuration: Configuration) {
         _ = cle_prepare_utf8_locale()
         let context = Unmanaged.passRetained(CallbackContext(completer: configuration.completer))
         guard
@@ -153,7 +153,7 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
     // MARK: - LineReader
 
     /// Edits one line. Non-empty lines go into the history, which is saved at once.
-    public func readLine(prompt: String) -> LineReaderEvent {
+    package func readLine(prompt: String) -> LineReaderEvent {
         precondition(
             reading.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged,
             "LibeditLineReader.readLine(prompt:) called while another read is in progress"
@@ -180,7 +180,7 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
     }
 
     /// Clears the prompt and partial input, prints `text`, and redraws them.
-    public func printAsync(_ text: String) {
+    package func printAsync(_ text: String) {
         var bytes = Array(text.utf8)
         guard !bytes.isEmpty else { return }
         if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
@@ -192,12 +192,12 @@ public final class LibeditLineReader: LineReader, @unchecked Sendable {
     }
 
     /// Makes the read in progress return `.interrupt`, as Ctrl-C would. From any thread.
-    public func interrupt() {
+    package func interrupt() {
         cle_session_interrupt(session)
     }
 
     /// Called after each `SIGWINCH`, once the prompt and input are drawn for the new width.
-    public func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?) {
+    package func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?) {
         context.takeUnretainedValue().resizeHandler.withLock { $0 = handler }
     }
 

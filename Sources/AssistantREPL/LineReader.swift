@@ -7,7 +7,7 @@ import ShoppingAssistant
 ///
 /// Three cases rather than `String?` because the REPL treats Ctrl-C and Ctrl-D differently:
 /// Ctrl-C returns to the prompt without cancelling a message already sent (O8), Ctrl-D quits.
-public enum LineReaderEvent: Sendable, Hashable {
+package enum LineReaderEvent: Sendable, Hashable {
     /// A line the user entered, without its trailing newline.
     case line(String)
     /// Ctrl-C while editing: the partial line is abandoned and a fresh prompt is wanted.
@@ -52,15 +52,15 @@ package protocol LineReader: AnyObject, Sendable {
 }
 
 /// The terminal changed its width.
-public struct TerminalResize: Sendable, Hashable {
+package struct TerminalResize: Sendable, Hashable {
     /// The new width in columns.
-    public let columns: Int
+    package let columns: Int
     /// Increases with each resize, so a consumer that handles them on other tasks can drop
     /// one that arrives after a newer one.
-    public let sequence: UInt64
+    package let sequence: UInt64
 
     /// A resize to `columns`, the `sequence`-th of its reader.
-    public init(columns: Int, sequence: UInt64) {
+    package init(columns: Int, sequence: UInt64) {
         self.columns = columns
         self.sequence = sequence
     }
@@ -190,7 +190,7 @@ package final class ScriptLineReader: LineReader {
 /// before the cursor. Candidates are whole words; the reader works out what to insert.
 ///
 /// Called on the reading thread while libedit waits, so it must be quick and must not print.
-public typealias LineCompleter = @Sendable (_ textBeforeCursor: String) -> [String]
+package typealias LineCompleter = @Sendable (_ textBeforeCursor: String) -> [String]
 
 /// What a Tab press does, decided without a terminal so it can be tested.
 package enum LineCompletion: Sendable, Hashable {
@@ -288,7 +288,7 @@ package struct CommandCompletion: Sendable, Hashable {
 
     /// The same table with `arguments` offered after the command `name` (added to what it
     /// offers already); a name the table does not have is left out.
-    public func adding(arguments: [String], to name: String, repeats: Bool = false) -> CommandCompletion {
+    package func adding(arguments: [String], to name: String, repeats: Bool = false) -> CommandCompletion {
         var table = self
         for index in table.commands.indices where table.commands[index].name == name {
             table.commands[index].arguments += arguments

@@ -116,7 +116,7 @@ package struct REPLEnvironment: Sendable {
         recorder = policy.recordingSummary.map { [identityStore, clock] summary in
             var settings = Transcript.Settings()
             settings.width = policy.settings.width
-            settings.uid = identityStore.loadUID()
+            settings.uid = identityStore.loadUid()
             settings.section = policy.configuration.section
             settings.entrySelector = policy.settings.entrySelector
             settings.assistantSelector = policy.settings.assistantSelector

@@ -103,7 +103,7 @@ package actor REPLSession {
     }
 
     /// The terminal was resized: the chat follows it unless a width was set (PR3).
-    public func terminalResized(_ resize: TerminalResize) async {
+    package func terminalResized(_ resize: TerminalResize) async {
         if carousel.terminalResized(resize) { await presenter.redrawAfterResize() }
     }
 

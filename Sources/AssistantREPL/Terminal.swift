@@ -8,9 +8,9 @@ import Foundation
 /// Piped and recorded sessions use `.plain`, so their bytes depend only on their input; that
 /// is what makes transcripts replayable byte for byte. Colour follows the `NO_COLOR`
 /// convention (no-color.org): any non-empty value turns it off.
-public struct TerminalStyle: Sendable, Hashable {
+package struct TerminalStyle: Sendable, Hashable {
     /// What a piece of text means; each style maps it to its own look.
-    public enum Role: Sendable, Hashable, CaseIterable {
+    package enum Role: Sendable, Hashable, CaseIterable {
         /// Headings and titles.
         case bold
         /// Secondary information, and products that cannot be tapped.
@@ -26,29 +26,29 @@ public struct TerminalStyle: Sendable, Hashable {
     }
 
     /// Whether SGR escape sequences are written.
-    public let usesColor: Bool
+    package let usesColor: Bool
 
     /// No escape sequences: for pipes, files and transcripts.
-    public static let plain = TerminalStyle(usesColor: false)
+    package static let plain = TerminalStyle(usesColor: false)
 
     /// SGR colours, for an interactive terminal.
-    public static let colored = TerminalStyle(usesColor: true)
+    package static let colored = TerminalStyle(usesColor: true)
 
     /// A style that writes colours or not.
-    public init(usesColor: Bool) {
+    package init(usesColor: Bool) {
         self.usesColor = usesColor
     }
 
     /// True only when output is a terminal, `--no-color` was not given, `NO_COLOR` is unset or
     /// empty, and `TERM` is not `dumb` (a terminal that would print the escapes literally).
-    public static func colorEnabled(isTerminal: Bool, environment: [String: String], noColorFlag: Bool) -> Bool {
+    package static func colorEnabled(isTerminal: Bool, environment: [String: String], noColorFlag: Bool) -> Bool {
         guard isTerminal, !noColorFlag else { return false }
         if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
         return environment["TERM"] != "dumb"
     }
 
     /// The style for the given output descriptor in this process's environment.
-    public static func detect(
+    package static func detect(
         outputDescriptor: Int32 = STDOUT_FILENO,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         noColorFlag: Bool = false
@@ -60,7 +60,7 @@ public struct TerminalStyle: Sendable, Hashable {
     }
 
     /// `text` in the look of `role`; unchanged when colour is off.
-    public func apply(_ role: Role, _ text: String) -> String {
+    package func apply(_ role: Role, _ text: String) -> String {
         guard usesColor, !text.isEmpty else { return text }
         let code: String
         switch role {
@@ -78,14 +78,14 @@ public struct TerminalStyle: Sendable, Hashable {
 // MARK: - Size
 
 /// The width the REPL lays its output out for.
-public enum TerminalSize {
+package enum TerminalSize {
     /// The fallback when neither the terminal nor `COLUMNS` tells.
-    public static let defaultColumns = 80
+    package static let defaultColumns = 80
 
     /// `--width` when given, else the terminal's width (`TIOCGWINSZ` on `descriptor`), else a
     /// positive `COLUMNS`, else 80: the width a session starts with. Later resizes reach the
     /// session from the line reader (`SIGWINCH`).
-    public static func columns(
+    package static func columns(
         override: Int? = nil, descriptor: Int32 = STDOUT_FILENO,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Int {
@@ -93,7 +93,7 @@ public enum TerminalSize {
     }
 
     /// The same decision from already gathered facts, for tests.
-    public static func columns(override: Int?, measured: Int?, environment: [String: String]) -> Int {
+    package static func columns(override: Int?, measured: Int?, environment: [String: String]) -> Int {
         if let override, override > 0 { return override }
         if let measured, measured > 0 { return measured }
         if let text = environment["COLUMNS"], let value = Int(text.trimmingCharacters(in: .whitespaces)), value > 0 {
@@ -103,7 +103,7 @@ public enum TerminalSize {
     }
 
     /// The terminal's width, or nil when `descriptor` is not a terminal.
-    public static func measuredColumns(descriptor: Int32) -> Int? {
+    package static func measuredColumns(descriptor: Int32) -> Int? {
         var size = winsize()
         guard ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
         return Int(size.ws_col)

@@ -28,9 +28,9 @@
 ///
 /// Everything else, including combining marks, variation selectors and any script, is kept.
 /// One pass over the text, whatever it holds.
-public enum TerminalSanitizer {
+package enum TerminalSanitizer {
     /// What happens to line breaks.
-    public enum Newlines: Sendable, Hashable {
+    package enum Newlines: Sendable, Hashable {
         /// Every line break becomes `\n`, for multi-line text such as a reply.
         case keep
         /// Every line break becomes a space, for text that must stay on one line.
@@ -38,7 +38,7 @@ public enum TerminalSanitizer {
     }
 
     /// `text` without control characters, escape sequences or bidi overrides.
-    public static func sanitize(_ text: String, newlines: Newlines = .space) -> String {
+    package static func sanitize(_ text: String, newlines: Newlines = .space) -> String {
         let scalars = Array(text.unicodeScalars)
         LayoutWorkMeter.record(scalars.count)
         var result = String.UnicodeScalarView()

@@ -7,12 +7,12 @@
 /// combining mark never starts a line and an emoji sequence is never split, except a cluster
 /// wider than the whole line (a long ZWJ sequence), which breaks between code points, as the
 /// terminal itself would. Widths are `DisplayWidth`'s.
-public enum TextLayout {
+package enum TextLayout {
     /// `text` word-wrapped to lines of at most `width` columns. Runs of spaces collapse to one;
     /// a word longer than a line is broken across lines. When the text needs more than
     /// `maxLines` lines, the last one ends with `ellipsis`, and the rest of the text is not
     /// laid out at all.
-    public static func wrap(
+    package static func wrap(
         _ text: String, width: Int, maxLines: Int = .max, ellipsis: String = "…"
     ) -> [String] {
         guard width > 0, maxLines > 0 else { return [] }
@@ -31,7 +31,7 @@ public enum TextLayout {
 
     /// `text` cut to at most `width` columns, ending with `ellipsis` (without the spaces
     /// before it) when something was cut. Reads no further into `text` than the cut.
-    public static func truncate(_ text: String, to width: Int, ellipsis: String = "…") -> String {
+    package static func truncate(_ text: String, to width: Int, ellipsis: String = "…") -> String {
         guard width > 0 else { return "" }
         let ellipsisWidth = DisplayWidth.of(ellipsis)
         let budget = width - ellipsisWidth
@@ -70,7 +70,7 @@ public enum TextLayout {
     /// One line that must stay one line (a title, a button label, a log line): `prefix`,
     /// `text` and `suffix` when they fit in `width`; else `text` truncated between the two, or,
     /// when fewer than 8 columns would be left for it, the whole line truncated.
-    public static func singleLine(
+    package static func singleLine(
         prefix: String = "", _ text: String, suffix: String = "", width: Int, ellipsis: String = "…"
     ) -> String {
         let prefixWidth = DisplayWidth.of(prefix)
@@ -91,7 +91,7 @@ public enum TextLayout {
     /// continuation they are (at most half the width). `\n` starts a
     /// new line. A line that is too wide and carries escape sequences loses them (and its
     /// colour) rather than be cut inside one.
-    public static func fit(_ line: String, width: Int, hangingIndent: Int? = nil) -> [String] {
+    package static func fit(_ line: String, width: Int, hangingIndent: Int? = nil) -> [String] {
         let width = max(1, width)
         var result: [String] = []
         for part in line.split(separator: "\n", omittingEmptySubsequences: false) {

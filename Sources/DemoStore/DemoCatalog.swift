@@ -1,11 +1,11 @@
 /// The demo store's catalogue: a fixed list in source, so every run (and every recorded
 /// transcript) sees the same products in the same order.
-public enum DemoCatalog {
+package enum DemoCatalog {
     /// The demo shop site that product and category URLs point to.
-    public static let shopHost = "demo-store.example"
+    package static let shopHost = "demo-store.example"
 
     /// Every product, in display order.
-    public static let products: [DemoProduct] = [
+    package static let products: [DemoProduct] = [
         // MARK: Посуда
         item(
             1, "KIT-1001", "Термокружка 450 мл", "Hot&Cold", .kitchen, price: 1990, old: 2490,
@@ -181,18 +181,18 @@ public enum DemoCatalog {
     ]
 
     /// The product with this SKU; exact match first, then ignoring case.
-    public static func product(sku: String) -> DemoProduct? {
+    package static func product(sku: String) -> DemoProduct? {
         products.first { $0.sku == sku }
             ?? products.first { $0.sku?.caseInsensitiveCompare(sku) == .orderedSame }
     }
 
     /// The product with this `itemId`.
-    public static func product(itemId: String) -> DemoProduct? {
+    package static func product(itemId: String) -> DemoProduct? {
         products.first { $0.itemId == itemId }
     }
 
     /// The category page on the demo shop site.
-    public static func url(for category: DemoProduct.Category) -> String {
+    package static func url(for category: DemoProduct.Category) -> String {
         "https://\(shopHost)/c/\(category.slug)"
     }
 

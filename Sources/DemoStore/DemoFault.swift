@@ -92,7 +92,7 @@ public struct DemoActiveFault: Sendable, Hashable {
     public var mode: DemoFaultMode
 
     /// Creates an armed fault.
-    public init(fault: DemoFault, mode: DemoFaultMode) {
+    package init(fault: DemoFault, mode: DemoFaultMode) {
         self.fault = fault
         self.mode = mode
     }

@@ -5,9 +5,9 @@ import Foundation
 /// The catalogue deliberately contains the awkward cases the engine must survive (PR1, AN5):
 /// prices as strings, missing prices and pictures, SKU-only products, one product with neither
 /// SKU nor URL, products without tracking events and products with repeated click URLs.
-public struct DemoProduct: Sendable, Hashable {
+package struct DemoProduct: Sendable, Hashable {
     /// The store's departments; the raw value is the Russian name sent as `category`.
-    public enum Category: String, Sendable, Hashable, CaseIterable {
+    package enum Category: String, Sendable, Hashable, CaseIterable {
         case kitchen = "Посуда"
         case electronics = "Электроника"
         case clothing = "Одежда"
@@ -18,7 +18,7 @@ public struct DemoProduct: Sendable, Hashable {
         case cosmetics = "Косметика"
 
         /// The path segment of the category's page on the demo shop site.
-        public var slug: String {
+        package var slug: String {
             switch self {
             case .kitchen: "kitchen"
             case .electronics: "electronics"
@@ -33,7 +33,7 @@ public struct DemoProduct: Sendable, Hashable {
     }
 
     /// Labels the reply composer matches questions against.
-    public enum Tag: String, Sendable, Hashable, CaseIterable {
+    package enum Tag: String, Sendable, Hashable, CaseIterable {
         /// A good present.
         case gift
         /// Suits a man.
@@ -47,7 +47,7 @@ public struct DemoProduct: Sendable, Hashable {
     }
 
     /// Which tracking URLs the product carries in `events`.
-    public enum Tracking: Sendable, Hashable {
+    package enum Tracking: Sendable, Hashable {
         /// One `visible_impression` URL and one `click` URL.
         case standard
         /// Two different `click` URLs on two tracking hosts.
@@ -59,34 +59,34 @@ public struct DemoProduct: Sendable, Hashable {
     }
 
     /// The item identifier on the wire (`itemId`), unique in the catalogue.
-    public let itemId: String
+    package let itemId: String
     /// The shop's SKU, if the product has one.
-    public let sku: String?
+    package let sku: String?
     /// The display name.
-    public let name: String
+    package let name: String
     /// The product page on the demo shop site, if the product has one.
-    public let url: String?
+    package let url: String?
     /// The picture, if the product has one.
-    public let imageUrl: String?
+    package let imageUrl: String?
     /// The price in roubles, if known.
-    public let price: Int?
+    package let price: Int?
     /// The price before a discount, if any.
-    public let oldPrice: Int?
+    package let oldPrice: Int?
     /// Whether prices go on the wire as formatted strings (`"1 990 ₽"`) instead of numbers.
-    public let pricesAsText: Bool
+    package let pricesAsText: Bool
     /// The department, if the product is in one.
-    public let category: Category?
+    package let category: Category?
     /// The brand, if known.
-    public let brand: String?
+    package let brand: String?
     /// Labels for matching questions.
-    public let tags: Set<Tag>
+    package let tags: Set<Tag>
     /// The tracking URLs the product carries.
-    public let tracking: Tracking
+    package let tracking: Tracking
     /// A customer rating, an extra item field the engine must keep (PR1).
-    public let rating: Double?
+    package let rating: Double?
 
     /// Creates a product. `url`/`imageUrl` are whole URLs; pass `nil` for "absent".
-    public init(
+    package init(
         itemId: String,
         sku: String?,
         name: String,
@@ -117,12 +117,12 @@ public struct DemoProduct: Sendable, Hashable {
     }
 
     /// The `visible_impression` URLs this product carries.
-    public var visibleImpressionURLs: [String] {
+    package var visibleImpressionURLs: [String] {
         tracking == .none ? [] : ["https://\(DemoStore.trackingHost)/vi?i=\(itemId)"]
     }
 
     /// The `click` URLs this product carries, duplicates included.
-    public var clickURLs: [String] {
+    package var clickURLs: [String] {
         let primary = "https://\(DemoStore.trackingHost)/c?i=\(itemId)"
         switch tracking {
         case .standard: return [primary]
@@ -165,7 +165,7 @@ public struct DemoProduct: Sendable, Hashable {
     }
 
     /// A price as the shop writes it: thousands separated by a space, then the rouble sign.
-    public static func formatPrice(_ amount: Int) -> String {
+    package static func formatPrice(_ amount: Int) -> String {
         let digits = String(amount)
         var groups: [String] = []
         var end = digits.endIndex

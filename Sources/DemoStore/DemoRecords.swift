@@ -2,6 +2,7 @@
 public struct DemoRequestRecord: Sendable, Hashable, CustomStringConvertible {
     /// Which service the request was addressed to.
     public enum Service: String, Sendable, Hashable {
+        /// Gravity, the Shopping API, a tracking host, or none of them (an unknown path, answered 404).
         case gravity, shopping, tracking, unknown
     }
 
@@ -56,7 +57,7 @@ public struct DemoGravityEvent: Sendable, Hashable {
     public let uid: String?
 
     /// Creates a record (the store creates them; tests compare against them).
-    public init(type: String, name: String?, customProps: [String: String], uid: String?) {
+    package init(type: String, name: String?, customProps: [String: String], uid: String?) {
         self.type = type
         self.name = name
         self.customProps = customProps
@@ -76,7 +77,7 @@ public struct DemoFeedbackRecord: Sendable, Hashable {
     public let rating: String
 
     /// Creates a record (the store creates them; tests compare against them).
-    public init(threadId: String, messageId: String, resourceId: String, rating: String) {
+    package init(threadId: String, messageId: String, resourceId: String, rating: String) {
         self.threadId = threadId
         self.messageId = messageId
         self.resourceId = resourceId

@@ -31,11 +31,17 @@ public final class DemoStore: HTTPTransport, Sendable {
 
     /// Creates a store. `clock` paces the slow-reply and slow-choose faults; tests pass a
     /// manual clock.
-    /// - Parameter activity: shared with a manual clock when the store runs on virtual time,
-    ///   so a hanging reply counts as parked.
-    public init(
+    public convenience init(
+        configuration: Configuration = Configuration(), clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        self.init(configuration: configuration, clock: clock, activity: nil)
+    }
+
+    /// The same, on virtual time: `activity` is shared with a manual clock, so a hanging reply
+    /// counts as parked.
+    package init(
         configuration: Configuration = Configuration(), clock: any Clock<Duration> = ContinuousClock(),
-        activity: ActivityMonitor? = nil
+        activity: ActivityMonitor?
     ) {
         self.activity = activity
         self.state = Locked(State(configuration: configuration))
@@ -99,7 +105,7 @@ public final class DemoStore: HTTPTransport, Sendable {
     // MARK: - Faults
 
     /// Every fault with a one-line description, for help and completion.
-    public static var faultHelp: [(name: String, summary: String)] {
+    package static var faultHelp: [(name: String, summary: String)] {
         DemoFault.allCases.map { ($0.name, $0.summary) }
     }
 

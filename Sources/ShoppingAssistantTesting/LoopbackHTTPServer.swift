@@ -37,29 +37,29 @@ import ShoppingAssistant
 /// let response = try await transport.send(HTTPRequest(method: .get, url: server.baseURL))
 /// let request = await server.request(0)  // what the client sent, byte for byte
 /// ```
-public final class LoopbackHTTPServer: Sendable {
+package final class LoopbackHTTPServer: Sendable {
     /// A request as it arrived on the socket.
-    public struct ReceivedRequest: Sendable, Equatable {
-        public var method: String
+    package struct ReceivedRequest: Sendable, Equatable {
+        package var method: String
         /// The request target as sent: path plus query.
-        public var target: String
+        package var target: String
         /// Header names as the client wrote them; repeated headers are joined with ", ".
-        public var headers: [String: String]
+        package var headers: [String: String]
         /// Empty when the reply was decided before the body was read (`resetBeforeBody`), and
         /// in the request a responder is given.
-        public var body: Data
+        package var body: Data
 
         /// The path without the query.
-        public var path: String { String(target.prefix { $0 != "?" }) }
+        package var path: String { String(target.prefix { $0 != "?" }) }
 
         /// The value of a header, matched case-insensitively as HTTP requires.
-        public func header(_ name: String) -> String? {
+        package func header(_ name: String) -> String? {
             headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
     }
 
     /// What the server does with one request.
-    public enum Reply: Sendable {
+    package enum Reply: Sendable {
         /// Answer with this status, headers and body (`Content-Length` and `Connection: close`
         /// are added).
         case answer(status: Int, headers: [String: String] = [:], body: Data = Data())
@@ -76,14 +76,14 @@ public final class LoopbackHTTPServer: Sendable {
         case respond(@Sendable (ReceivedRequest) -> Reply)
 
         /// An answer with a UTF-8 body.
-        public static func answer(status: Int, headers: [String: String] = [:], text: String) -> Reply {
+        package static func answer(status: Int, headers: [String: String] = [:], text: String) -> Reply {
             .answer(status: status, headers: headers, body: Data(text.utf8))
         }
     }
 
     /// One action of a scripted reply. A script that ends without `reset` or `close` closes the
     /// connection normally (FIN) when it is done.
-    public enum Step: Sendable {
+    package enum Step: Sendable {
         /// Write these bytes as they are.
         case send(Data)
         /// Write `count` copies of `byte`, streamed, so that a huge body costs the server no memory.
@@ -103,16 +103,16 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// Decides the reply to a request the queue has no reply for. It is given the request's
     /// head (its `body` is empty); return `.respond` to decide once the body is read.
-    public typealias Responder = @Sendable (ReceivedRequest) -> Reply
+    package typealias Responder = @Sendable (ReceivedRequest) -> Reply
 
     /// A one-way latch the test opens to release held answers. It is a pipe, so the server
     /// threads can wait on it in the same `poll(2)` that notices a client hanging up.
-    public final class Gate: Sendable {
+    package final class Gate: Sendable {
         fileprivate let readFD: Int32
         private let writeFD: Int32
         private let isOpen = Locked(false)
 
-        public init() {
+        package init() {
             var fds: [Int32] = [0, 0]
             precondition(pipe(&fds) == 0, "pipe() failed: errno \(errno)")
             readFD = fds[0]
@@ -125,7 +125,7 @@ public final class LoopbackHTTPServer: Sendable {
         }
 
         /// Lets every answer held on this gate go. Opening twice is harmless.
-        public func open() {
+        package func open() {
             let first = isOpen.withLock { isOpen in
                 defer { isOpen = true }
                 return !isOpen
@@ -141,21 +141,21 @@ public final class LoopbackHTTPServer: Sendable {
     }
 
     /// Why a socket call failed while setting up.
-    public struct SocketError: Error, CustomStringConvertible {
-        public var call: String
-        public var code: Int32
-        public var description: String { "\(call) failed: errno \(code)" }
+    package struct SocketError: Error, CustomStringConvertible {
+        package var call: String
+        package var code: Int32
+        package var description: String { "\(call) failed: errno \(code)" }
     }
 
     /// The loopback address the server listens on.
-    public let host: String
+    package let host: String
 
     /// The port the server listens on.
-    public let port: UInt16
+    package let port: UInt16
 
     /// The server's base URL, with the numeric address and not `localhost`, so no name lookup
     /// or IPv6 attempt comes first.
-    public var baseURL: URL { URL(string: "http://\(host):\(port)")! }
+    package var baseURL: URL { URL(string: "http://\(host):\(port)")! }
 
     private enum Event: Hashable {
         case received(Int)
@@ -207,7 +207,7 @@ public final class LoopbackHTTPServer: Sendable {
     ///
     /// - Parameter host: A loopback address (`127.0.0.1`, or another of 127.0.0.0/8 to play a
     ///   second host, as a redirect test needs).
-    public init(host: String = "127.0.0.1") throws {
+    package init(host: String = "127.0.0.1") throws {
         let fd = try Self.makeLoopbackSocket(host: host)
         guard listen(fd, 128) == 0 else {
             let code = errno
@@ -242,24 +242,24 @@ public final class LoopbackHTTPServer: Sendable {
     }
 
     /// Scripts the next request (in arrival order) that no earlier script took.
-    public func enqueue(_ reply: Reply) {
+    package func enqueue(_ reply: Reply) {
         state.withLock { $0.replies.append(reply) }
     }
 
     /// Decides the replies to requests the queue has none for; `nil` brings back the 500.
-    public func setResponder(_ responder: Responder?) {
+    package func setResponder(_ responder: Responder?) {
         state.withLock { $0.responder = responder }
     }
 
     /// Every request received so far (since the last `discardReceivedRequests()`), in
     /// arrival order.
-    public var receivedRequests: [ReceivedRequest] {
+    package var receivedRequests: [ReceivedRequest] {
         state.withLock { $0.requests }
     }
 
     /// Forgets the requests received so far and what happened to them, so a long run (a soak)
     /// does not grow with its history; indexes go on counting.
-    public func discardReceivedRequests() {
+    package func discardReceivedRequests() {
         state.withLock { state in
             state.discarded += state.requests.count
             state.requests = []
@@ -269,49 +269,49 @@ public final class LoopbackHTTPServer: Sendable {
     }
 
     /// Connections accepted and not yet closed by the server.
-    public var openConnections: Int { state.withLock { $0.openConnections } }
+    package var openConnections: Int { state.withLock { $0.openConnections } }
 
     /// Connections accepted since the server started.
-    public var acceptedConnections: Int { state.withLock { $0.acceptedConnections } }
+    package var acceptedConnections: Int { state.withLock { $0.acceptedConnections } }
 
     /// How many bytes of the reply to the `index`-th request the kernel accepted, so far.
-    public func bytesSent(onRequest index: Int) -> Int {
+    package func bytesSent(onRequest index: Int) -> Int {
         state.withLock { $0.bytesSent[index] ?? 0 }
     }
 
     /// Waits until the `index`-th request (from 0) has been read completely; `nil` if the
     /// server stopped first.
-    public func request(_ index: Int) async -> ReceivedRequest? {
+    package func request(_ index: Int) async -> ReceivedRequest? {
         guard await wait(for: .received(index)) else { return nil }
         return state.withLock { $0.request(index) }
     }
 
     /// Waits for the first request, received before or after the call, that satisfies
     /// `predicate`; returns its index, or `nil` if the server stopped first.
-    public func firstRequest(where predicate: @escaping @Sendable (ReceivedRequest) -> Bool) async -> Int? {
+    package func firstRequest(where predicate: @escaping @Sendable (ReceivedRequest) -> Bool) async -> Int? {
         guard await wait(until: { $0.requests.contains(where: predicate) }) else { return nil }
         return state.withLock { state in state.requests.firstIndex(where: predicate).map { $0 + state.discarded } }
     }
 
     /// Waits until the reply to the `index`-th request stalls: it is held, waits for the
     /// client to hang up, or trickles. `false` if the server stopped first.
-    public func stalled(onRequest index: Int) async -> Bool {
+    package func stalled(onRequest index: Int) async -> Bool {
         await wait(for: .stalled(index))
     }
 
     /// Waits until the client closed the connection of the `index`-th request while its
     /// answer was held or stalled; `false` if the server stopped first.
-    public func clientHungUp(onRequest index: Int) async -> Bool {
+    package func clientHungUp(onRequest index: Int) async -> Bool {
         await wait(for: .clientHungUp(index))
     }
 
     /// Waits until no accepted connection is open; `false` if the server stopped first.
-    public func allConnectionsClosed() async -> Bool {
+    package func allConnectionsClosed() async -> Bool {
         await wait(until: { $0.openConnections == 0 })
     }
 
     /// Stops accepting, abandons held answers and wakes every waiter. Idempotent.
-    public func stop() {
+    package func stop() {
         let waiters = state.withLock { state in
             guard !state.isStopped else { return [CheckedContinuation<Bool, Never>]() }
             state.isStopped = true
@@ -326,7 +326,7 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// A status line and headers, ending with the blank line, exactly as given: nothing is
     /// added, so a script can send any framing (or none).
-    public static func head(
+    package static func head(
         status: Int, reason: String? = nil, version: String = "HTTP/1.1", headers: [(String, String)] = []
     ) -> Data {
         var text = "\(version) \(status) \(reason ?? reasonPhrase(status))\r\n"
@@ -335,7 +335,7 @@ public final class LoopbackHTTPServer: Sendable {
     }
 
     /// `body` in chunked transfer coding, in chunks of `chunkSize` bytes, with the last chunk.
-    public static func chunked(_ body: Data, chunkSize: Int = 1024) -> Data {
+    package static func chunked(_ body: Data, chunkSize: Int = 1024) -> Data {
         var out = Data()
         var offset = body.startIndex
         while offset < body.endIndex {
@@ -354,11 +354,11 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// A loopback port bound to a socket that never listens, so a connection to it is refused
     /// at once, and no other process can take the port while the test holds this value.
-    public final class RefusingPort: Sendable {
-        public let port: UInt16
+    package final class RefusingPort: Sendable {
+        package let port: UInt16
         private let fd: Int32
 
-        public init() throws {
+        package init() throws {
             fd = try LoopbackHTTPServer.makeLoopbackSocket(host: "127.0.0.1")
             do {
                 port = try LoopbackHTTPServer.boundPort(of: fd)
@@ -370,7 +370,7 @@ public final class LoopbackHTTPServer: Sendable {
 
         deinit { close(fd) }
 
-        public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+        package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
     }
 
     // MARK: - Waiting for events

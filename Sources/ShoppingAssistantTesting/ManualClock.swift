@@ -8,13 +8,19 @@ import ShoppingAssistant
 public final class ManualClock: Clock, Sendable {
     /// A point on the manual clock's timeline: the time since the clock was created.
     public struct Instant: InstantProtocol, CustomStringConvertible {
+        /// Time since the clock was created; a test compares deadlines with it (`.seconds(10)` for P3).
         public var offset: Duration
 
+        /// An instant `offset` after the clock's start, for asserting on `pendingDeadlines`.
         public init(offset: Duration) { self.offset = offset }
 
+        /// `Clock` arithmetic: the code under test computes its deadlines with it.
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// `Clock` arithmetic, exact: no rounding, so a 120 s deadline is exactly 120 s.
         public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Earlier first, so sleepers wake in deadline order.
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        /// `t+10.0 seconds`, so a failing test names the moment.
         public var description: String { "t+\(offset)" }
     }
 
@@ -36,11 +42,19 @@ public final class ManualClock: Clock, Sendable {
     /// Told when a task parks on this clock and when it is woken, for replay quiescence.
     private let activity: ActivityMonitor?
 
-    public init(activity: ActivityMonitor? = nil) {
+    /// A clock at `t+0` with no sleepers; time moves only when the test advances it.
+    public convenience init() { self.init(activity: nil) }
+
+    /// The same, telling `activity` when a task parks on the clock and when it is woken, so
+    /// that a replay on virtual time can tell when nothing can run.
+    package init(activity: ActivityMonitor?) {
         self.activity = activity
     }
 
+    /// The current virtual time; changes only through `advance(by:)`, `advance(to:)` and
+    /// `advanceToNextDeadline()`.
     public var now: Instant { state.withLock { $0.now } }
+    /// One nanosecond: deadlines are kept exactly.
     public var minimumResolution: Duration { .nanoseconds(1) }
 
     /// How many tasks are sleeping on this clock right now.
@@ -49,6 +63,9 @@ public final class ManualClock: Clock, Sendable {
     /// The deadlines of the current sleepers, earliest first.
     public var pendingDeadlines: [Instant] { state.withLock { $0.sleepers.map(\.deadline).sorted() } }
 
+    /// Suspends until the test advances the clock to `deadline`; returns at once when it has
+    /// passed. Throws `CancellationError` when the sleeping task is cancelled, as `ContinuousClock`
+    /// does, so timeouts cancelled by the engine never fire. `tolerance` is ignored.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1

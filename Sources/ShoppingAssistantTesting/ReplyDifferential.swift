@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Fuzzing) import ShoppingAssistant
+import ShoppingAssistant
 
 /// Compares the engine's byte-level reply decoder with a reference that first reads the same
 /// bytes into a `JSONValue` tree and then applies wire.md's rules to the tree — the way the

@@ -19,9 +19,12 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
 
     /// Which requests an expectation accepts.
     public struct Matcher: Sendable, CustomStringConvertible {
+        /// Names the expectation in `unmetExpectations` and in failures.
         public let description: String
         let accepts: @Sendable (HTTPRequest) -> Bool
 
+        /// A matcher for anything the ready-made ones do not cover; `description` should say what it
+        /// accepts, since that is what a failing test prints.
         public init(_ description: String, accepts: @escaping @Sendable (HTTPRequest) -> Bool) {
             self.description = description
             self.accepts = accepts
@@ -52,6 +55,7 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
 
     /// A handle on one expectation, for deferred replies and for reading what was sent.
     public struct Exchange: Sendable, Hashable {
+        /// The order in which the expectation was registered, from 1.
         public let id: Int
     }
 
@@ -129,6 +133,9 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
         finish(exchange, with: .failure(error))
     }
 
+    /// Answers with the first unused expectation that accepts `request`; an unexpected request is
+    /// recorded, reported to `onUnexpected` and fails as `.cannotConnect`, so the engine cannot
+    /// take it for a success.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try Task.checkCancellation()
         let expectation = state.withLock { state -> Expectation? in

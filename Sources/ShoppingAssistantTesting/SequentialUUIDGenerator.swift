@@ -6,8 +6,11 @@ import ShoppingAssistant
 public final class SequentialUUIDGenerator: Sendable {
     private let counter = Locked<UInt64>(0)
 
+    /// Starts at `…000000000001`; one generator per engine keeps thread and message IDs stable
+    /// between runs.
     public init() {}
 
+    /// The next UUID in sequence; pass `generator.next` as the engine's `uuid`. Thread-safe.
     public func next() -> UUID {
         let value = counter.withLock { value -> UInt64 in
             value += 1

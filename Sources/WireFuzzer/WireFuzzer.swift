@@ -1,6 +1,6 @@
 import AssistantREPL
 import Foundation
-@_spi(Fuzzing) import ShoppingAssistant
+import ShoppingAssistant
 import ShoppingAssistantTesting
 
 // libFuzzer entry point over the wire decoders and the transcript parser. Build and run:

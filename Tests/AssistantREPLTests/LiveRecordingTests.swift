@@ -29,7 +29,7 @@ import Testing
 
         // A first launch stores the uid Gravity issues; the recorded session is the next launch.
         _ = try await Self.session(arguments, state: state, lines: [":product KIT-1001", ":quit"])
-        let stored = try #require(FileIdentityStore(fileURL: state.identityFile).loadUID())
+        let stored = try #require(FileIdentityStore(fileURL: state.identityFile).loadUid())
         server.store.inject(.rateLimited)
         let (recording, printed) = try await Self.session(
             arguments + ["--record", directory + "/live.transcript"], state: state,

@@ -6,7 +6,7 @@
 /// manual clock and a replaying transport given the same monitor subtract a task while it is
 /// parked on them and add it back, synchronously, when they wake it. When the count is zero,
 /// nothing will happen until time moves or a response is released: the system is quiescent.
-public final class ActivityMonitor: Sendable {
+package final class ActivityMonitor: Sendable {
     private struct State {
         var busy = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -14,18 +14,18 @@ public final class ActivityMonitor: Sendable {
 
     private let state = Locked(State())
 
-    public init() {}
+    package init() {}
 
     /// Units of work that can run now.
-    public var busy: Int { state.withLock { $0.busy } }
+    package var busy: Int { state.withLock { $0.busy } }
 
     /// A unit of work became runnable (spawned, or woken from a wait).
-    public func begin() {
+    package func begin() {
         state.withLock { $0.busy += 1 }
     }
 
     /// A unit of work ended or parked on the clock or the transport.
-    public func end() {
+    package func end() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.busy -= 1
             guard state.busy <= 0 else { return [] }
@@ -36,7 +36,7 @@ public final class ActivityMonitor: Sendable {
     }
 
     /// Suspends until no unit of work can run.
-    public func waitUntilIdle() async {
+    package func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = state.withLock { state -> Bool in
                 if state.busy <= 0 { return true }
@@ -49,7 +49,7 @@ public final class ActivityMonitor: Sendable {
 
     /// Runs `body` as one unit of work in a new task.
     @discardableResult
-    public func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    package func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         begin()
         return Task {
             await body()

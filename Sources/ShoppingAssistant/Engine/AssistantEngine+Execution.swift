@@ -88,7 +88,7 @@ extension AssistantEngine {
             case .notifyLocks(let locks):
                 lockListener?(locks)
             case .persistUID(let uid):
-                identityStore.saveUID(uid)
+                identityStore.saveUid(uid)
             case .complete(let id, let result):
                 if let host = lastHostCallOfBatch {
                     completionsAfterHostCall[host, default: []].append((id, result))

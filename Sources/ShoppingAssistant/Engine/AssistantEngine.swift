@@ -123,7 +123,7 @@ public actor AssistantEngine {
             settings: EngineMachine.Settings(
                 section: configuration.section, appVersion: configuration.appVersion, options: configuration.options,
                 contentSettings: configuration.contentSettings),
-            storedUID: identityStore.loadUID())
+            storedUID: identityStore.loadUid())
     }
 
     private static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
@@ -151,7 +151,7 @@ public actor AssistantEngine {
 
     // MARK: - Inspection
 
-    /// P1: the preparation state.
+    /// The state of the latest preparation (P1); an older call, late or cancelled, never changes it (P2).
     public var preparationState: AssistantPreparationState { machine.preparationState }
 
     /// D1: the dialog state, independent of preparation.

@@ -10,6 +10,7 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     public var gravityBaseURL: URL
     /// Shopping API base URL (S1).
     public var shoppingBaseURL: URL
+    /// Which messages reach the logger's listener (B2); `.error` unless set. Chat text needs `.debug`.
     public var logLevel: AssistantLogLevel
     /// Reported in `attributes.app_version` (B4).
     public var appVersion: String
@@ -26,13 +27,18 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     /// How many of the latest lifecycle events and tracking URLs `trackingLog` keeps.
     public var trackingLogCapacity: Int
 
+    /// Gravity API V2 in production; used when `gravityBaseURL` is not given.
     public static let defaultGravityBaseURL = URL(string: "https://evs-01.gravityfield.ai/v2")!
+    /// The Shopping API in production (S1); used when `shoppingBaseURL` is not given.
     public static let defaultShoppingBaseURL = URL(string: "https://shopping-assistant-api.gravityfield.ai")!
     /// `attributes.app_platform` (B4): the platform the engine runs on.
     public static let platform = "linux"
     /// This engine's version, reported in `attributes.sdk_version` (B4).
     public static let sdkVersion = "1.0.0"
 
+    /// Only `apiKey` and `section` are required (B1); `nil` base URLs mean production.
+    /// Nothing is checked here: a key the server rejects surfaces as `.failure(unauthorized)`
+    /// on the first `prepareAssistant`.
     public init(
         apiKey: String, section: String, gravityBaseURL: URL? = nil, shoppingBaseURL: URL? = nil,
         logLevel: AssistantLogLevel = .error, appVersion: String = "0.0.0",

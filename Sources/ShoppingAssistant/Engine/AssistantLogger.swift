@@ -1,9 +1,12 @@
 /// Log levels of B2, most verbose first. `.none` silences the engine.
 public enum AssistantLogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
+    /// From most to least verbose: `.debug` adds HTTP traffic and chat text, `.none` is silence.
     case debug, info, error, none
 
+    /// `.debug` < `.info` < `.error` < `.none`: a message passes when its level is at least the logger's.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The level's lower-case name, as a host would accept it in a flag or a setting.
     public var description: String {
         switch self {
         case .debug: return "debug"
@@ -28,10 +31,13 @@ public final class AssistantLogger: Sendable {
 
     private let state: Locked<State>
 
+    /// A logger for a host that wants its own listener before the engine exists; pass it to
+    /// `AssistantEngine.init(logger:)`. Without a listener nothing is delivered.
     public init(level: AssistantLogLevel = .error, listener: Listener? = nil) {
         state = Locked(State(level: level, listener: listener, secrets: []))
     }
 
+    /// Can be changed at any time, from any thread; the next message follows the new level.
     public var level: AssistantLogLevel {
         get { state.withLock { $0.level } }
         set { state.withLock { $0.level = newValue } }
@@ -53,6 +59,8 @@ public final class AssistantLogger: Sendable {
         level != .none && state.withLock { level >= $0.level && $0.listener != nil }
     }
 
+    /// Delivers `message` to the listener when `level` passes, with the API key redacted (B2).
+    /// The message is only built when it will be delivered, so a `.debug` dump costs nothing otherwise.
     public func log(_ level: AssistantLogLevel, _ message: @autoclosure () -> String) {
         guard level != .none else { return }
         let (listener, secrets) = state.withLock { state -> (Listener?, [String]) in

@@ -6,16 +6,21 @@ import Foundation
 
 /// Where the SDK-managed `uid` survives restarts (B3; `UserDefaults` on mobile).
 public protocol IdentityStore: Sendable {
-    func loadUID() -> String?
-    func saveUID(_ uid: String?)
+    /// The persisted uid, or `nil` on a first start; called once, when the engine is created (B3).
+    /// Must not throw or block for long: an unreadable store means a fresh identity.
+    func loadUid() -> String?
+    /// Persists the uid Gravity returned, or `nil` after `resetIdentity()` (B3). Called from the
+    /// engine's actor; a failure is the store's to report through the warning handler.
+    func saveUid(_ uid: String?)
     /// Where the store reports problems it recovered from on its own (a corrupt file it
     /// replaced with a fresh identity, a write that failed), so they reach the engine's log
-    /// instead of vanishing. The engine sets it once, when it is created, before `loadUID()`.
+    /// instead of vanishing. The engine sets it once, when it is created, before `loadUid()`.
     /// The default implementation ignores it: a store with nothing to report needs nothing.
     func setWarningHandler(_ handler: @escaping @Sendable (String) -> Void)
 }
 
 extension IdentityStore {
+    /// Ignores the handler, for stores that never recover from anything on their own.
     public func setWarningHandler(_ handler: @escaping @Sendable (String) -> Void) {}
 }
 
@@ -23,10 +28,13 @@ extension IdentityStore {
 public final class InMemoryIdentityStore: IdentityStore {
     private let uid: Locked<String?>
 
+    /// Starts with `uid`, as if a previous run had saved it; `nil` is a first start.
     public init(uid: String? = nil) { self.uid = Locked(uid) }
 
-    public func loadUID() -> String? { uid.withLock { $0 } }
-    public func saveUID(_ uid: String?) { self.uid.withLock { $0 = uid } }
+    /// The uid last saved, or the one given at creation.
+    public func loadUid() -> String? { uid.withLock { $0 } }
+    /// Keeps `uid` until the process ends; nothing reaches the disk.
+    public func saveUid(_ uid: String?) { self.uid.withLock { $0 = uid } }
 }
 
 /// Keeps the uid in a small JSON file, by default `$XDG_STATE_HOME/shopping-assistant/identity.json`
@@ -50,12 +58,16 @@ public final class FileIdentityStore: IdentityStore {
     /// More than any identity file this store writes; a larger file is not read into memory.
     static let maximumFileBytes = 64 * 1024
 
+    /// The identity file; its directory is created on the first save.
     public let fileURL: URL
     private let state = Locked(State())
 
+    /// Nothing is read or written until the engine loads the uid, so creating a store is free
+    /// and cannot fail.
     public init(fileURL: URL) { self.fileURL = fileURL }
 
-    /// The per-user default location.
+    /// `$XDG_STATE_HOME/shopping-assistant/identity.json`, else under `~/.local/state`: per user,
+    /// so two users of one machine never share a uid.
     public static func defaultLocation(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         let base: URL
         if let state = environment["XDG_STATE_HOME"], !state.isEmpty {
@@ -68,6 +80,7 @@ public final class FileIdentityStore: IdentityStore {
         return base.appendingPathComponent("shopping-assistant/identity.json")
     }
 
+    /// Delivers the warnings of loads that happened before it was set, then each new one.
     public func setWarningHandler(_ handler: @escaping @Sendable (String) -> Void) {
         let pending = state.withLock { state -> [String] in
             state.warn = handler
@@ -77,7 +90,8 @@ public final class FileIdentityStore: IdentityStore {
         for warning in pending { handler(warning) }
     }
 
-    public func loadUID() -> String? {
+    /// The stored uid; an unreadable file is moved aside and reads as "no uid yet", with a warning.
+    public func loadUid() -> String? {
         let (uid, warning) = state.withLock { _ -> (String?, String?) in
             removeAbandonedTemporaryFiles()
             switch read() {
@@ -99,7 +113,8 @@ public final class FileIdentityStore: IdentityStore {
         return uid
     }
 
-    public func saveUID(_ uid: String?) {
+    /// Replaces the file atomically: after a crash it holds the old uid or the new one, never half.
+    public func saveUid(_ uid: String?) {
         let failure = state.withLock { _ -> String? in
             let directory = fileURL.deletingLastPathComponent().path
             if !FileManager.default.fileExists(atPath: directory) {

@@ -2,6 +2,7 @@ import Foundation
 
 /// One entry of the analytics log, for inspection (REPL `:log`, tests).
 public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
+    /// The channel a record went through, so a test can tell lifecycle events from tracking URLs.
     public enum Kind: String, Sendable, Hashable {
         /// A lifecycle event through Gravity `/event` (AN1).
         case event

@@ -2,10 +2,15 @@ import Foundation
 
 /// Where the host should navigate after the chat closed (AC1).
 public enum AssistantAction: Sendable, Hashable {
+    /// The shopper tapped a product card; open its page, by SKU or URL (PR10). Sent once, after the
+    /// chat has closed.
     case openProduct(AssistantProduct)
     /// `payload` is the server button object, keys as received (AC2).
     case openSupportChat(payload: [String: JSONValue])
+    /// A `follow_url` button; the URL passed the engine's http(s) check, so it is safe to open (AC3).
     case followUrl(URL)
+    /// Any other button `action`, named by `type`, with the whole button object as `payload`
+    /// (AC2, AC3); offered only when `canHandle` accepts it (AC4).
     case custom(type: String, payload: [String: JSONValue])
 
     /// Routes a server reply button (AC3). A `follow_url` without a valid http(s) URL yields

@@ -45,7 +45,7 @@ public struct AssistantChatMessage: Sendable, Hashable, Identifiable {
 
     /// The message ID for user messages; the assistant message ID for replies.
     public let id: String
-    /// Who wrote it.
+    /// Who wrote it: only replies carry products, buttons and a rating.
     public let role: Role
     /// The text as typed or as the assistant wrote it; server text, so sanitise before printing.
     public let text: String
@@ -128,7 +128,7 @@ public struct AssistantChatMessages: RandomAccessCollection, Sendable, Hashable 
         }
     }
 
-    /// Message by message.
+    /// Message by message, however each side stores its messages.
     public static func == (lhs: AssistantChatMessages, rhs: AssistantChatMessages) -> Bool {
         lhs.elementsEqual(rhs)
     }

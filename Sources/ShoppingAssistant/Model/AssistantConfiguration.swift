@@ -2,11 +2,16 @@ import Foundation
 
 /// The assistant campaign's settings (C1): what the start screen shows.
 public struct AssistantConfiguration: Sendable, Hashable {
+    /// `false` makes preparation end in `.unavailable(.disabled)`; the other fields are then empty (C2).
     public let enabled: Bool
+    /// The start screen's heading (O9); empty when the campaign gives none.
     public let title: String
+    /// The line under the heading, when the campaign has one.
     public let subtitle: String?
+    /// The start screen's suggests, in the campaign's order; later suggests come from replies (C7).
     public let suggests: [String]
 
+    /// For a host's tests and previews; the engine builds its own from the campaign (C1).
     public init(enabled: Bool, title: String, subtitle: String?, suggests: [String]) {
         self.enabled = enabled
         self.title = title

@@ -2,9 +2,12 @@ import Foundation
 
 /// The host's "ask the assistant" button settings from the entry campaign (E1).
 public struct AssistantEntry: Sendable, Hashable {
+    /// Whether the host shows its entry button at all; `false` hides it even when the campaign exists.
     public let enabled: Bool
+    /// The button's label; empty when the campaign gives none, so the host uses its own.
     public let title: String
 
+    /// For a host's tests and previews; real entries come from `parse(_:)`.
     public init(enabled: Bool, title: String) {
         self.enabled = enabled
         self.title = title

@@ -3,11 +3,15 @@
 ///
 /// Called from the engine's actor, so implementations must be `Sendable` and must not block.
 public protocol AssistantProductBlockBuilder: Sendable {
+    /// Builds the host's view of `block` at exactly `layout.availableWidth`, with a finite height
+    /// (PR2, PR3). Taps are reported only when `layout.isInteractionEnabled` and the product
+    /// `canOpen` (PR7).
     func build(block: AssistantProductBlock, layout: AssistantProductLayout) -> any AssistantProductBlockRendering
 }
 
 /// What a builder produced. `height` is in the host's units (lines for a terminal).
 public protocol AssistantProductBlockRendering: Sendable {
+    /// The rendering's height in host units; the engine rejects zero or unbounded heights (PR3).
     var height: Int { get }
 }
 
@@ -16,15 +20,25 @@ public protocol AssistantProductBlockRendering: Sendable {
 /// `canHandle` is synchronous and must do no I/O and no navigation (AC4). `handle` is called
 /// exactly once per accepted action, and only after the chat has fully closed (PR10, AC5).
 public protocol AssistantActionHandler: Sendable {
+    /// Whether the host can perform `action`; an action it cannot is not offered (AC4). Called
+    /// synchronously from the engine's actor: no I/O, no navigation.
     func canHandle(_ action: AssistantAction) -> Bool
+    /// Performs the navigation, once per accepted action and only after the chat has closed
+    /// (PR10, AC5).
     func handle(_ action: AssistantAction) async
 }
 
 /// Whether a presenter can show the chat right now (O3).
 public enum AssistantPresenterAvailability: Sendable, Hashable {
+    /// The presenter can show the chat now.
     case available
+    /// The presenter's screen is gone; opening returns `.invalidPresenter` (O3).
     case closed
+    /// The presenter exists but is not on screen (a background app); opening returns
+    /// `.invalidPresenter` (O3).
     case notVisible
+    /// The presenter is showing something the chat cannot sit on; opening returns
+    /// `.invalidPresenter` (O3).
     case busy
 }
 
@@ -36,6 +50,7 @@ public enum AssistantPresenterAvailability: Sendable, Hashable {
 /// (O5). Calls come from the engine's actor, in order, and are awaited, so a presenter sees
 /// every snapshot in the order the engine produced it.
 public protocol AssistantPresenter: AnyObject, Sendable {
+    /// Read by `openAssistant` before presenting (O3); must answer synchronously and cheaply.
     var availability: AssistantPresenterAvailability { get }
     /// Show the chat screen with its first snapshot.
     func presentAssistant(_ chat: AssistantChatSnapshot) async

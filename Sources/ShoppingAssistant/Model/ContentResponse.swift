@@ -31,7 +31,7 @@ public struct Campaign: Sendable, Hashable {
     /// The selected variations (decisions), in the service's order.
     public let payload: [CampaignVariation]
 
-    /// Wraps an already decoded entry.
+    /// For hosts' own tests, which build answers without the service; the engine decodes its own.
     public init(selector: String?, payload: [CampaignVariation]) {
         self.selector = selector
         self.payload = payload
@@ -51,7 +51,7 @@ public struct CampaignVariation: Sendable, Hashable {
     /// The blocks to render, in order.
     public let contents: [CampaignContent]
 
-    /// Wraps an already decoded variation.
+    /// For hosts' own tests, which build answers without the service; the engine decodes its own.
     public init(
         campaignId: String?, experienceId: String?, variationId: String?, decisionId: String?,
         contents: [CampaignContent]
@@ -66,7 +66,7 @@ public struct CampaignVariation: Sendable, Hashable {
 
 /// One content of a variation: a block the host renders itself, with its tracking data.
 public struct CampaignContent: Sendable, Hashable {
-    /// The content's identifier.
+    /// Identifies the content in Gravity's reports; a host may key its rendering on it.
     public let contentId: String?
     /// `custom` for Custom JSON contents, a template name otherwise.
     public let contentType: String?
@@ -80,7 +80,7 @@ public struct CampaignContent: Sendable, Hashable {
     /// that name which of `events` to fire when); `nil` when absent.
     public let variables: [String: JSONValue]?
 
-    /// Wraps an already decoded content.
+    /// For hosts' own tests, which build answers without the service; the engine decodes its own.
     public init(
         contentId: String?, contentType: String?, deliveryMethod: String?, custom: CustomModel?,
         events: [ContentEvent] = [], variables: [String: JSONValue]? = nil
@@ -111,7 +111,7 @@ public struct CustomModel: Sendable, Hashable {
     /// The JSON text exactly as the campaign editor holds it.
     public let json: String?
 
-    /// Wraps a Custom JSON string.
+    /// For hosts' own tests, which build answers without the service; the engine decodes its own.
     public init(json: String?) { self.json = json }
 }
 
@@ -122,7 +122,7 @@ public struct ContentEvent: Sendable, Hashable {
     /// The tracking URLs, as received.
     public let urls: [String]
 
-    /// Wraps an already decoded event.
+    /// For hosts' own tests, which build answers without the service; the engine decodes its own.
     public init(type: String, urls: [String]) {
         self.type = type
         self.urls = urls

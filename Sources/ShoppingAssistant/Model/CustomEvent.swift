@@ -3,7 +3,7 @@
 public struct CustomEvent: Sendable, Hashable {
     /// The event type the campaigns trigger on (`add-to-cart-v1`, a custom name, …).
     public var type: String
-    /// A human-readable name.
+    /// A human-readable name for Gravity's reports; campaigns trigger on `type`, not on it.
     public var name: String
     /// String properties; left out of the request when empty.
     public var customProps: [String: String]

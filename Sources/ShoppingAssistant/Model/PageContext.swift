@@ -22,15 +22,26 @@ public struct PageContext: Sendable, Hashable, Codable {
         public var description: String { rawValue.lowercased() }
     }
 
+    /// Which kind of screen; campaigns target by it (B4).
     public var type: PageType
+    /// The screen's items (SKUs, category path, query), sent byte for byte (B4).
     public var data: [String]
+    /// The screen's address or route, as the host names it; campaigns may target it.
     public var location: String
+    /// The shop's language for this screen, sent unchanged (no case folding, B4).
     public var lng: String?
+    /// The page of a paged listing, when there is one.
     public var pageNumber: Int?
+    /// The screen the shopper came from, when known.
     public var referrer: String?
+    /// UTM parameters the shopper arrived with, for attribution.
     public var utm: [String: String]?
+    /// The host's own attributes; the engine adds `app_version`, `sdk_version` and `app_platform`
+    /// on the wire (B4), so those keys need not be set here.
     public var attributes: [String: String]?
 
+    /// Only `type` is required; build one per screen and pass it to `trackView`,
+    /// `getContentBySelector` and `prepareAssistant`.
     public init(
         type: PageType,
         data: [String] = [],

@@ -2,8 +2,11 @@ import Foundation
 
 /// One HTTP request as the engine's clients build it. The transport moves it as is.
 public struct HTTPRequest: Sendable, Hashable {
+    /// The methods the engine uses: `GET` for tracking URLs and history, `POST` for the rest.
     public enum Method: String, Sendable, Hashable {
+        /// A request without a body; a transport must send none.
         case get = "GET"
+        /// A request with a JSON body.
         case post = "POST"
     }
 
@@ -11,10 +14,14 @@ public struct HTTPRequest: Sendable, Hashable {
     /// reply with its products), so that no transport ever holds an unbounded body.
     public static let defaultMaximumResponseBytes = 8 * 1024 * 1024
 
+    /// Send it as given: the clients chose it per endpoint (wire.md).
     public var method: Method
+    /// The absolute URL, built from the configured base URLs or taken from server data (tracking);
+    /// a transport must not rewrite it.
     public var url: URL
     /// Header names as the client wrote them; lookups through `header(_:)` ignore case.
     public var headers: [String: String]
+    /// The exact bytes to send; a retry sends the same bytes again (D6).
     public var body: Data?
     /// The largest response body the caller will read, after content decoding. A transport
     /// that streams (`URLSessionTransport`) stops the transfer once the body passes it and
@@ -23,6 +30,7 @@ public struct HTTPRequest: Sendable, Hashable {
     /// Which redirects the transport may follow for this request; none unless the client says so.
     public var redirectPolicy: HTTPRedirectPolicy
 
+    /// For a host's own transport tests; the engine's clients build every request it sends.
     public init(
         method: Method, url: URL, headers: [String: String] = [:], body: Data? = nil,
         maximumResponseBytes: Int = HTTPRequest.defaultMaximumResponseBytes,
@@ -62,10 +70,15 @@ public enum HTTPRedirectPolicy: Sendable, Hashable {
 
 /// One HTTP response: status, headers and the whole body.
 public struct HTTPResponse: Sendable, Hashable {
+    /// The HTTP status; the clients map it to `AssistantError` codes (wire.md § Errors).
     public var status: Int
+    /// Response headers as received; the clients read them through `header(_:)` (`Retry-After`).
     public var headers: [String: String]
+    /// The body after content decoding, at most the request's `maximumResponseBytes`.
     public var body: Data
 
+    /// What a transport returns for any answer, error statuses included: only a failure to get an
+    /// answer is thrown.
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status
         self.headers = headers
@@ -99,11 +112,13 @@ public struct HTTPResponseTooLarge: Error, Sendable, Hashable, CustomStringConve
     /// The bound it passed, in bytes.
     public var limit: Int
 
+    /// Thrown by a transport that stopped reading at the request's bound.
     public init(status: Int, limit: Int) {
         self.status = status
         self.limit = limit
     }
 
+    /// For logs: the status and the bound.
     public var description: String { "HTTP \(status) answer larger than \(limit) bytes" }
 }
 
@@ -113,5 +128,8 @@ public struct HTTPResponseTooLarge: Error, Sendable, Hashable, CustomStringConve
 /// Implementations must honour task cancellation by throwing `CancellationError`, so that a
 /// cancelled preparation reports `.cancelled` and not a network error (P4).
 public protocol HTTPTransport: Sendable {
+    /// Sends `request` and returns whatever the server answered, 4xx and 5xx included. Throws
+    /// `HTTPTransportError` when there is no answer (telling "nothing sent" from "maybe
+    /// sent", D5), `HTTPResponseTooLarge`, or `CancellationError` when the task is cancelled (P4).
     func send(_ request: HTTPRequest) async throws -> HTTPResponse
 }

@@ -1,11 +1,10 @@
 import Foundation
 
-/// Entry points for the fuzzer over every decoder that reads server bytes. Not API: the SPI
-/// lets the fuzz target reach internal decoders without widening the public surface.
-@_spi(Fuzzing)
-public enum WireFuzzing {
+/// Entry points for the fuzzer over every decoder that reads server bytes. Not API: `package`, so
+/// the fuzz target reaches internal decoders without widening the public surface.
+package enum WireFuzzing {
     /// Feeds `data` to every wire decoder as a response body. Must never crash or hang.
-    public static func decodeResponses(_ data: Data) {
+    package static func decodeResponses(_ data: Data) {
         if let (content, _) = GravityAnswer.choose(data, selector: "shopping-assistant") {
             _ = ConfigurationOutcome(content)
             _ = AssistantEntry.parse(content)
@@ -31,32 +30,31 @@ public enum WireFuzzing {
 
 // MARK: - Differential checks
 
-@_spi(Fuzzing)
 extension WireFuzzing {
     /// What a decoded reply shows of itself, in public types, so that a reference decoder
     /// outside this module can be compared with `ReplyDecoder` field by field.
-    public struct ReplySummary: Sendable, Hashable {
-        public struct Product: Sendable, Hashable {
+    package struct ReplySummary: Sendable, Hashable {
+        package struct Product: Sendable, Hashable {
             /// The host's product, under `WireFuzzing.productRef`.
-            public var product: AssistantProduct
-            public var clickURLs: [String]
-            public var visibleImpressionURLs: [String]
+            package var product: AssistantProduct
+            package var clickURLs: [String]
+            package var visibleImpressionURLs: [String]
 
-            public init(product: AssistantProduct, clickURLs: [String], visibleImpressionURLs: [String]) {
+            package init(product: AssistantProduct, clickURLs: [String], visibleImpressionURLs: [String]) {
                 self.product = product
                 self.clickURLs = clickURLs
                 self.visibleImpressionURLs = visibleImpressionURLs
             }
         }
 
-        public struct Button: Sendable, Hashable {
-            public var payload: [String: JSONValue]
-            public var actionName: String?
-            public var action: AssistantAction?
+        package struct Button: Sendable, Hashable {
+            package var payload: [String: JSONValue]
+            package var actionName: String?
+            package var action: AssistantAction?
             /// The label shown, for buttons that are offered.
-            public var title: String?
+            package var title: String?
 
-            public init(payload: [String: JSONValue], actionName: String?, action: AssistantAction?, title: String?) {
+            package init(payload: [String: JSONValue], actionName: String?, action: AssistantAction?, title: String?) {
                 self.payload = payload
                 self.actionName = actionName
                 self.action = action
@@ -64,17 +62,17 @@ extension WireFuzzing {
             }
         }
 
-        public var assistantMessageId: String?
-        public var replyTo: String?
-        public var text: String
-        public var productsTitle: String?
-        public var products: [Product]?
-        public var suggests: [String]
-        public var buttons: [Button]
-        public var impressionURLs: [String]
-        public var diagnostics: [String]
+        package var assistantMessageId: String?
+        package var replyTo: String?
+        package var text: String
+        package var productsTitle: String?
+        package var products: [Product]?
+        package var suggests: [String]
+        package var buttons: [Button]
+        package var impressionURLs: [String]
+        package var diagnostics: [String]
 
-        public init(
+        package init(
             assistantMessageId: String?, replyTo: String?, text: String, productsTitle: String?, products: [Product]?,
             suggests: [String], buttons: [Button], impressionURLs: [String], diagnostics: [String]
         ) {
@@ -91,11 +89,11 @@ extension WireFuzzing {
     }
 
     /// The ref every summarised product carries.
-    public static let productRef = AssistantProductRef(opening: 1, dialog: 1, identity: 1, reply: 0, item: 0)
+    package static let productRef = AssistantProductRef(opening: 1, dialog: 1, identity: 1, reply: 0, item: 0)
 
     /// Decodes `data` as a `/v1/messages` reply (or, with `historyMessage`, as one history
     /// message, whose ID key is `id`) and summarises it; `nil` when the decoder rejects it.
-    public static func decodeReply(_ data: [UInt8], historyMessage: Bool) -> ReplySummary? {
+    package static func decodeReply(_ data: [UInt8], historyMessage: Bool) -> ReplySummary? {
         guard let reply = ReplyDecoder.decode(data, idKey: historyMessage ? .id : .assistantMessageId) else {
             return nil
         }
@@ -116,5 +114,5 @@ extension WireFuzzing {
     }
 
     /// The engine's check of tracking and `follow_url` URLs.
-    public static func isValidHTTPURL(_ text: String) -> Bool { HTTPURLValidator.isValid(text) }
+    package static func isValidHTTPURL(_ text: String) -> Bool { HTTPURLValidator.isValid(text) }
 }

@@ -38,7 +38,7 @@ import Testing
         await race.built.engine.resetIdentity()
         await race.answer(uid: "stale-uid")
         #expect(await race.built.engine.canonicalUserId == nil)
-        #expect(race.store.loadUID() == nil)
+        #expect(race.store.loadUid() == nil)
         #expect(!race.store.saves.contains("stale-uid"))
         await race.built.verify()
     }
@@ -51,7 +51,7 @@ import Testing
         await race.built.engine.resetIdentity()
         await race.answer(uid: "warm-uid", ses: "warm-ses")
         #expect(await race.built.engine.canonicalUserId == nil)
-        #expect(race.store.loadUID() == nil)
+        #expect(race.store.loadUid() == nil)
         // The next request goes out as a new visitor: no uid, no session.
         let next = race.built.transport.expect(
             .request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
@@ -71,7 +71,7 @@ import Testing
         await race.built.engine.trackView(pageContext: Fixtures.homePage)
         await race.answer(uid: "stale-uid")
         #expect(await race.built.engine.canonicalUserId == "fresh-uid")
-        #expect(race.store.loadUID() == "fresh-uid")
+        #expect(race.store.loadUid() == "fresh-uid")
         await race.built.verify()
     }
 
@@ -112,7 +112,7 @@ import Testing
         let visit = built.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
         await built.engine.trackView(pageContext: Fixtures.homePage)
         #expect(Fixtures.body(built.transport.request(for: visit))["user"] as? [String: String] == [:])
-        #expect(store.loadUID() == "u-8f3c", "the answer's uid is the new visitor's")
+        #expect(store.loadUid() == "u-8f3c", "the answer's uid is the new visitor's")
         await built.verify()
     }
 
@@ -132,7 +132,7 @@ import Testing
         #expect(Fixtures.body(built.transport.request(for: first))["user"] as? [String: String] == ["custom": "crm-42"])
         #expect(await built.engine.canonicalUserId == "u-crm-42")
         #expect(store.saves.isEmpty)
-        #expect(store.loadUID() == "u-managed")
+        #expect(store.loadUid() == "u-managed")
         // Without a session from the app, the one Gravity returned is sent back.
         let second = built.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
         await built.engine.trackView(pageContext: Fixtures.homePage)

@@ -147,7 +147,7 @@ import Testing
             await h.engine.prepareAssistant(
                 assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage)
                 == .ready)
-        #expect(h.identityStore.loadUID() == "u-new")
+        #expect(h.identityStore.loadUid() == "u-new")
         #expect(await h.engine.canonicalUserId == "u-new")
         await h.verify()
     }
@@ -161,7 +161,7 @@ import Testing
         let first = Fixtures.body(h.transport.request(for: visit))["user"] as? [String: Any] ?? [:]
         #expect(first["uid"] as? String == "u-old")
         #expect(first["ses"] == nil)
-        #expect(h.identityStore.loadUID() == "u-8f3c")
+        #expect(h.identityStore.loadUid() == "u-8f3c")
 
         let next = h.transport.expect(
             .request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "u-8f3c")))

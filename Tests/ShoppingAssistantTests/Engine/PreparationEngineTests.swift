@@ -222,7 +222,7 @@ import Testing
         h.clock.advance(by: .milliseconds(1))
         expectFailure(await task.valueUnlessCancelled, .timeout)
         #expect(await h.engine.canonicalUserId == nil)
-        #expect(h.identityStore.loadUID() == nil)
+        #expect(h.identityStore.loadUid() == nil)
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .notReady)
         #expect(await h.engine.sendMessage("Помогите выбрать подарок") == .failure(.notReady))
         await h.verify()
@@ -237,7 +237,7 @@ import Testing
         await h.engine.trackView(pageContext: Fixtures.productPage)
         #expect(await task.valueUnlessCancelled == .ready)
         #expect(await h.engine.canonicalUserId == "u-8f3c")
-        #expect(h.identityStore.loadUID() == "u-8f3c")
+        #expect(h.identityStore.loadUid() == "u-8f3c")
         await h.verify()
     }
 

@@ -26,11 +26,11 @@ struct IdentityStoreCrashTests {
         let warnings = Locked<[String]>([])
         store.setWarningHandler { warning in warnings.withLock { $0.append(warning) } }
 
-        #expect(store.loadUID() == nil, "a first launch")
-        store.saveUID("u-8f3c")
-        store.saveUID("u-9000")
+        #expect(store.loadUid() == nil, "a first launch")
+        store.saveUid("u-8f3c")
+        store.saveUid("u-9000")
 
-        #expect(FileIdentityStore(fileURL: file).loadUID() == "u-9000")
+        #expect(FileIdentityStore(fileURL: file).loadUid() == "u-9000")
         let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         #expect(Self.leftovers(in: file.deletingLastPathComponent()).isEmpty)
@@ -78,8 +78,8 @@ struct IdentityStoreCrashTests {
         // Kept aside for inspection; the next save writes a good file in its place.
         #expect(FileManager.default.fileExists(atPath: file.path + ".corrupt"))
         let store = FileIdentityStore(fileURL: file)
-        store.saveUID("u-new")
-        #expect(FileIdentityStore(fileURL: file).loadUID() == "u-new")
+        store.saveUid("u-new")
+        #expect(FileIdentityStore(fileURL: file).loadUid() == "u-new")
     }
 
     @Test func aSaveThatCannotBeWrittenIsAWarning() {
@@ -93,7 +93,7 @@ struct IdentityStoreCrashTests {
         let warnings = Locked<[String]>([])
         store.setWarningHandler { warning in warnings.withLock { $0.append(warning) } }
 
-        store.saveUID("u-8f3c")
+        store.saveUid("u-8f3c")
 
         #expect(warnings.withLock { $0 }.count == 1)
         #expect(warnings.withLock { $0 }.first?.contains("could not be saved") == true)
@@ -103,13 +103,13 @@ struct IdentityStoreCrashTests {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("identity.json")
-        FileIdentityStore(fileURL: file).saveUID("u-8f3c")
+        FileIdentityStore(fileURL: file).saveUid("u-8f3c")
         // What a save killed before its rename leaves: a partial temporary file of a process
         // that no longer exists (pid 2^22 + 1 is above Linux's pid_max default).
         let abandoned = directory.appendingPathComponent(".identity.json.tmp-4194305-77")
         try Data(#"{"uid":"u-ha"#.utf8).write(to: abandoned)
 
-        #expect(FileIdentityStore(fileURL: file).loadUID() == "u-8f3c")
+        #expect(FileIdentityStore(fileURL: file).loadUid() == "u-8f3c")
         #expect(!FileManager.default.fileExists(atPath: abandoned.path))
     }
 
@@ -139,7 +139,7 @@ struct IdentityStoreCrashTests {
             let store = FileIdentityStore(fileURL: file)
             let warnings = Locked<[String]>([])
             store.setWarningHandler { warning in warnings.withLock { $0.append(warning) } }
-            let uid = try #require(store.loadUID(), "round \(round): the file holds an identity")
+            let uid = try #require(store.loadUid(), "round \(round): the file holds an identity")
             let number = Int(uid.split(separator: "-").dropFirst().first ?? "") ?? 0
             #expect(number >= killedAfter - 1, "round \(round): \(number) is the last whole save or a later one")
             #expect(uid.hasSuffix(IdentityWriterRole.padding(for: number)), "round \(round): complete")
@@ -162,7 +162,7 @@ enum IdentityWriterRole {
             number += 1
             let uid = "uid-\(number)-" + padding(for: number)
             ChildProcess.report("saving \(number)")
-            store.saveUID(uid)
+            store.saveUid(uid)
         }
     }
 }

@@ -112,9 +112,9 @@ final class ObservedIdentityStore: IdentityStore {
 
     var saves: [String?] { state.withLock { $0.saves } }
 
-    func loadUID() -> String? { state.withLock { $0.uid } }
+    func loadUid() -> String? { state.withLock { $0.uid } }
 
-    func saveUID(_ uid: String?) {
+    func saveUid(_ uid: String?) {
         state.withLock { state in
             state.uid = uid
             state.saves.append(uid)

@@ -2,7 +2,7 @@ import Foundation
 import ShoppingAssistantTesting
 import Testing
 
-@_spi(Fuzzing) @testable import ShoppingAssistant
+@testable import ShoppingAssistant
 
 /// The byte-level reply decoder against a reference that decodes the same bytes into a
 /// `JSONValue` tree first and applies wire.md's rules to the tree — the way the engine decoded
