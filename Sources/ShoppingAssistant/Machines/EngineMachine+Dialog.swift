@@ -53,7 +53,14 @@ extension EngineMachine {
     /// `waitForReply`: returns when nothing is in flight and the presenter, if any, has the
     /// outcome.
     mutating func waitForReplyCalled(_ call: CallID) -> [EngineAction] {
-        guard dialog.isSending else { return [.complete(call, .done)] }
+        guard dialog.isSending else {
+            // The outcome landed before this call: it returns once the presenter has it too.
+            guard presentation.currentOpening != nil, deliveredRevision < dialog.revision else {
+                return [.complete(call, .done)]
+            }
+            deliveryWaiters.append((call, dialog.revision))
+            return []
+        }
         replyWaiters.append(call)
         return []
     }
@@ -175,6 +182,7 @@ extension EngineMachine {
 
     /// A snapshot of `revision` reached the presenter.
     mutating func snapshotDelivered(revision: UInt64) -> [EngineAction] {
+        deliveredRevision = max(deliveredRevision, revision)
         let ready = deliveryWaiters.filter { $0.revision <= revision }
         deliveryWaiters.removeAll { $0.revision <= revision }
         let notes = deliveryNotes.filter { $0.revision <= revision }

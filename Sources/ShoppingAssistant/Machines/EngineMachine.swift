@@ -62,6 +62,8 @@ struct EngineMachine: Sendable {
     /// outcome (snapshot `revision`).
     var replyWaiters: [CallID] = []
     var deliveryWaiters: [(call: CallID, revision: UInt64)] = []
+    /// The revision of the latest snapshot the presenter returned from.
+    var deliveredRevision: UInt64 = 0
     /// Notes on a dialog outcome, written once the presenter has that outcome (snapshot
     /// `revision`), so the log tells of what the user has already seen.
     var deliveryNotes: [(revision: UInt64, line: String)] = []
