@@ -31,11 +31,18 @@ public final class DemoStore: HTTPTransport, Sendable {
 
     /// Creates a store. `clock` paces the slow-reply and slow-choose faults; tests pass a
     /// manual clock.
+    public convenience init(
+        configuration: Configuration = Configuration(), clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        self.init(configuration: configuration, clock: clock, activity: nil)
+    }
+
+    /// The same on virtual time.
     /// - Parameter activity: shared with a manual clock when the store runs on virtual time,
     ///   so a hanging reply counts as parked.
-    public init(
+    package init(
         configuration: Configuration = Configuration(), clock: any Clock<Duration> = ContinuousClock(),
-        activity: ActivityMonitor? = nil
+        activity: ActivityMonitor?
     ) {
         self.activity = activity
         self.state = Locked(State(configuration: configuration))

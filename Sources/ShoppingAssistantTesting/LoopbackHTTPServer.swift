@@ -40,6 +40,7 @@ import ShoppingAssistant
 public final class LoopbackHTTPServer: Sendable {
     /// A request as it arrived on the socket.
     public struct ReceivedRequest: Sendable, Equatable {
+        /// The method as sent (`GET`, `POST`), so a test sees what the client really wrote.
         public var method: String
         /// The request target as sent: path plus query.
         public var target: String
@@ -112,6 +113,7 @@ public final class LoopbackHTTPServer: Sendable {
         private let writeFD: Int32
         private let isOpen = Locked(false)
 
+        /// A closed gate, backed by a pipe so the server's poll loop can wait on it.
         public init() {
             var fds: [Int32] = [0, 0]
             precondition(pipe(&fds) == 0, "pipe() failed: errno \(errno)")
@@ -142,8 +144,11 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// Why a socket call failed while setting up.
     public struct SocketError: Error, CustomStringConvertible {
+        /// The socket call that failed (`bind`, `listen`…).
         public var call: String
+        /// The `errno` it left, to tell a port in use from a missing permission.
         public var code: Int32
+        /// The call and its errno, for a test's failure message.
         public var description: String { "\(call) failed: errno \(code)" }
     }
 
@@ -355,9 +360,11 @@ public final class LoopbackHTTPServer: Sendable {
     /// A loopback port bound to a socket that never listens, so a connection to it is refused
     /// at once, and no other process can take the port while the test holds this value.
     public final class RefusingPort: Sendable {
+        /// The refusing port, held for as long as this value lives.
         public let port: UInt16
         private let fd: Int32
 
+        /// Binds a loopback port that never listens; throws `SocketError` if none can be bound.
         public init() throws {
             fd = try LoopbackHTTPServer.makeLoopbackSocket(host: "127.0.0.1")
             do {
@@ -370,6 +377,7 @@ public final class LoopbackHTTPServer: Sendable {
 
         deinit { close(fd) }
 
+        /// The URL a client is refused at.
         public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
     }
 

@@ -8,13 +8,19 @@ import ShoppingAssistant
 public final class ManualClock: Clock, Sendable {
     /// A point on the manual clock's timeline: the time since the clock was created.
     public struct Instant: InstantProtocol, CustomStringConvertible {
+        /// Time since the clock was created; what a test reads to check a deadline.
         public var offset: Duration
 
+        /// The instant `offset` after the clock was created, for deadlines a test computes.
         public init(offset: Duration) { self.offset = offset }
 
+        /// The instant `duration` later, as `Clock` requires.
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other`, as `Clock` requires.
         public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Earlier instants first, so deadlines sort in the order they fire.
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        /// `t+…`, short enough for a failure message.
         public var description: String { "t+\(offset)" }
     }
 
@@ -36,11 +42,20 @@ public final class ManualClock: Clock, Sendable {
     /// Told when a task parks on this clock and when it is woken, for replay quiescence.
     private let activity: ActivityMonitor?
 
-    public init(activity: ActivityMonitor? = nil) {
+    /// A clock at `t+0` that nothing moves but the test.
+    public init() {
+        activity = nil
+    }
+
+    /// The same, telling `activity` when a task parks on the clock and when it is woken, so
+    /// a replay or an `EngineTestBed` can tell when nothing can run.
+    package init(activity: ActivityMonitor?) {
         self.activity = activity
     }
 
+    /// The current instant; moves only with `advance`.
     public var now: Instant { state.withLock { $0.now } }
+    /// One nanosecond: a manual clock can be moved to any instant.
     public var minimumResolution: Duration { .nanoseconds(1) }
 
     /// How many tasks are sleeping on this clock right now.
@@ -49,6 +64,8 @@ public final class ManualClock: Clock, Sendable {
     /// The deadlines of the current sleepers, earliest first.
     public var pendingDeadlines: [Instant] { state.withLock { $0.sleepers.map(\.deadline).sorted() } }
 
+    /// Suspends until the test moves the clock to `deadline`; throws `CancellationError` when
+    /// the sleeping task is cancelled, as `ContinuousClock` does.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1

@@ -6,8 +6,10 @@ import ShoppingAssistant
 public final class SequentialUUIDGenerator: Sendable {
     private let counter = Locked<UInt64>(0)
 
+    /// A generator whose first UUID ends in 1.
     public init() {}
 
+    /// The next UUID in sequence; safe to call from any task.
     public func next() -> UUID {
         let value = counter.withLock { value -> UInt64 in
             value += 1
