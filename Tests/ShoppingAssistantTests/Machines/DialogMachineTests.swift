@@ -32,7 +32,7 @@ import Testing
         return machine
     }
 
-    // covers: D1, D14, D15
+    // covers: D1, D15
     @Test func theFirstMessageStartsADialogBoundToTheStartScreen() throws {
         var machine = DialogMachine()
         #expect(machine.publicState == .empty)
@@ -67,8 +67,12 @@ import Testing
     }
 
     // covers: D3
-    @Test func theReplyDeadlineIs120SecondsAndItsExpiryReadsTheHistory() {
-        var machine = Self.sending()
+    @Test func theReplyDeadlineIs120SecondsAndItsExpiryReadsTheHistory() throws {
+        var machine = DialogMachine()
+        let sent = try machine.sendRequested(
+            text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1", start: Self.start
+        ).get()
+        #expect(sent.contains(.startReplyTimer(Self.tag(), .seconds(120))))
         #expect(
             machine.replyTimerFired(Self.tag())
                 == [
@@ -96,8 +100,9 @@ import Testing
                 .track(.messageReply(threadId: "thread-1", messageId: "m-1", assistantMessageId: "am-h", products: 0)),
                 .publish, .settled,
             ])
-        #expect(machine.turns[0].reply?.content.text == "From history")
-        #expect(machine.turns[0].user.attempts == 1)
+        let turn = try #require(machine.turns.first)
+        #expect(turn.reply?.content.text == "From history")
+        #expect(turn.user.attempts == 1)
     }
 
     // covers: D5, D4
@@ -114,15 +119,16 @@ import Testing
     }
 
     // covers: D9, D10
-    @Test func anUnreadableHistoryKeepsEveryLocalMessage() {
+    @Test func anUnreadableHistoryKeepsEveryLocalMessage() throws {
         var machine = Self.failed(F.failure(.timeout, uncertain: true))
         _ = machine.historyReceived(
             Self.tag(), .failure(F.failure(.historyUnavailable)), buttonsEnabled: { _ in [] })
         #expect(machine.turns.count == 1)
         #expect(machine.items.count == 1)
         #expect(machine.context?.threadId == "thread-1")
-        guard case .failed(let error, retryable: true) = machine.turns[0].user.status else {
-            Issue.record("not failed: \(machine.turns[0].user.status)")
+        let status = try #require(machine.turns.first).user.status
+        guard case .failed(let error, retryable: true) = status else {
+            Issue.record("not failed: \(status)")
             return
         }
         #expect(error.code == .timeout)
@@ -155,10 +161,12 @@ import Testing
                     .cancelReplyTimer(Self.tag()), .settled,
                     .track(.dialogEnd(threadId: "thread-1", reason: .newChat)), .publish,
                 ])
+        #expect(machine.epoch == 2)
+        _ = machine.sendRequested(text: "Hi", messageId: "m-1", newThreadId: "thread-2", start: Self.start)
         #expect(machine.replyReceived(Self.tag(), .success(try F.reply(to: "m-1")), buttonsEnabled: []) == [])
         #expect(machine.replyTimerFired(Self.tag()) == [])
-        #expect(machine.items.isEmpty)
-        #expect(machine.epoch == 2)
+        #expect(machine.items.count == 1)
+        #expect(machine.isCurrent(Self.tag(dialog: 2)))
     }
 
     @Test func aStaleHistoryAnswerIsDropped() throws {
@@ -196,7 +204,7 @@ import Testing
         _ = machine.replyReceived(
             Self.tag(), .success(try F.reply(to: "m-1", assistantMessageId: nil)), buttonsEnabled: [true, true])
         let message = try #require(
-            machine.turns[0].replyMessage(turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1)))
+            machine.turns.first?.replyMessage(turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1)))
         #expect(!message.canRate)
     }
 
@@ -217,11 +225,11 @@ import Testing
             actions.last
                 == .diagnostics(["reply button not offered: the action handler cannot handle open_support_chat"]))
         let message = try #require(
-            machine.turns[0].replyMessage(turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1)))
+            machine.turns.first?.replyMessage(turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1)))
         #expect(message.buttons.map(\.isEnabled) == [false, true])
         machine.handlerChanged { _ in [true, true] }
         let again = try #require(
-            machine.turns[0].replyMessage(turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1)))
+            machine.turns.first?.replyMessage(turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1)))
         #expect(again.buttons.map(\.isEnabled) == [true, true])
     }
 }

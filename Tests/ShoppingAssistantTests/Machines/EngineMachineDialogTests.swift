@@ -14,12 +14,6 @@ import Testing
                 page: F.envelope().context))
     }
 
-    private static func ready() -> EngineMachine {
-        var machine = F.machine()
-        F.prepareReady(&machine)
-        return machine
-    }
-
     // covers: P5, D14
     @Test func sendingBeforeAnyReadyPreparationIsRefusedNotReady() {
         var machine = F.machine()
@@ -31,7 +25,7 @@ import Testing
 
     // covers: S3
     @Test func sendingWithoutACanonicalUidIsRefusedNoIdentity() {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         machine.identity = IdentityState(storedUID: nil)
         #expect(
             F.completions(machine.sendCalled(F.call(1), text: "Hi", messageId: "m-1", newThreadId: "t"))
@@ -40,7 +34,7 @@ import Testing
 
     // covers: D14, S2, S3, D15, AN1, AN2
     @Test func theFirstMessageIsSentWithTheStartScreensContextAndTheCanonicalUid() {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         let tag = DialogTag(dialog: 1, messageId: "m-1", attempt: 1)
         #expect(
             machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
@@ -54,7 +48,7 @@ import Testing
 
     // covers: D14
     @Test func aLaterPreparationOnAnotherPageDoesNotRewriteTheDialogsContext() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         try F.sendAndReply(&machine)
         F.prepareReady(&machine, call: F.call(2), page: F.otherPage)
         let actions = machine.sendCalled(F.call(3), text: "More", messageId: "m-2", newThreadId: "thread-2")
@@ -81,7 +75,7 @@ import Testing
 
     // covers: C7, O9
     @Test func theStartScreensSuggestsComeFirstThenTheLastReplysAndNoneWhileSending() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         #expect(machine.snapshot().suggests == ["Gift ideas", "Cheaper"])
         #expect(machine.snapshot().title == "Helper")
         #expect(machine.snapshot().subtitle == "Ask me")
@@ -94,7 +88,7 @@ import Testing
 
     // covers: C7
     @Test func aSuggestIsSentAsTheUsersMessageAndOneNotOnScreenIsRefused() {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         #expect(
             F.completions(machine.suggestCalled(F.call(1), index: 2, messageId: "m-1", newThreadId: "thread-1"))
                 == [.complete(F.call(1), .send(.failure(.noSuchSuggest)))])
@@ -105,18 +99,22 @@ import Testing
 
     // covers: D13, D17
     @Test func aLateReplyOfAnEndedDialogIsDroppedByTagAndLogged() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         let tag = try F.send(&machine)
         _ = machine.newChatCalled(F.call(2))
+        // The new dialog's first message in flight, under the same message ID: only the tag's
+        // dialog tells the answers apart.
+        _ = machine.sendCalled(F.call(3), text: "Hi", messageId: "m-1", newThreadId: "thread-2")
         #expect(
             machine.shoppingAnswered(.message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: { _ in true })
                 == [.log(.debug, "stale reply of dialog#1/m-1#1 dropped")])
-        #expect(machine.snapshot().messages.isEmpty)
         #expect(machine.timerFired(.reply(tag)) == [])
+        #expect(machine.snapshot().messages.count == 1)
+        #expect(machine.dialogState == .sending)
     }
 
     @Test func aLateHistoryOfAnEndedDialogIsDroppedByTagAndLogged() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         let tag = try F.send(&machine)
         _ = machine.shoppingAnswered(
             .message(tag), .reply(.failure(F.failure(.server, uncertain: true))), canHandle: { _ in true })
@@ -130,7 +128,7 @@ import Testing
 
     // covers: D5
     @Test func anUncertainOutcomeReadsTheDialogsHistoryBeforeFailing() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         let tag = try F.send(&machine)
         #expect(
             machine.shoppingAnswered(
@@ -155,7 +153,7 @@ import Testing
 
     // covers: D3, D5
     @Test func theReplyDeadlineAbandonsTheRequestAndReadsTheHistory() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         let tag = try F.send(&machine)
         #expect(
             machine.timerFired(.reply(tag)) == [
@@ -167,7 +165,7 @@ import Testing
 
     // covers: D6
     @Test func aRetrySendsTheOriginalRequestAgainUnderTheSameId() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         let tag = try F.send(&machine)
         _ = machine.shoppingAnswered(.message(tag), .reply(.failure(F.failure(.server))), canHandle: { _ in true })
         F.prepareReady(&machine, call: F.call(5), page: F.otherPage)  // another page: the retry keeps its context
@@ -181,9 +179,9 @@ import Testing
             ])
     }
 
-    // covers: D13, D16
+    // covers: D13
     @Test func newChatEndsTheDialogAndShowsTheLatestStartScreen() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         try F.sendAndReply(&machine)
         #expect(
             machine.newChatCalled(F.call(2)) == [
@@ -197,7 +195,7 @@ import Testing
 
     // covers: D11
     @Test func aRatingFailureOffersTheRatingAgain() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         try F.sendAndReply(&machine)
         #expect(
             F.completions(machine.rateCalled(F.call(2), assistantMessageId: "am-1", rating: .like))
@@ -214,7 +212,7 @@ import Testing
 
     // covers: O8, D12
     @Test func closingTheChatDoesNotCancelTheMessageAndItsReplyLands() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         try F.open(&machine)
         let tag = try F.send(&machine)
         let close = machine.closeCalled(F.call(7))
@@ -227,7 +225,7 @@ import Testing
     }
 
     @Test func waitForReplyReturnsWhenTheReplyLandsWithNoPresenter() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         #expect(machine.waitForReplyCalled(F.call(1)) == [.complete(F.call(1), .done)])
         let tag = try F.send(&machine)
         #expect(machine.waitForReplyCalled(F.call(2)) == [])

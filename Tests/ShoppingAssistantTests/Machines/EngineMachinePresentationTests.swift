@@ -7,12 +7,6 @@ import Testing
     private typealias F = MachineFixtures
     private static let one = F.opening(1)
 
-    private static func ready() -> EngineMachine {
-        var machine = F.machine()
-        F.prepareReady(&machine)
-        return machine
-    }
-
     // covers: O2
     @Test func openingBeforeTheLatestPreparationIsReadyIsNotReady() {
         var machine = F.machine()
@@ -29,7 +23,7 @@ import Testing
 
     // covers: O1, O5, O9, AN1
     @Test func openingTakesTheLockPresentsTheStartScreenAndReportsTheOpen() {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         let actions = machine.openCalled(F.call(1), presenter: .available, presenterAlive: true)
         let snapshot = machine.snapshot()
         #expect(snapshot.title == "Helper")
@@ -48,7 +42,7 @@ import Testing
 
     // covers: O4
     @Test func openingAgainWhileOpenIsAlreadyOpenAndPresentsNothing() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         try F.open(&machine)
         let actions = machine.openCalled(F.call(2), presenter: .available, presenterAlive: true)
         #expect(F.hostCalls(actions) == [])
@@ -57,7 +51,7 @@ import Testing
 
     // covers: O5
     @Test func aChatWhosePresenterWentAwayIsClosedBeforeOpeningAgain() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         try F.open(&machine)
         let actions = machine.openCalled(F.call(2), presenter: .available, presenterAlive: false)
         #expect(
@@ -75,7 +69,7 @@ import Testing
 
     // covers: O5
     @Test func aPresenterFoundGoneClosesTheChatAndReleasesTheLock() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         try F.open(&machine)
         #expect(
             machine.presenterGone(Self.one) == [
@@ -88,7 +82,7 @@ import Testing
 
     // covers: O5, O6
     @Test func closeReturnsOnceDismissedAndLeavesTheAppsLock() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         _ = machine.appLockChanged(locked: true)
         try F.open(&machine)
         #expect(F.withoutLogs(machine.closeCalled(F.call(5))) == [.callHost(.dismiss(Self.one))])
@@ -103,7 +97,7 @@ import Testing
 
     // covers: AN3, B3
     @Test func anIdentityChangeWhileOpenWaitsForTheCloseWhichIsTheOldUsers() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         try F.open(&machine)
         try F.sendAndReply(&machine)
         let change = machine.setUserCalled(F.call(8), userId: "app-user-2", sessionId: nil)
@@ -125,7 +119,7 @@ import Testing
 
     // covers: D17
     @Test func afterAnIdentityChangeNoOldMessageIsShown() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         try F.sendAndReply(&machine)
         let actions = machine.resetIdentityCalled(F.call(8))
         #expect(actions.contains(.persistUID(nil)))
@@ -135,7 +129,7 @@ import Testing
     }
 
     @Test func theSameUserWithAnotherSessionIsNoIdentityChange() {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         _ = machine.setUserCalled(F.call(1), userId: "app-user", sessionId: "s-1")
         let epoch = machine.identity.epoch
         #expect(machine.setUserCalled(F.call(2), userId: "app-user", sessionId: "s-2") == [.complete(F.call(2), .done)])
@@ -145,7 +139,7 @@ import Testing
 
     // covers: AN7
     @Test func aReplyOnScreenReportsItsImpressionOnceWhenPresented() throws {
-        var machine = Self.ready()
+        var machine = F.readyMachine()
         try F.sendAndReply(&machine)
         let open = machine.openCalled(F.call(1), presenter: .available, presenterAlive: true)
         let present = try #require(F.hostCalls(open).first)

@@ -68,7 +68,7 @@ import Testing
                 == [.complete(F.call(3), .interaction(.staleReference))])
     }
 
-    // covers: PR6, AN5
+    // covers: PR6
     @Test func aVisibleImpressionIsTrackedOncePerOpening() throws {
         var machine = try Self.openWithReply()
         let product = try Self.product(machine)

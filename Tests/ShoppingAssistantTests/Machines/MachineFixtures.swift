@@ -160,6 +160,13 @@ enum MachineFixtures {
             .configuration(id), .content(answered(content(selector: selector))), identityEpoch: machine.identity.epoch)
     }
 
+    /// A machine whose preparation of `selector` is ready.
+    static func readyMachine() -> EngineMachine {
+        var machine = machine()
+        prepareReady(&machine)
+        return machine
+    }
+
     /// Opens the chat and lets the presenter finish presenting.
     static func open(_ machine: inout EngineMachine, call: CallID = call(200)) throws {
         let actions = machine.openCalled(call, presenter: .available, presenterAlive: true)

@@ -8,6 +8,11 @@ import Testing
     private static let first = PreparationID(value: 1)
     private static let second = PreparationID(value: 2)
 
+    /// What ends preparation `first` with an error.
+    private static func failed(_ code: AssistantError.Code, _ message: String) -> [PreparationMachine.Action] {
+        [.stopWork(first), .finish(first, .failure(AssistantError(code: code, message: message)))]
+    }
+
     private static func started(_ id: PreparationID = first) -> PreparationMachine {
         var machine = PreparationMachine()
         _ = machine.prepareCalled(
@@ -91,12 +96,7 @@ import Testing
         var machine = Self.started()
         #expect(
             machine.deadlinePassed(Self.first)
-                == [
-                    .stopWork(Self.first),
-                    .finish(
-                        Self.first,
-                        .failure(AssistantError(code: .timeout, message: "preparation timed out waiting for /choose"))),
-                ])
+                == Self.failed(.timeout, "preparation timed out waiting for /choose"))
         #expect(machine.publicState == .failed)
     }
 
@@ -122,14 +122,7 @@ import Testing
         _ = stalled.configurationAnswered(Self.first, .success(F.content()), uidKnown: false)
         #expect(
             stalled.deadlinePassed(Self.first)
-                == [
-                    .stopWork(Self.first),
-                    .finish(
-                        Self.first,
-                        .failure(
-                            AssistantError(
-                                code: .timeout, message: "preparation timed out waiting for the canonical user.uid"))),
-                ])
+                == Self.failed(.timeout, "preparation timed out waiting for the canonical user.uid"))
     }
 
     // covers: C2, C4, C6
@@ -142,14 +135,7 @@ import Testing
         let other = #"{"enabled":true,"title":"Other"}"#
         #expect(
             two.configurationAnswered(Self.first, .success(F.content([F.configJSON, other])), uidKnown: true)
-                == [
-                    .stopWork(Self.first),
-                    .finish(
-                        Self.first,
-                        .failure(
-                            AssistantError(
-                                code: .invalidConfiguration, message: "2 different configurations for one selector"))),
-                ])
+                == Self.failed(.invalidConfiguration, "2 different configurations for one selector"))
         var same = Self.started()
         #expect(
             same.configurationAnswered(Self.first, .success(F.content([F.configJSON, F.configJSON])), uidKnown: true)
@@ -157,14 +143,7 @@ import Testing
         var broken = Self.started()
         #expect(
             broken.configurationAnswered(Self.first, .success(F.content(["{"])), uidKnown: true)
-                == [
-                    .stopWork(Self.first),
-                    .finish(
-                        Self.first,
-                        .failure(
-                            AssistantError(
-                                code: .invalidConfiguration, message: "the assistant configuration cannot be parsed"))),
-                ])
+                == Self.failed(.invalidConfiguration, "the assistant configuration cannot be parsed"))
     }
 
     // covers: C5
