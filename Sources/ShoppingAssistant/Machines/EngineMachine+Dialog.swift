@@ -21,7 +21,7 @@ extension EngineMachine {
     /// `sendSuggest(at:)`: the suggest on screen, sent as the user's message (C7).
     mutating func suggestCalled(_ call: CallID, index: Int, messageId: String, newThreadId: String) -> [EngineAction] {
         let suggests = snapshot().suggests
-        guard suggests.indices.contains(index) else { return refuse(call, .noSuchSuggest) }
+        guard suggests.indices.contains(index) else { return refuse(call, .noSuchSuggest) }  // C7: on screen only
         return sendCalled(call, text: suggests[index], messageId: messageId, newThreadId: newThreadId)
     }
 
@@ -88,7 +88,7 @@ extension EngineMachine {
         _ tag: DialogTag, _ result: Result<[HistoryMessage], WireFailure>, buttonsEnabled: (ReplyContent) -> [Bool]
     ) -> [EngineAction] {
         let actions = dialog.historyReceived(tag, result, buttonsEnabled: buttonsEnabled)
-        guard !actions.isEmpty else { return [.log(.debug, "stale history of \(tag) dropped")] }
+        guard !actions.isEmpty else { return [.log(.debug, "stale history of \(tag) dropped")] }  // D13, D17
         return run(actions)
     }
 
