@@ -53,7 +53,7 @@ extension EngineMachine {
     /// `waitForReply`: returns when nothing is in flight and the presenter, if any, has the
     /// outcome.
     mutating func waitForReplyCalled(_ call: CallID) -> [EngineAction] {
-        guard dialog.isSending else { return [.complete(call, .done)] }
+        guard dialog.isSending else { return awaitDelivery(of: [call]) }
         replyWaiters.append(call)
         return []
     }
@@ -160,13 +160,23 @@ extension EngineMachine {
     private mutating func replySettled() -> [EngineAction] {
         let waiters = replyWaiters
         replyWaiters = []
-        guard presentation.currentOpening != nil else { return waiters.map { .complete($0, .done) } }
-        deliveryWaiters += waiters.map { ($0, dialog.revision) }
+        return awaitDelivery(of: waiters)
+    }
+
+    /// `callers` return once the presenter has the current dialog: at once when no chat is
+    /// shown or it has it already, else when that revision is delivered. An outcome that landed
+    /// while its update is still on its way is not "given" yet (D2).
+    private mutating func awaitDelivery(of callers: [CallID]) -> [EngineAction] {
+        guard presentation.currentOpening != nil, deliveredRevision < dialog.revision else {
+            return callers.map { .complete($0, .done) }
+        }
+        deliveryWaiters += callers.map { ($0, dialog.revision) }
         return []
     }
 
     /// A snapshot of `revision` reached the presenter.
     mutating func snapshotDelivered(revision: UInt64) -> [EngineAction] {
+        deliveredRevision = max(deliveredRevision, revision)
         let ready = deliveryWaiters.filter { $0.revision <= revision }
         deliveryWaiters.removeAll { $0.revision <= revision }
         return ready.map { .complete($0.call, .done) }
@@ -176,6 +186,7 @@ extension EngineMachine {
     mutating func deliveriesStopped() -> [EngineAction] {
         let waiters = deliveryWaiters
         deliveryWaiters = []
+        deliveredRevision = 0  // a new presentation starts with nothing delivered
         return waiters.map { .complete($0.call, .done) }
     }
 

@@ -62,6 +62,8 @@ struct EngineMachine: Sendable {
     /// outcome (snapshot `revision`).
     var replyWaiters: [CallID] = []
     var deliveryWaiters: [(call: CallID, revision: UInt64)] = []
+    /// The newest dialog revision the presenter of the chat shown has returned from.
+    var deliveredRevision: UInt64 = 0
     /// Identity changes waiting for the chat to close, with their callers.
     var pendingIdentityChanges: [(change: IdentityChange, call: CallID)] = []
 

@@ -233,4 +233,25 @@ import Testing
             .message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: { _ in true })
         #expect(F.completions(actions) == [.complete(F.call(2), .done)])
     }
+
+    /// A reply that landed while its update is still on the way is not "given" to the
+    /// presenter yet: a `waitForReply` called then waits for that update, and one called once
+    /// the presenter has it returns at once.
+    // covers: D2
+    @Test func waitForReplyAfterTheReplyLandedWaitsForItsUpdate() throws {
+        var machine = F.readyMachine()
+        try F.open(&machine)
+        let sent = machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
+        let sending = try #require(F.hostCalls(sent).first)  // the "sending" snapshot, under way
+        let tag = DialogTag(dialog: machine.dialog.epoch, messageId: "m-1", attempt: 1)
+        let landed = machine.shoppingAnswered(
+            .message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: { _ in true })
+        #expect(F.completions(landed).isEmpty)
+        #expect(machine.waitForReplyCalled(F.call(2)) == [])  // the reply's update is not delivered
+        let afterSending = machine.hostCallFinished(sending)
+        #expect(F.completions(afterSending).isEmpty)  // the "sending" snapshot does not count
+        let replyUpdate = try #require(F.hostCalls(afterSending).first)
+        #expect(F.completions(machine.hostCallFinished(replyUpdate)) == [.complete(F.call(2), .done)])
+        #expect(machine.waitForReplyCalled(F.call(3)) == [.complete(F.call(3), .done)])
+    }
 }
