@@ -4,7 +4,25 @@ import ShoppingAssistant
 /// A transport that answers only what a test told it to expect, in the spirit of an
 /// exhaustive test store: any other request is a failure, and `unmetExpectations` lists
 /// expected exchanges that never happened. "Nothing was resent" becomes a real assertion.
+///
+/// With `analytics: .answeredAutomatically` it answers Gravity's `/visit` and `/event` posts
+/// and tracking `GET`s itself when no expectation takes them, so a test about a dialog does
+/// not have to script every lifecycle event; they are still recorded (`analyticsRequests`).
 public final class ScriptedTransport: HTTPTransport, Sendable {
+    /// Who answers the analytics the engine sends on its own: lifecycle events, page views and
+    /// tracking URLs. They accompany almost every call, so scripting them is noise unless the
+    /// test is about them.
+    public enum Analytics: Sendable {
+        /// Only expectations answer them, like any other request: a test that is about
+        /// analytics asserts every one.
+        case scripted
+        /// An expectation still answers them when one matches (a `/visit` announcing an in-app
+        /// campaign, a tracking URL that fails); otherwise `/visit` and `/event` get `200` with
+        /// `{"campaigns":[]}` (no identity change, no campaign) and a tracking `GET` gets
+        /// `204`. They never count as unexpected.
+        case answeredAutomatically
+    }
+
     /// How an expected exchange ends.
     public enum Reply: Sendable {
         /// Answer at once.
@@ -73,19 +91,38 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
         var nextID = 0
         var requests: [HTTPRequest] = []
         var unexpected: [HTTPRequest] = []
+        var answeredAutomatically: [HTTPRequest] = []
     }
 
     private let state = Locked(State())
     private let requestWaiters = Waitlist()
     private let clock: any Clock<Duration>
     private let onUnexpected: @Sendable (String) -> Void
+    private let analytics: Analytics
+    /// Told when a deferred exchange parks and when it is answered, so an `EngineTestBed`
+    /// knows that a task waiting for the test's answer cannot run.
+    private let activity: ActivityMonitor?
 
     /// - Parameters:
     ///   - clock: the clock latencies are measured on (the test's manual clock).
+    ///   - analytics: whether `/visit`, `/event` and tracking `GET`s need expectations.
     ///   - onUnexpected: called with a description of each unexpected request; pass
     ///     `{ Issue.record(Comment(rawValue: $0)) }` to fail the running test at once.
-    public init(clock: any Clock<Duration>, onUnexpected: @escaping @Sendable (String) -> Void = { _ in }) {
+    public convenience init(
+        clock: any Clock<Duration>, analytics: Analytics = .scripted,
+        onUnexpected: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.init(clock: clock, analytics: analytics, activity: nil, onUnexpected: onUnexpected)
+    }
+
+    /// The same, counting deferred exchanges as parked work on `activity`.
+    package init(
+        clock: any Clock<Duration>, analytics: Analytics = .scripted, activity: ActivityMonitor?,
+        onUnexpected: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.clock = clock
+        self.analytics = analytics
+        self.activity = activity
         self.onUnexpected = onUnexpected
     }
 
@@ -104,6 +141,10 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
 
     /// Requests nobody expected.
     public var unexpectedRequests: [HTTPRequest] { state.withLock { $0.unexpected } }
+
+    /// Analytics answered without an expectation (`analytics: .answeredAutomatically`), in
+    /// order, for a test that checks some of them without scripting all.
+    public var analyticsRequests: [HTTPRequest] { state.withLock { $0.answeredAutomatically } }
 
     /// Expectations that no request has met yet.
     public var unmetExpectations: [String] {
@@ -138,17 +179,23 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
     /// take it for a success.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try Task.checkCancellation()
-        let expectation = state.withLock { state -> Expectation? in
+        let automatic = analytics == .answeredAutomatically ? Self.automaticAnswer(to: request) : nil
+        let (expectation, answered) = state.withLock { state -> (Expectation?, HTTPResponse?) in
             state.requests.append(request)
             guard let index = state.expectations.firstIndex(where: { $0.request == nil && $0.matcher.accepts(request) })
             else {
+                if let automatic {
+                    state.answeredAutomatically.append(request)
+                    return (nil, automatic)
+                }
                 state.unexpected.append(request)
-                return nil
+                return (nil, nil)
             }
             state.expectations[index].request = request
-            return state.expectations[index]
+            return (state.expectations[index], nil)
         }
         requestWaiters.recheck()
+        if let answered { return answered }
         guard let expectation else {
             let text = "Unexpected request: \(request.method.rawValue) \(request.url.absoluteString)"
             onUnexpected(text)
@@ -167,6 +214,21 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
         }
     }
 
+    /// The answer for an analytics request, or `nil` for any other: Gravity's page views and
+    /// events (by path) and tracking pixels (every `GET` but a Shopping history read).
+    private static func automaticAnswer(to request: HTTPRequest) -> HTTPResponse? {
+        let path = request.url.path
+        switch request.method {
+        case .post where path.hasSuffix("/visit") || path.hasSuffix("/event"):
+            return HTTPResponse(
+                status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"campaigns":[]}"#.utf8))
+        case .get where !path.contains("/v1/threads/"):
+            return HTTPResponse(status: 204, headers: [:], body: Data())
+        default:
+            return nil
+        }
+    }
+
     private func awaitDeferred(_ id: Int) async throws -> HTTPResponse {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
@@ -176,7 +238,11 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
                     state.expectations[index].continuation = continuation
                     return nil
                 }
-                if let ready { continuation.resume(with: ready) }
+                if let ready {
+                    continuation.resume(with: ready)
+                } else {
+                    activity?.end()  // parked until the test answers
+                }
             }
         } onCancel: {
             finish(Exchange(id: id), with: .failure(CancellationError()))
@@ -193,7 +259,9 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
             if state.expectations[index].pendingOutcome == nil { state.expectations[index].pendingOutcome = outcome }
             return nil
         }
-        continuation?.resume(with: outcome)
+        guard let continuation else { return }
+        activity?.begin()  // runnable again, counted before it is resumed
+        continuation.resume(with: outcome)
     }
 }
 

@@ -6,10 +6,15 @@
 /// manual clock and a replaying transport given the same monitor subtract a task while it is
 /// parked on them and add it back, synchronously, when they wake it. When the count is zero,
 /// nothing will happen until time moves or a response is released: the system is quiescent.
+///
+/// `package`: only our own replay drivers and test support count work; embedders reach it
+/// through `EngineTestBed` in ShoppingAssistantTesting.
 package final class ActivityMonitor: Sendable {
     private struct State {
         var busy = 0
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var nextWaiter: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        var cancelledEarly: Set<UInt64> = []
     }
 
     private let state = Locked(State())
@@ -26,24 +31,41 @@ package final class ActivityMonitor: Sendable {
 
     /// A unit of work ended or parked on the clock or the transport.
     package func end() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             state.busy -= 1
             guard state.busy <= 0 else { return [] }
-            defer { state.waiters = [] }
-            return state.waiters
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(returning: true) }
     }
 
-    /// Suspends until no unit of work can run.
-    package func waitUntilIdle() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = state.withLock { state -> Bool in
-                if state.busy <= 0 { return true }
-                state.waiters.append(continuation)
-                return false
+    /// Suspends until no unit of work can run. Returns `false` instead if the waiting task is
+    /// cancelled first (a test's time limit), so a wait for quiescence never outlives it.
+    @discardableResult
+    package func waitUntilIdle() async -> Bool {
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let outcome = state.withLock { state -> Bool? in
+                    if state.cancelledEarly.remove(id) != nil { return false }
+                    if state.busy <= 0 { return true }
+                    state.waiters[id] = continuation
+                    return nil
+                }
+                if let outcome { continuation.resume(returning: outcome) }
             }
-            if idle { continuation.resume() }
+        } onCancel: {
+            // Not parked yet (or already resumed): the operation sees the mark and returns at once.
+            let waiter = state.withLock { state in
+                let waiter = state.waiters.removeValue(forKey: id)
+                if waiter == nil { state.cancelledEarly.insert(id) }
+                return waiter
+            }
+            waiter?.resume(returning: false)
         }
     }
 

@@ -177,6 +177,7 @@ struct DialogMachine: Sendable {
     /// A failed message again: same ID, same request (D6).
     mutating func retryRequested(messageId: String) -> Result<[Action], AssistantSendRefusal> {
         if isSending { return .failure(.busy) }
+        // D6: only a retryable failure (not D8), with the request kept as first sent.
         guard let turn = turnByMessageId[messageId], case .failed(_, retryable: true) = turns[turn].user.status,
             turns[turn].user.request != nil
         else { return .failure(.notRetryable) }
@@ -212,6 +213,7 @@ struct DialogMachine: Sendable {
     mutating func replyReceived(_ tag: DialogTag, _ result: Result<ReplyContent, WireFailure>, buttonsEnabled: [Bool])
         -> [Action]
     {
+        // D13, D17: a result whose tag is not the attempt in flight is dropped.
         guard case .sending(let current, let reconciling) = state, current == tag, reconciling == nil else {
             return []
         }
@@ -252,7 +254,7 @@ struct DialogMachine: Sendable {
     mutating func historyReceived(
         _ tag: DialogTag, _ result: Result<[HistoryMessage], WireFailure>, buttonsEnabled: (ReplyContent) -> [Bool]
     ) -> [Action] {
-        guard case .sending(let current, let reconciling?) = state, current == tag else { return [] }
+        guard case .sending(let current, let reconciling?) = state, current == tag else { return [] }  // D13, D17
         let stop: [Action] = [.cancelReplyTimer(tag)]
         switch result {
         case .success(let messages):
@@ -335,7 +337,7 @@ struct DialogMachine: Sendable {
         var actions: [Action] = []
         if case .sending(let tag, _) = state { actions += [.cancelReplyTimer(tag), .settled] }
         if let context { actions.append(.track(.dialogEnd(threadId: context.threadId, reason: reason))) }
-        self = DialogMachine(epoch: epoch + 1, revision: revision + 1)
+        self = DialogMachine(epoch: epoch + 1, revision: revision + 1)  // D13: a new epoch; older tags are stale
         return actions + [.publish]
     }
 
@@ -358,7 +360,7 @@ struct DialogMachine: Sendable {
     mutating func rateRequested(assistantMessageId: String, _ rating: AssistantRating) -> RatingOutcome {
         guard let context, let turn = turnByAssistantMessageId[assistantMessageId], var reply = turns[turn].reply
         else { return .refused(.unknownReply) }
-        guard reply.rating == nil else { return .refused(.alreadyRated) }
+        guard reply.rating == nil else { return .refused(.alreadyRated) }  // D11: one rating per reply
         reply.rating = rating
         turns[turn].reply = reply
         touch(replyOf: turn)
@@ -388,7 +390,7 @@ struct DialogMachine: Sendable {
         guard !unshown.isEmpty else { return [] }
         var urls: [String] = []
         for turn in unshown {
-            guard var reply = turns[turn].reply, !reply.shown else { continue }
+            guard var reply = turns[turn].reply, !reply.shown else { continue }  // AN7: once
             reply.shown = true
             urls += reply.content.impressionURLs
             turns[turn].reply = reply

@@ -21,7 +21,7 @@ extension EngineMachine {
     /// `sendSuggest(at:)`: the suggest on screen, sent as the user's message (C7).
     mutating func suggestCalled(_ call: CallID, index: Int, messageId: String, newThreadId: String) -> [EngineAction] {
         let suggests = snapshot().suggests
-        guard suggests.indices.contains(index) else { return refuse(call, .noSuchSuggest) }
+        guard suggests.indices.contains(index) else { return refuse(call, .noSuchSuggest) }  // C7: on screen only
         return sendCalled(call, text: suggests[index], messageId: messageId, newThreadId: newThreadId)
     }
 
@@ -53,14 +53,7 @@ extension EngineMachine {
     /// `waitForReply`: returns when nothing is in flight and the presenter, if any, has the
     /// outcome.
     mutating func waitForReplyCalled(_ call: CallID) -> [EngineAction] {
-        guard dialog.isSending else {
-            // The outcome landed before this call: it returns once the presenter has it too.
-            guard presentation.currentOpening != nil, deliveredRevision < dialog.revision else {
-                return [.complete(call, .done)]
-            }
-            deliveryWaiters.append((call, dialog.revision))
-            return []
-        }
+        guard dialog.isSending else { return awaitDelivery(of: [call]) }
         replyWaiters.append(call)
         return []
     }
@@ -95,7 +88,7 @@ extension EngineMachine {
         _ tag: DialogTag, _ result: Result<[HistoryMessage], WireFailure>, buttonsEnabled: (ReplyContent) -> [Bool]
     ) -> [EngineAction] {
         let actions = dialog.historyReceived(tag, result, buttonsEnabled: buttonsEnabled)
-        guard !actions.isEmpty else { return [.log(.debug, "stale history of \(tag) dropped")] }
+        guard !actions.isEmpty else { return [.log(.debug, "stale history of \(tag) dropped")] }  // D13, D17
         return run(actions)
     }
 
@@ -167,15 +160,27 @@ extension EngineMachine {
     private mutating func replySettled() -> [EngineAction] {
         let waiters = replyWaiters
         replyWaiters = []
-        guard presentation.currentOpening != nil else { return waiters.map { .complete($0, .done) } }
-        deliveryWaiters += waiters.map { ($0, dialog.revision) }
+        return awaitDelivery(of: waiters)
+    }
+
+    /// `callers` return once the presenter has the current dialog: at once when no chat is
+    /// shown or it has it already, else when that revision is delivered. An outcome that landed
+    /// while its update is still on its way is not "given" yet (D2).
+    private mutating func awaitDelivery(of callers: [CallID]) -> [EngineAction] {
+        guard presentation.currentOpening != nil, deliveredRevision < dialog.revision else {
+            return callers.map { .complete($0, .done) }
+        }
+        deliveryWaiters += callers.map { ($0, dialog.revision) }
         return []
     }
 
     /// Notes on the outcome the dialog has now: written now, or once the presenter has been
-    /// given it, so that a note never comes before what it is about reaches the screen.
+    /// given it, as `awaitDelivery` does for callers, so that a note never comes before what it
+    /// is about reaches the screen.
     private mutating func notes(_ lines: [String]) -> [EngineAction] {
-        guard presentation.currentOpening != nil else { return lines.map { .log(.info, $0) } }
+        guard presentation.currentOpening != nil, deliveredRevision < dialog.revision else {
+            return lines.map { .log(.info, $0) }
+        }
         deliveryNotes += lines.map { (dialog.revision, $0) }
         return []
     }
@@ -197,6 +202,7 @@ extension EngineMachine {
         let notes = deliveryNotes
         deliveryWaiters = []
         deliveryNotes = []
+        deliveredRevision = 0  // a new presentation starts with nothing delivered
         return notes.map { .log(.info, $0.line) } + waiters.map { .complete($0.call, .done) }
     }
 

@@ -50,7 +50,7 @@ extension EngineMachine {
             var actions = identityAnswered(answer.user, epoch: identityEpoch)
             var shown = 0
             for campaign in answer.value {
-                if presentation.locks.isLocked {
+                if presentation.locks.isLocked {  // B6, O7: dropped, not queued
                     actions.append(
                         .log(
                             .info,
@@ -106,7 +106,7 @@ extension EngineMachine {
     /// `setUser`: manual mode (B3). Another id is an identity change; the chat closes first,
     /// while the old user is still current, so its close is theirs (AN3).
     mutating func setUserCalled(_ call: CallID, userId: String, sessionId: String?) -> [EngineAction] {
-        guard identity.isChange(toUser: userId) else {
+        guard identity.isChange(toUser: userId) else {  // B3
             _ = identity.userSet(userId: userId, sessionId: sessionId)  // the same user, another session
             return [.complete(call, .done)]
         }
@@ -119,7 +119,7 @@ extension EngineMachine {
     }
 
     private mutating func changeIdentity(_ change: IdentityChange, call: CallID) -> [EngineAction] {
-        guard presentation.isClosed else {
+        guard presentation.isClosed else {  // AN3: the chat closes as the old user first
             pendingIdentityChanges.append((change, call))
             return [.log(.info, "closing the chat: identity change")] + close(nil, .done)
         }
@@ -146,8 +146,8 @@ extension EngineMachine {
             actions.append(.persistUID(nil))
         }
         actions.append(.log(.info, "identity changed"))
-        actions += endDialog(.identityChange, user: previous)
-        actions += run(preparation.identityChanged())
+        actions += endDialog(.identityChange, user: previous)  // D13, D17, AN3
+        actions += run(preparation.identityChanged())  // B3: the old user's start screen is not the new one's
         return actions
     }
 }

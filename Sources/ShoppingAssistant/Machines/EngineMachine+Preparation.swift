@@ -36,7 +36,7 @@ extension EngineMachine {
     /// A `prepareAssistant` caller's task was cancelled (P4).
     mutating func prepareCancelled(_ call: CallID) -> [EngineAction] {
         guard let id = preparers.first(where: { $0.value == call })?.key else { return [] }
-        return run(preparation.callerCancelled(id))
+        return run(preparation.callerCancelled(id))  // P4
     }
 
     /// The canonical uid became known or changed; a preparation waiting for it may finish (S4).
@@ -44,8 +44,8 @@ extension EngineMachine {
         var actions: [EngineAction] = []
         for change in identity.answered(user, epoch: epoch) {
             switch change {
-            case .persist(let uid): actions.append(.persistUID(uid))
-            case .resolved: actions += run(preparation.identityResolved())
+            case .persist(let uid): actions.append(.persistUID(uid))  // B3
+            case .resolved: actions += run(preparation.identityResolved())  // S4
             }
         }
         return actions
@@ -70,7 +70,7 @@ extension EngineMachine {
                 result += trackURLs(urls)  // B7
             case .finish(let id, let outcome):
                 result.append(.log(.info, "\(id) finished: \(outcome)"))
-                if outcome == .ready { result += assistantChangeIfAny() }
+                if outcome == .ready { result += assistantChangeIfAny() }  // P8
                 guard let call = preparers.removeValue(forKey: id) else {
                     preconditionFailure("\(id) finished twice")
                 }
@@ -83,6 +83,7 @@ extension EngineMachine {
     /// P8: a ready preparation of another selector than the current dialog's is an assistant
     /// change (D13): the dialog ends, reported with the ended dialog's page.
     private mutating func assistantChangeIfAny() -> [EngineAction] {
+        // P8: another selector than the current dialog's.
         guard let ready = preparation.ready, let current = dialog.context, current.prepared.selector != ready.selector
         else { return [] }
         return endDialog(.assistantChange)

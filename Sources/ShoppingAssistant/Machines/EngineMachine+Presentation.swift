@@ -22,18 +22,19 @@ extension EngineMachine {
 
     /// `closeAssistant` (O5). A message already sent is not cancelled (O8, D12).
     mutating func closeCalled(_ call: CallID) -> [EngineAction] {
+        // O5: the lock is released only once the presenter has dismissed the chat.
         if !presentation.isClosed { return [.log(.info, "closing the chat: closeAssistant")] + close(call, .done) }
         return [.complete(call, .done)]
     }
 
     /// `assistantWasDismissed`: the presenter dismissed the chat by itself (the mobile "Back").
     mutating func dismissedByPresenter(_ call: CallID) -> [EngineAction] {
-        run(presentation.dismissed(nil)) + [.complete(call, .done)]
+        run(presentation.dismissed(nil)) + [.complete(call, .done)]  // O5: the mobile "Back"
     }
 
     /// The actor found the presenter gone when it was to be called for `opening` (O5).
     mutating func presenterGone(_ opening: OpeningID) -> [EngineAction] {
-        [.log(.info, "the presenter went away: closing the chat")] + run(presentation.dismissed(opening))
+        [.log(.info, "the presenter went away: closing the chat")] + run(presentation.dismissed(opening))  // O5
     }
 
     /// `lockPresentation` / `unlockPresentation` (B6): idempotent, not counted.
@@ -99,7 +100,7 @@ extension EngineMachine {
                 result.append(lifecycle(.dialogClose, props: ["threadId": dialog.context?.threadId]))
                 products.transitionEnded()
                 result += deliveriesStopped()
-                result += applyIdentityChangesWaitingForTheClose()
+                result += applyIdentityChangesWaitingForTheClose()  // AN3: after the old user's close
             case .handOver(let handOvers):
                 for handOver in handOvers {
                     result += [

@@ -17,7 +17,7 @@ extension EngineMachine {
         }
         switch action {
         case .visibleImpression:
-            return [note] + trackURLs(product.tracking.visibleImpressionURLs)
+            return [note] + trackURLs(product.tracking.visibleImpressionURLs)  // AN5
                 + [.complete(call, .interaction(.accepted))]
         case .tap:
             // The click is queued before the close starts (PR10), and survives it (AN8).
@@ -29,6 +29,7 @@ extension EngineMachine {
     /// `performReplyButton` (AC1–AC6): closes the chat, then hands the action over once. Not
     /// a product click: no product tracking (AC6), only `chat_action`.
     mutating func replyButtonPressed(_ call: CallID, assistantMessageId: String, index: Int) -> [EngineAction] {
+        // PR8, PR9: only a button of a reply on the open chat, and not while a transition is under way.
         guard presentation.isOpen, products.transition == nil,
             let (turn, _) = dialog.reply(assistantMessageId: assistantMessageId),
             let message = dialog.turns[turn].replyMessage(turn: turn, scope: snapshotScope),
@@ -36,6 +37,7 @@ extension EngineMachine {
         else { return [.complete(call, .interaction(.staleReference))] }
         let button = message.buttons[index]
         guard button.isEnabled else { return [.complete(call, .interaction(.notActionable))] }  // AC4
+        // AC6: no product tracking, only `chat_action` (AN1).
         return [
             lifecycle(
                 .action,
@@ -51,7 +53,7 @@ extension EngineMachine {
     /// finite, so rotation, larger text or an empty block never yield a zero or unbounded
     /// block (PR3).
     static func acceptsBlockHeight(_ height: Int) -> Bool {
-        height > 0 && height < maximumBlockHeight
+        height > 0 && height < maximumBlockHeight  // PR3
     }
 
     /// Heights from here on count as unbounded (lines, for a terminal).

@@ -62,7 +62,7 @@ struct EngineMachine: Sendable {
     /// outcome (snapshot `revision`).
     var replyWaiters: [CallID] = []
     var deliveryWaiters: [(call: CallID, revision: UInt64)] = []
-    /// The revision of the latest snapshot the presenter returned from.
+    /// The newest dialog revision the presenter of the chat shown has returned from.
     var deliveredRevision: UInt64 = 0
     /// Notes on a dialog outcome, written once the presenter has that outcome (snapshot
     /// `revision`), so the log tells of what the user has already seen.
@@ -113,11 +113,13 @@ struct EngineMachine: Sendable {
         let scope = ChatScope(
             opening: presentation.currentOpening?.value ?? 0, dialog: dialog.epoch, identity: identity.epoch)
         let sending = dialog.isSending
+        // C7: the start screen's suggests before the first message, the last reply's after; none while sending (D2).
         let suggests = dialog.items.isEmpty ? (start?.suggests ?? []) : (sending ? [] : dialog.replySuggests)
         return AssistantChatSnapshot(
             title: start?.title ?? "", subtitle: start?.subtitle,
             messages: AssistantChatMessages(items: dialog.items, turns: dialog.turns, scope: scope),
             suggests: suggests, isSending: sending,
+            // D2: no second message in flight; P5, D14: a new dialog needs a ready start screen.
             canSend: !sending && (dialog.context != nil || preparation.lastReady != nil), changedMessageIndices: nil)
     }
 
@@ -142,7 +144,7 @@ struct EngineMachine: Sendable {
     /// Tracking URLs, requested as the current user; identical URLs within one action once (AN5).
     func trackURLs(_ urls: [String]) -> [EngineAction] {
         var seen: Set<String> = []
-        let unique = urls.filter { seen.insert($0).inserted }
+        let unique = urls.filter { seen.insert($0).inserted }  // AN5
         guard !unique.isEmpty else { return [] }
         let user = identity.wire
         return [.track(unique.map { .url($0, user: user) })]

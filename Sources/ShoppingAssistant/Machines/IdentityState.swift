@@ -45,7 +45,7 @@ struct IdentityState: Sendable, Hashable {
     /// Takes the `user` of an answer to a request made under `epoch`; an answer to a request of
     /// an older identity is ignored, so a late answer never restores a replaced uid.
     mutating func answered(_ user: GravityAnsweredUser?, epoch requestEpoch: UInt64) -> [Action] {
-        guard requestEpoch == epoch, let user else { return [] }
+        guard requestEpoch == epoch, let user else { return [] }  // B3, AN3
         if let ses = user.ses, !ses.isEmpty {
             if manual == nil { managedSes = ses } else if manual?.sessionId == nil { manualSes = ses }
         }

@@ -77,7 +77,7 @@ struct PreparationMachine: Sendable {
     ) -> [Action] {
         var actions: [Action] = []
         if case .preparing(let previous) = state {
-            actions += [.stopWork(previous.id), .finish(previous.id, .superseded)]
+            actions += [.stopWork(previous.id), .finish(previous.id, .superseded)]  // P2
         }
         guard hostRegistered else {
             // G1: no request without a builder and a handler.
@@ -103,10 +103,11 @@ struct PreparationMachine: Sendable {
     mutating func configurationAnswered(
         _ id: PreparationID, _ result: Result<ContentResponse, WireFailure>, uidKnown: Bool
     ) -> [Action] {
+        // P2: an older call's late answer is dropped (the caller logs it).
         guard case .preparing(var attempt) = state, attempt.id == id, attempt.awaitingIdentity == nil else { return [] }
         switch result {
         case .failure(.cancelled):
-            return callerCancelled(id)
+            return callerCancelled(id)  // P4: never a network error
         case .failure(.failed(let error, _)):
             state = .failed(error)
             return [.stopWork(id), .finish(id, .failure(error))]
@@ -120,13 +121,13 @@ struct PreparationMachine: Sendable {
                 state = .failed(error)
                 return load + [.stopWork(id), .finish(id, .failure(error))]
             case .unavailable(let reason):
-                state = .unavailable(reason)
+                state = .unavailable(reason)  // C2, C5
                 return load + [.stopWork(id), .finish(id, .unavailable(reason))]
             case .ready(let configuration, let campaignId):
                 let prepared = PreparedAssistant(
                     id: id, selector: attempt.selector, pageContext: attempt.pageContext,
                     configuration: configuration, campaignId: campaignId)
-                if uidKnown {
+                if uidKnown {  // S4: no `.ready` before the canonical uid is known
                     state = .ready(prepared)
                     lastReady = prepared
                     return load + [.stopWork(id), .finish(id, .ready)]
@@ -150,7 +151,7 @@ struct PreparationMachine: Sendable {
     mutating func deadlinePassed(_ id: PreparationID) -> [Action] {
         guard case .preparing(let attempt) = state, attempt.id == id else { return [] }
         let waiting = attempt.awaitingIdentity != nil ? "waiting for the canonical user.uid" : "waiting for /choose"
-        let error = AssistantError(code: .timeout, message: "preparation timed out \(waiting)")
+        let error = AssistantError(code: .timeout, message: "preparation timed out \(waiting)")  // P3
         state = .failed(error)
         return [.stopWork(id), .finish(id, .failure(error))]
     }
@@ -160,7 +161,7 @@ struct PreparationMachine: Sendable {
     mutating func callerCancelled(_ id: PreparationID) -> [Action] {
         guard case .preparing(let attempt) = state, attempt.id == id else { return [] }
         state = .idle
-        return [.stopWork(id), .finish(id, .cancelled)]
+        return [.stopWork(id), .finish(id, .cancelled)]  // P4
     }
 
     /// Identity changed (B3): a start screen confirmed for the old user is not one for the new

@@ -184,6 +184,7 @@ struct PresentationMachine: Sendable {
     }
 
     private mutating func handOverQueued() -> [Action] {
+        // PR10, AC5: hand-overs only once closed, one batch at a time; callers return after them.
         guard handOversInFlight == 0 else { return [] }
         guard !afterClose.isEmpty else { return finishClose() }
         let actions = afterClose
@@ -210,13 +211,13 @@ struct PresentationMachine: Sendable {
     // MARK: - The app's lock (B6)
 
     mutating func lockedByApp() -> [Action] {
-        guard !locks.app else { return [] }
+        guard !locks.app else { return [] }  // B6: idempotent, not counted
         locks.app = true
         return [.notifyLocks(locks)]
     }
 
     mutating func unlockedByApp() -> [Action] {
-        guard locks.app else { return [] }
+        guard locks.app else { return [] }  // B6
         locks.app = false
         return [.notifyLocks(locks)]
     }

@@ -268,7 +268,7 @@ import Testing
     // covers: B7, P2
     @Test func supersededPreparationsLateAnswerTracksNothing() async {
         let store = ObservedIdentityStore(uid: "u-old")
-        let built = await HandBuiltEngine(identityStore: store, wrap: { CancellationIgnoringTransport(inner: $0) })
+        let built = await EngineHarness(identityStore: store, wrap: { CancellationIgnoringTransport(inner: $0) })
         let engine = built.engine
         let older = built.transport.expect(.request(.post, pathSuffix: "/choose"), .deferred)
         let t1 = Task {
@@ -311,7 +311,7 @@ import Testing
         let configured = AssistantEngineConfiguration(
             apiKey: Fixtures.apiKey, section: Fixtures.section, options: GravityOptions(isReturnUserInfo: true),
             contentSettings: GravityContentSettings(skusOnly: true, fields: ["id", "name"]), deviceId: "device-1")
-        let built = await HandBuiltEngine(configuration: configured)
+        let built = await EngineHarness(configuration: configured)
         let first = built.transport.expect(
             .request(.post, pathSuffix: "/choose"), .respond(Peer.choose([("banner", "{}")])))
         _ = await built.engine.getContentBySelector(selector: "banner", pageContext: Fixtures.homePage)

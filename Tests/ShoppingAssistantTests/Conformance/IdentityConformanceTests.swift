@@ -8,14 +8,14 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct IdentityConformanceTests {
     /// An engine whose store reports saves, and a `/visit` left hanging until the test answers.
     private struct Race {
-        let built: HandBuiltEngine
+        let built: EngineHarness
         let store: ObservedIdentityStore
         let pending: ScriptedTransport.Exchange
         let call: Task<Void, Never>
 
         init(storedUID: String?) async {
             store = ObservedIdentityStore(uid: storedUID)
-            built = await HandBuiltEngine(identityStore: store)
+            built = await EngineHarness(identityStore: store)
             pending = built.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
             let engine = built.engine
             call = Task { await engine.trackView(pageContext: Fixtures.homePage) }
@@ -107,7 +107,7 @@ import Testing
     // covers: B3
     @Test func resetSendsTheNextRequestWithoutTheStoredUid() async {
         let store = ObservedIdentityStore(uid: "relic-uid")
-        let built = await HandBuiltEngine(identityStore: store)
+        let built = await EngineHarness(identityStore: store)
         await built.engine.resetIdentity()
         let visit = built.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
         await built.engine.trackView(pageContext: Fixtures.homePage)
@@ -123,7 +123,7 @@ import Testing
     // covers: B3, S3
     @Test func manualUsersUidIsCanonicalButNeverPersisted() async {
         let store = ObservedIdentityStore(uid: "u-managed")
-        let built = await HandBuiltEngine(identityStore: store)
+        let built = await EngineHarness(identityStore: store)
         await built.engine.setUser(userId: "crm-42", sessionId: nil)
         let first = built.transport.expect(
             .request(.post, pathSuffix: "/visit"),
@@ -167,12 +167,12 @@ import Testing
     // covers: B3
     @Test func sessionIsRuntimeOnlyAndTheUidSurvivesARestart() async {
         let store = ObservedIdentityStore(uid: nil)
-        let first = await HandBuiltEngine(identityStore: store)
+        let first = await EngineHarness(identityStore: store)
         first.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "u-1")))
         await first.engine.trackView(pageContext: Fixtures.homePage)
         await first.verify()
 
-        let restarted = await HandBuiltEngine(identityStore: store)
+        let restarted = await EngineHarness(identityStore: store)
         #expect(await restarted.engine.canonicalUserId == "u-1")
         let visit = restarted.transport.expect(
             .request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "u-1")))

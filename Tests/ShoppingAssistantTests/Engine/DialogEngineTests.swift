@@ -363,7 +363,7 @@ import Testing
         #expect(await h.engine.chatSnapshot.messages.map(\.id) == [messageId, "am-17"])
 
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .opened)
-        #expect(h.presenter.presentCount == 2)
+        #expect(h.presenter.count(.present) == 2)
         #expect(h.presenter.latest?.messages.map(\.id) == [messageId, "am-17"])
         #expect(h.presenter.latest?.messages.first?.status == .sent)
         #expect(h.transport.messageRequests.count == 1)

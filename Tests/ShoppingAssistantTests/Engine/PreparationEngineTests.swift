@@ -94,7 +94,7 @@ import Testing
     // covers: P2
     @Test func olderChooseAnsweringAfterTheNewerChangesNothing() async {
         let store = ObservedIdentityStore(uid: "u-old")
-        let built = await HandBuiltEngine(identityStore: store, wrap: { CancellationIgnoringTransport(inner: $0) })
+        let built = await EngineHarness(identityStore: store, wrap: { CancellationIgnoringTransport(inner: $0) })
         let engine = built.engine
         let older = built.transport.expect(chooseMatcher, .deferred)
         let newer = built.transport.expect(chooseMatcher, .deferred)
@@ -131,7 +131,7 @@ import Testing
     // covers: P2
     @Test func olderChooseAnsweringFirstDoesNotFinishTheNewer() async throws {
         let store = ObservedIdentityStore(uid: "u-old")
-        let built = await HandBuiltEngine(identityStore: store, wrap: { CancellationIgnoringTransport(inner: $0) })
+        let built = await EngineHarness(identityStore: store, wrap: { CancellationIgnoringTransport(inner: $0) })
         let engine = built.engine
         let older = built.transport.expect(chooseMatcher, .deferred)
         let newer = built.transport.expect(chooseMatcher, .deferred)
@@ -258,7 +258,7 @@ import Testing
 
     // covers: P4
     @Test func cancellationIsNotReportedAsANetworkError() async {
-        let built = await HandBuiltEngine(wrap: { CancellationAsNetworkErrorTransport(inner: $0) })
+        let built = await EngineHarness(wrap: { CancellationAsNetworkErrorTransport(inner: $0) })
         let engine = built.engine
         built.transport.expect(chooseMatcher, .deferred)
         let task = Task {
@@ -295,7 +295,7 @@ import Testing
             .invalidConfiguration)
 
         let builderOnly = await EngineHarness(register: false)
-        await builderOnly.engine.setAssistantProductBlockBuilder(LineCountBuilder())
+        await builderOnly.engine.setAssistantProductBlockBuilder(RecordingProductBlockBuilder())
         expectFailure(
             await builderOnly.engine.prepareAssistant(
                 assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage),
@@ -498,7 +498,7 @@ import Testing
                 == .unavailable(.notFound))
 
         #expect(await h.engine.isAssistantOpen)
-        #expect(h.presenter.dismissCount == 0)
+        #expect(h.presenter.count(.dismiss) == 0)
         #expect(await h.engine.presentationLocks.assistant)
         #expect(await h.engine.currentThreadId == thread)
         #expect(await h.engine.dialogState == .active)

@@ -26,7 +26,7 @@ import Testing
         let h = await EngineHarness()
         let (locks, _) = await listen(h.engine)
         await h.openReady()
-        #expect(h.presenter.presentCount == 1)
+        #expect(h.presenter.count(.present) == 1)
         #expect(await h.engine.isAssistantOpen)
         #expect(locks.all == [PresentationLocks(app: false, assistant: true)])
         await h.verify()
@@ -39,7 +39,7 @@ import Testing
         let second = RecordingPresenter()
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .alreadyOpen)
         #expect(await h.engine.openAssistant(presenter: second) == .alreadyOpen)
-        #expect(h.presenter.presentCount == 1)
+        #expect(h.presenter.count(.present) == 1)
         #expect(second.calls.isEmpty)
         await h.verify()
         #expect(h.sentEventTypes == ["chat_dialog_open"])
@@ -126,7 +126,7 @@ import Testing
         #expect(await h.engine.presentationLocks == PresentationLocks(app: true, assistant: true))
         h.expectEvents(1)  // chat_dialog_close
         await h.engine.closeAssistant()
-        #expect(h.presenter.dismissCount == 1)
+        #expect(h.presenter.count(.dismiss) == 1)
         #expect(await !h.engine.isAssistantOpen)
         #expect(await h.engine.presentationLocks == PresentationLocks(app: true))
         #expect(
@@ -141,14 +141,14 @@ import Testing
     @Test func lockIsHeldUntilTheDismissalCompletes() async {
         let h = await EngineHarness()
         await h.openReady()
-        h.presenter.holdDismissals()
+        h.presenter.hold(.dismiss)
         h.expectEvents(1)  // chat_dialog_close
         let engine = h.engine
         let closing = Task { await engine.closeAssistant() }
-        await h.presenter.waitForDismissStarted()
+        await h.presenter.waitUntilHolding(.dismiss)
         #expect(await h.engine.presentationLocks.assistant)
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .alreadyOpen)
-        h.presenter.releaseDismiss()
+        h.presenter.release(.dismiss)
         await closing.valueUnlessCancelled
         #expect(await h.engine.presentationLocks == PresentationLocks())
         await h.verify()
@@ -162,7 +162,7 @@ import Testing
         h.expectEvents(1)  // chat_dialog_close
         await h.engine.assistantWasDismissed()
         #expect(await !h.engine.isAssistantOpen)
-        #expect(h.presenter.dismissCount == 0)
+        #expect(h.presenter.count(.dismiss) == 0)
         #expect(await h.engine.presentationLocks == PresentationLocks(app: true))
         await h.verify()
     }
@@ -216,7 +216,7 @@ import Testing
         // Nothing changed in the chat since; the host opens it from a new screen.
         h.expectEvents(2)  // chat_dialog_close, chat_dialog_open
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .opened)
-        #expect(h.presenter.presentCount == 1)
+        #expect(h.presenter.count(.present) == 1)
         #expect(await h.engine.presentationLocks == PresentationLocks(app: false, assistant: true))
         await h.verify()
     }

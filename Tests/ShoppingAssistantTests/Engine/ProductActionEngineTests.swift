@@ -16,18 +16,18 @@ import Testing
         h.transport.expect(.get(F.clickA), .respond(F.ok))
         h.transport.expect(.get(F.clickB), .respond(F.ok))
         h.expectEvents(1)  // chat_dialog_close
-        h.presenter.holdDismissals()
+        h.presenter.hold(.dismiss)
         let engine = h.engine
         try #require(products.count > 1)
         let first = Task { await engine.performAssistantProductAction(product: products[0].ref, action: .tap) }
-        await h.presenter.waitForDismissStarted()
+        await h.presenter.waitUntilHolding(.dismiss)
         #expect(await engine.performAssistantProductAction(product: products[0].ref, action: .tap) == .duplicate)
         #expect(await engine.performAssistantProductAction(product: products[1].ref, action: .tap) == .duplicate)
         #expect(h.handler.actions.isEmpty)
-        h.presenter.releaseDismiss()
+        h.presenter.release(.dismiss)
         #expect(await first.valueUnlessCancelled == .accepted)
         #expect(h.handler.actions == [.openProduct(products[0])])
-        #expect(h.presenter.dismissCount == 1)
+        #expect(h.presenter.count(.dismiss) == 1)
         await h.verify()
     }
 
@@ -40,7 +40,7 @@ import Testing
         h.transport.expect(.get(F.clickB), .respond(F.ok))
         h.expectEvents(1)  // chat_dialog_close
         #expect(await h.engine.performAssistantProductAction(product: product.ref, action: .tap) == .accepted)
-        #expect(h.order.all == ["dismiss", "dismissed", "handle open_product"])
+        #expect(h.order.entries == [.dismissStarted, .dismissEnded, .handedOver("open_product")])
         #expect(h.handler.actions == [.openProduct(product)])
         #expect(await h.engine.isAssistantOpen == false)
         await h.engine.flushTracking()
@@ -58,18 +58,18 @@ import Testing
         h.transport.expect(.get(F.clickA), .respond(F.ok))
         h.transport.expect(.get(F.clickB), .respond(F.ok))
         h.expectEvents(1)  // chat_dialog_close
-        h.presenter.holdDismissals()
+        h.presenter.hold(.dismiss)
         let before = h.transport.requests.count
         let engine = h.engine
         let tap = Task { await engine.performAssistantProductAction(product: product.ref, action: .tap) }
-        await h.presenter.waitForDismissStarted()
+        await h.presenter.waitUntilHolding(.dismiss)
         // The close cannot complete while the dismissal is held: clicks queued after it would
         // never be requested here (and the suite's time limit would fail the test).
         await h.transport.waitForRequests(before + 2)
         let sent = h.transport.requests.dropFirst(before).map(\.url.absoluteString)
         #expect(sent == [F.clickA, F.clickB])
         #expect(h.handler.actions.isEmpty)
-        h.presenter.releaseDismiss()
+        h.presenter.release(.dismiss)
         #expect(await tap.valueUnlessCancelled == .accepted)
         #expect(h.handler.actions == [.openProduct(product)])
         await h.verify()
@@ -146,7 +146,7 @@ import Testing
         #expect(product.name == "Thermo mug")
         #expect(await h.engine.performAssistantProductAction(product: product.ref, action: .tap) == .notActionable)
         #expect(h.handler.actions.isEmpty)
-        #expect(h.presenter.dismissCount == 0)
+        #expect(h.presenter.count(.dismiss) == 0)
         #expect(await h.engine.isAssistantOpen)
         // It is shown, so its impression still counts.
         h.transport.expect(.get(F.impression), .respond(F.ok))
@@ -171,7 +171,7 @@ import Testing
         await h.engine.flushTracking()
         #expect(h.transport.requests.count == requests)
         #expect(h.handler.actions.isEmpty)
-        #expect(h.presenter.dismissCount == 0)
+        #expect(h.presenter.count(.dismiss) == 0)
         await h.verify()
     }
 
@@ -197,7 +197,7 @@ import Testing
         await h.engine.flushTracking()
         #expect(h.transport.requests.count == requests)
         #expect(h.handler.actions.isEmpty)
-        #expect(h.presenter.dismissCount == 1)
+        #expect(h.presenter.count(.dismiss) == 1)
         await h.verify()
     }
 
@@ -257,7 +257,7 @@ import Testing
     // covers: PR2, PR3
     @Test func builderReceivesTheWholeBlockAndTheLayout() async throws {
         let h = await EngineHarness()
-        let builder = RecordingBlockBuilder(height: 7)
+        let builder = RecordingProductBlockBuilder(height: 7)
         await h.engine.setAssistantProductBlockBuilder(builder)
         await h.openWithReply(F.reply(items: [F.item(itemId: "p-1"), F.item(itemId: "p-2", sku: nil, url: nil)]))
         let block = try #require(h.presenter.latest?.messages.last?.productBlock)
@@ -279,11 +279,11 @@ import Testing
         let block = AssistantProductBlock(title: "t", products: [])
         let layout = AssistantProductLayout(availableWidth: 40, isInteractionEnabled: true)
         for height in [0, -1, 1_000_000, Int.max] {
-            await h.engine.setAssistantProductBlockBuilder(RecordingBlockBuilder(height: height))
+            await h.engine.setAssistantProductBlockBuilder(RecordingProductBlockBuilder(height: height))
             #expect(await h.engine.renderProductBlock(block, layout: layout) == nil, "height \(height)")
         }
         #expect(collector.messages.filter { $0.contains("invalid height") }.count == 4)
-        await h.engine.setAssistantProductBlockBuilder(RecordingBlockBuilder(height: 3))
+        await h.engine.setAssistantProductBlockBuilder(RecordingProductBlockBuilder(height: 3))
         #expect(await h.engine.renderProductBlock(block, layout: layout)?.height == 3)
         await h.verify()
     }
@@ -311,7 +311,7 @@ import Testing
         await h.openWithReply()
         h.expectEvents(2)  // chat_action, chat_dialog_close
         #expect(await h.engine.performReplyButton(assistantMessageId: "am-17", index: 0) == .accepted)
-        #expect(h.order.all == ["dismiss", "dismissed", "handle open_support_chat"])
+        #expect(h.order.entries == [.dismissStarted, .dismissEnded, .handedOver("open_support_chat")])
         let payload: [String: JSONValue] = [
             "type": "button", "value": "Write to support", "action": "open_support_chat", "topic": "gifts",
             "priority": 2,
@@ -329,7 +329,7 @@ import Testing
         await h.openWithReply()
         h.expectEvents(2)  // chat_action, chat_dialog_close
         #expect(await h.engine.performReplyButton(assistantMessageId: "am-17", index: 1) == .accepted)
-        #expect(h.order.all == ["dismiss", "dismissed", "handle follow_url"])
+        #expect(h.order.entries == [.dismissStarted, .dismissEnded, .handedOver("follow_url")])
         #expect(h.handler.actions == [.followUrl(URL(string: "https://shop.example/delivery")!)])
         await h.engine.flushTracking()
         #expect(await h.trackedURLs().map(\.name) == [F.replyImpression])
@@ -342,7 +342,7 @@ import Testing
         await h.openWithReply(F.reply(buttons: [F.customButton]))
         h.expectEvents(2)  // chat_action, chat_dialog_close
         #expect(await h.engine.performReplyButton(assistantMessageId: "am-17", index: 0) == .accepted)
-        #expect(h.order.all == ["dismiss", "dismissed", "handle compare_products"])
+        #expect(h.order.entries == [.dismissStarted, .dismissEnded, .handedOver("compare_products")])
         let payload: [String: JSONValue] = [
             "type": "button", "value": "Compare", "action": "compare_products", "items": ["p-1", "p-2"],
         ]

@@ -199,7 +199,7 @@ struct FaultMatrixTests {
     func prepareAssistantReportsTheDocumentedErrorAndKeepsTheOpenDialog(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.choose, fault)
-        scene.h.transport.arm(fault.answer(for: .choose, valid: Fixtures.choose()), for: .choose)
+        scene.h.routes.arm(fault.answer(for: .choose, valid: Fixtures.choose()), for: .choose)
 
         let result = try #require(
             await scene.h.settle {
@@ -219,7 +219,7 @@ struct FaultMatrixTests {
             if code == .rateLimited { #expect(error.message.contains("Retry-After: 30")) }
             #expect(await scene.h.engine.preparationState == .failed)
         }
-        #expect(scene.h.transport.requests(to: .choose).count == 2)
+        #expect(scene.h.routes.requests(to: .choose).count == 2)
         await scene.expectIntact()
     }
 
@@ -228,7 +228,7 @@ struct FaultMatrixTests {
     func getContentBySelectorReturnsNilAndLogsTheFailure(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.choose, fault)
-        scene.h.transport.arm(
+        scene.h.routes.arm(
             fault.answer(for: .choose, valid: Fixtures.choose(selector: "assistant-entry")), for: .choose)
         let logsBefore = scene.h.logs.messages.count
 
@@ -259,7 +259,7 @@ struct FaultMatrixTests {
     func trackViewFailureIsLoggedAndChangesNothingElse(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.visit, fault)
-        scene.h.transport.arm(fault.answer(for: .visit, valid: Fixtures.eventResponse()), for: .visit)
+        scene.h.routes.arm(fault.answer(for: .visit, valid: Fixtures.eventResponse()), for: .visit)
         let logsBefore = scene.h.logs.messages.count
 
         let done = await scene.h.settle {
@@ -277,7 +277,7 @@ struct FaultMatrixTests {
             #expect(failure.count == 1, "one logged failure: \(logged)")
             #expect(Self.mentions(failure, code), "\(failure) should name \(code.rawValue)")
         }
-        #expect(scene.h.transport.requests(to: .visit).count == 1)
+        #expect(scene.h.routes.requests(to: .visit).count == 1)
         #expect(await scene.h.engine.canonicalUserId == "u-8f3c")
         #expect(await scene.h.engine.preparationState == .ready)
         await scene.expectIntact()
@@ -290,7 +290,7 @@ struct FaultMatrixTests {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.event, fault)
         // The next lifecycle event is the second message's chat_message_send.
-        scene.h.transport.arm(fault.answer(for: .event, valid: Fixtures.eventResponse()), for: .event)
+        scene.h.routes.arm(fault.answer(for: .event, valid: Fixtures.eventResponse()), for: .event)
 
         let messageId = try await scene.send("Второе сообщение").get()
 
@@ -300,7 +300,7 @@ struct FaultMatrixTests {
         #expect(sendEvents.count == 1, "attempted once, never retried: \(sendEvents)")
         #expect(sendEvents.first?.failure == expected.code?.rawValue)
         #expect(sendEvents.first?.properties["attempt"] == "1")
-        let sent = scene.h.transport.requests(to: .event).filter {
+        let sent = scene.h.routes.requests(to: .event).filter {
             PrepFixtures.bodyText($0).contains(messageId) && PrepFixtures.bodyText($0).contains("chat_message_send")
         }
         #expect(sent.count == 1)
@@ -319,7 +319,7 @@ struct FaultMatrixTests {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.messages, fault)
         let valid = Fixtures.reply(to: "m", assistantMessageId: "am-2")
-        scene.h.transport.arm(fault.answer(for: .messages, valid: valid), for: .messages)
+        scene.h.routes.arm(fault.answer(for: .messages, valid: valid), for: .messages)
         let text = "Второе сообщение"
 
         let messageId = try await scene.send(text).get()
@@ -333,9 +333,9 @@ struct FaultMatrixTests {
         #expect(!snapshot.isSending)
         #expect(await scene.h.engine.dialogState == .active)
         #expect(snapshot.canSend)
-        #expect(scene.h.transport.requests(to: .messages).count == 2, "never resent automatically")
+        #expect(scene.h.routes.requests(to: .messages).count == 2, "never resent automatically")
         #expect(
-            scene.h.transport.requests(to: .history).count == (expected.isUncertain ? 1 : 0),
+            scene.h.routes.requests(to: .history).count == (expected.isUncertain ? 1 : 0),
             "history is read exactly when the outcome is uncertain")
         switch expected {
         case .success:
@@ -377,16 +377,16 @@ struct FaultMatrixTests {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.history, fault)
         let text = "Второе сообщение"
-        scene.h.transport.arm(.hold, for: .messages)
+        scene.h.routes.arm(.hold, for: .messages)
         let sent = try #require(await scene.h.settle { await $0.sendMessage(text) })
         let messageId = try sent.get()
         let threadId = try #require(await scene.h.engine.currentThreadId)
-        let post = try #require(scene.h.transport.held.first { $0.endpoint == .messages })
+        let post = try #require(scene.h.routes.held.first { $0.endpoint == .messages })
         let valid = Fixtures.history(threadId: threadId, messageId: messageId, replyId: "am-h")
-        scene.h.transport.arm(fault.answer(for: .history, valid: valid), for: .history)
+        scene.h.routes.arm(fault.answer(for: .history, valid: valid), for: .history)
 
         // A 503 may have reached the server: the engine reads the history (D5).
-        scene.h.transport.release(post.id, with: .success(Fixtures.errorBody(503, code: "UNAVAILABLE")))
+        scene.h.routes.release(post.id, with: .success(Fixtures.errorBody(503, code: "UNAVAILABLE")))
         await scene.h.settle()
 
         let snapshot = await scene.h.engine.chatSnapshot
@@ -395,8 +395,8 @@ struct FaultMatrixTests {
         #expect(user.id == messageId)
         #expect(user.text == text)
         #expect(!snapshot.isSending)
-        #expect(scene.h.transport.requests(to: .history).count == 1, "history is read once, never again")
-        #expect(scene.h.transport.requests(to: .messages).count == 2, "never resent automatically")
+        #expect(scene.h.routes.requests(to: .history).count == 1, "history is read once, never again")
+        #expect(scene.h.routes.requests(to: .messages).count == 2, "never resent automatically")
         #expect(await scene.h.engine.currentThreadId == threadId)
         switch expected {
         case .success:
@@ -427,7 +427,7 @@ struct FaultMatrixTests {
     func feedbackFailureIsLoggedSentOnceAndTheRatingOfferedAgain(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.feedback, fault)
-        scene.h.transport.arm(fault.answer(for: .feedback, valid: ProductFixtures.ok), for: .feedback)
+        scene.h.routes.arm(fault.answer(for: .feedback, valid: ProductFixtures.ok), for: .feedback)
         let logsBefore = scene.h.logs.messages.count
         let errorsBefore = scene.h.logs.errors.count
         let replyId = try #require(scene.earlier.last?.id)
@@ -435,7 +435,7 @@ struct FaultMatrixTests {
         let rated = await scene.h.settle { await $0.rateReply(assistantMessageId: replyId, rating: .like) }
         #expect(rated == .sent)
 
-        #expect(scene.h.transport.requests(to: .feedback).count == 1, "one rating request, never retried")
+        #expect(scene.h.routes.requests(to: .feedback).count == 1, "one rating request, never retried")
         let reply = await scene.h.engine.chatSnapshot.messages.first { $0.id == replyId }
         let logged = scene.h.logs.messages.dropFirst(logsBefore).filter { $0.contains("/v1/feedback") }
         switch expected {
@@ -461,7 +461,7 @@ struct FaultMatrixTests {
     func trackingURLFailureIsRecordedOnceAndNeverRetried(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.tracking, fault)
-        scene.h.transport.arm(fault.answer(for: .tracking, valid: ProductFixtures.ok), for: .tracking)
+        scene.h.routes.arm(fault.answer(for: .tracking, valid: ProductFixtures.ok), for: .tracking)
         let product = try #require(scene.earlier.last?.productBlock?.products.first)
 
         let result = await scene.h.settle {
@@ -474,7 +474,7 @@ struct FaultMatrixTests {
         #expect(records.count == 1, "attempted once, never retried: \(records)")
         #expect(records.first?.failure == expected.code?.rawValue)
         #expect(records.first?.uid == "u-8f3c")
-        #expect(scene.h.transport.requests(to: .tracking).filter { $0.url.absoluteString == url }.count == 1)
+        #expect(scene.h.routes.requests(to: .tracking).filter { $0.url.absoluteString == url }.count == 1)
         await scene.expectIntact()
     }
 
@@ -490,12 +490,12 @@ struct FaultMatrixTests {
 
     /// The common starting point: ready, open, one message answered.
     struct Scene {
-        let h: SettledEngineHarness
+        let h: EngineHarness
         let earlier: [AssistantChatMessage]
         let threadId: String
 
         static func start(sourceLocation: SourceLocation = #_sourceLocation) async throws -> Scene {
-            let h = await SettledEngineHarness(responder: Self.validAnswer)
+            let h = await EngineHarness(responder: Self.validAnswer)
             let prepared = await h.settle {
                 await $0.prepareAssistant(
                     assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage)
@@ -550,9 +550,9 @@ struct FaultMatrixTests {
             #expect(
                 await h.engine.presentationLocks == PresentationLocks(app: false, assistant: true),
                 sourceLocation: sourceLocation)
-            #expect(h.presenter.dismissCount == 0, sourceLocation: sourceLocation)
+            #expect(h.presenter.count(.dismiss) == 0, sourceLocation: sourceLocation)
             #expect(await h.engine.dialogState != .sending, sourceLocation: sourceLocation)
-            #expect(h.transport.held.isEmpty, sourceLocation: sourceLocation)
+            #expect(h.routes.held.isEmpty, sourceLocation: sourceLocation)
             #expect(h.clock.sleeperCount == 0, "no timer left running", sourceLocation: sourceLocation)
             #expect(h.activity.busy == 0, sourceLocation: sourceLocation)
         }

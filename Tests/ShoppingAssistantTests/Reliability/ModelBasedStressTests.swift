@@ -282,63 +282,6 @@ final class StressServer: Sendable {
     }
 }
 
-// MARK: - The presenter
-
-/// A presenter that counts what it was asked to do and can hold its next dismissal, so a
-/// second tap can arrive while the close of the first is under way (PR9). A held dismissal
-/// parks uncounted by the activity monitor, like a request held by the transport.
-final class StressPresenter: AssistantPresenter {
-    private struct State {
-        var availability: AssistantPresenterAvailability = .available
-        var presents = 0
-        var dismisses = 0
-        var holdNext = false
-        var gate: CheckedContinuation<Void, Never>?
-    }
-
-    private let state = Locked(State())
-    private let activity: ActivityMonitor
-
-    init(activity: ActivityMonitor) { self.activity = activity }
-
-    var availability: AssistantPresenterAvailability { state.withLock { $0.availability } }
-    var presents: Int { state.withLock { $0.presents } }
-    var dismisses: Int { state.withLock { $0.dismisses } }
-    var isHoldingDismissal: Bool { state.withLock { $0.gate != nil } }
-
-    func setAvailability(_ value: AssistantPresenterAvailability) { state.withLock { $0.availability = value } }
-
-    /// The next `dismissAssistant` waits until `releaseDismissal()`.
-    func holdNextDismissal(_ hold: Bool) { state.withLock { $0.holdNext = hold } }
-
-    func releaseDismissal() {
-        let gate = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            let gate = state.gate
-            state.gate = nil
-            return gate
-        }
-        guard let gate else { return }
-        activity.begin()  // runnable again, counted before it is resumed
-        gate.resume()
-    }
-
-    func presentAssistant(_ chat: AssistantChatSnapshot) async { state.withLock { $0.presents += 1 } }
-    func updateAssistant(_ chat: AssistantChatSnapshot) async {}
-
-    func dismissAssistant() async {
-        let hold = state.withLock { state -> Bool in
-            state.dismisses += 1
-            defer { state.holdNext = false }
-            return state.holdNext
-        }
-        guard hold else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            state.withLock { $0.gate = continuation }
-            activity.end()
-        }
-    }
-}
-
 // MARK: - The model
 
 /// What the engine should show and answer, maintained independently of it.
@@ -481,10 +424,12 @@ extension AssistantEngine {
 final class StressRun {
     let seed: UInt64
     let steps: [StressStep]
-    let h: SettledEngineHarness
+    let h: EngineHarness
     let server: StressServer
     let lockEvents = CollectedValues<PresentationLocks>()
-    let presenter: StressPresenter
+    /// Can hold its next dismissal, so a second tap can arrive while the close of the first is
+    /// under way (PR9); a held dismissal parks uncounted, like a request the transport holds.
+    let presenter: RecordingPresenter
     var model = StressModel()
     var trace: [String] = []
     var problems: [String] = []
@@ -495,8 +440,8 @@ final class StressRun {
         steps = (0..<count).map { _ in StressStep.random(&rng) }
         let server = StressServer()
         self.server = server
-        h = await SettledEngineHarness(storedUID: "u-0") { server.respond($0, $1) }
-        presenter = StressPresenter(activity: h.activity)
+        h = await EngineHarness(storedUID: "u-0", responder: { server.respond($0, $1) })
+        presenter = h.bed.makePresenter()
         let events = lockEvents
         await h.engine.setPresentationLockListener { events.append($0) }
     }
@@ -512,11 +457,11 @@ final class StressRun {
             if !problems.isEmpty { return report(failedAt: index) }
         }
         // Let every held request end, so no task is left parked.
-        for held in h.transport.held {
-            h.transport.release(held.id, with: .success(.text(500, "")))
+        for held in h.routes.held {
+            h.routes.release(held.id, with: .success(.text(500, "")))
         }
         await h.settle()
-        check(h.transport.held.isEmpty, "requests still held after the run")
+        check(h.routes.held.isEmpty, "requests still held after the run")
         check(h.clock.sleeperCount == 0, "\(h.clock.sleeperCount) timers left after the run")
         check(h.activity.busy == 0, "work still running after the run")
         return problems.isEmpty ? nil : report(failedAt: steps.count)
@@ -616,7 +561,7 @@ final class StressRun {
             }
 
         case .replyArrives(let pick, let outcome):
-            let held = h.transport.held.filter { $0.endpoint == .messages || $0.endpoint == .history }
+            let held = h.routes.held.filter { $0.endpoint == .messages || $0.endpoint == .history }
             guard !held.isEmpty else {
                 trace.append("nothing waiting")
                 return
@@ -634,14 +579,14 @@ final class StressRun {
             switch outcome {
             case .reply:
                 server.processed(answer, thread: thread)
-                h.transport.release(target.id, with: .success(.json(200, answer.json(idKey: "assistantMessageId"))))
+                h.routes.release(target.id, with: .success(.json(200, answer.json(idKey: "assistantMessageId"))))
             case .certain(let status, let code):
                 let response = code.map { Fixtures.errorBody(status, code: $0) } ?? .text(status, "")
-                h.transport.release(target.id, with: .success(response))
+                h.routes.release(target.id, with: .success(response))
             case .uncertain(let processed, let historyHeld):
                 if processed { server.processed(answer, thread: thread) }
                 server.setHoldHistory(historyHeld)
-                h.transport.release(target.id, with: .success(.text(503, "")))
+                h.routes.release(target.id, with: .success(.text(503, "")))
             }
             await h.settle()
             server.setHoldHistory(false)
@@ -768,7 +713,7 @@ final class StressRun {
         let thread = StressServer.thread(of: held.request)
         let currentThread = await h.engine.currentThreadId
         let isCurrent = model.reconciling != nil && thread == currentThread
-        h.transport.release(held.id, with: .success(server.history(thread: thread)))
+        h.routes.release(held.id, with: .success(server.history(thread: thread)))
         await h.settle()
         if isCurrent, let messageId = model.sending, let reconciling = model.reconciling {
             if reconciling.serverProcessed {
@@ -791,7 +736,7 @@ final class StressRun {
     private func doubleTap(_ ref: AssistantProductRef) async -> [AssistantInteractionResult] {
         let results = Locked<[AssistantInteractionResult]>([])
         let engine = h.engine
-        presenter.holdNextDismissal(true)
+        presenter.hold(.dismiss)
         for _ in 0..<2 {
             h.activity.spawn {
                 let result = await engine.performAssistantProductAction(product: ref, action: .tap)
@@ -799,16 +744,16 @@ final class StressRun {
             }
         }
         await h.settle()
-        if presenter.isHoldingDismissal {
+        if presenter.isHolding(.dismiss) {
             // O5, PR10: while closing, the lock is still held and the handler has not run.
             let locks = await engine.presentationLocks
             check(locks.assistant, "the assistant's lock was released before the chat finished closing")
             check(await engine.isAssistantOpen, "the chat counts as closed before its dismissal ended")
             check(h.handler.actions.count == model.acceptedTaps.count, "the handler ran before the close completed")
-            presenter.releaseDismissal()
+            presenter.release(.dismiss)
             await h.settle()
         }
-        presenter.holdNextDismissal(false)
+        presenter.release(.dismiss)  // the next one is not held
         return results.withLock { $0 }
     }
 
@@ -864,8 +809,12 @@ final class StressRun {
             probe.locks == PresentationLocks(app: model.appLock, assistant: probe.open),
             "locks \(probe.locks) while open=\(probe.open), app lock=\(model.appLock)")
         if let last = lockEvents.all.last { check(last == probe.locks, "the lock listener last heard \(last)") }
-        check(presenter.presents == model.presents, "presented \(presenter.presents)×, model \(model.presents)")
-        check(presenter.dismisses == model.dismisses, "dismissed \(presenter.dismisses)×, model \(model.dismisses)")
+        check(
+            presenter.count(.present) == model.presents,
+            "presented \(presenter.count(.present))×, model \(model.presents)")
+        check(
+            presenter.count(.dismiss) == model.dismisses,
+            "dismissed \(presenter.count(.dismiss))×, model \(model.dismisses)")
 
         // D2: at most one message in flight, and the snapshot agrees with the dialog state.
         let sendingMessages = snapshot.messages.filter { $0.status == .sending }
@@ -878,10 +827,10 @@ final class StressRun {
         check(
             snapshot.canSend == (!snapshot.isSending && (model.dialogSelector != nil || model.latestReady != nil)),
             "canSend \(snapshot.canSend)")
-        let heldPosts = h.transport.held.filter { $0.endpoint == .messages }
+        let heldPosts = h.routes.held.filter { $0.endpoint == .messages }
         let perThread = Dictionary(grouping: heldPosts) { Fixtures.body($0.request)["threadId"] as? String ?? "" }
         check(perThread.values.allSatisfy { $0.count == 1 }, "two messages in flight in one thread")
-        let historyReads = h.transport.held.filter { $0.endpoint == .history }
+        let historyReads = h.routes.held.filter { $0.endpoint == .history }
         let readsPerThread = Dictionary(grouping: historyReads) { StressServer.thread(of: $0.request) }
         for (thread, reads) in readsPerThread {
             check(reads.count + (perThread[thread]?.count ?? 0) == 1, "a message and its history read both in flight")
@@ -913,9 +862,9 @@ final class StressRun {
         check(handled == model.acceptedTaps, "handler calls \(handled), accepted taps \(model.acceptedTaps)")
 
         // D4, D5: nothing resent; history read once per uncertain outcome.
-        let posts = h.transport.requests(to: .messages).count
+        let posts = h.routes.requests(to: .messages).count
         check(posts == model.messagePosts, "\(posts) message requests, model \(model.messagePosts)")
-        let reads = h.transport.requests(to: .history).count
+        let reads = h.routes.requests(to: .history).count
         check(reads == model.historyReads, "\(reads) history reads, model \(model.historyReads)")
         check(h.activity.busy == 0, "the engine did not settle")
     }

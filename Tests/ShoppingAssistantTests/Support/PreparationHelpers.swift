@@ -135,41 +135,6 @@ final class CollectedValues<Element: Sendable>: Sendable {
     var all: [Element] { items.withLock { $0 } }
 }
 
-/// An engine built by hand, for tests that need another transport or configuration than
-/// `EngineHarness` offers.
-struct HandBuiltEngine {
-    let clock: ManualClock
-    let transport: ScriptedTransport
-    let engine: AssistantEngine
-    let presenter: RecordingPresenter
-
-    init(
-        configuration: AssistantEngineConfiguration = AssistantEngineConfiguration(
-            apiKey: Fixtures.apiKey, section: Fixtures.section),
-        identityStore: any IdentityStore = InMemoryIdentityStore(uid: "u-8f3c"),
-        wrap: (ScriptedTransport) -> any HTTPTransport = { $0 }
-    ) async {
-        let clock = ManualClock()
-        self.clock = clock
-        transport = ScriptedTransport(clock: clock) { Issue.record(Comment(rawValue: $0)) }
-        let uuids = SequentialUUIDGenerator()
-        engine = AssistantEngine(
-            configuration: configuration, transport: wrap(transport), clock: clock, identityStore: identityStore,
-            uuid: { uuids.next() })
-        presenter = RecordingPresenter()
-        await engine.setAssistantProductBlockBuilder(LineCountBuilder())
-        await engine.setAssistantActionHandler(RecordingHandler())
-    }
-
-    func verify(sourceLocation: SourceLocation = #_sourceLocation) async {
-        await engine.flushTracking()
-        #expect(transport.unexpectedRequests.isEmpty, sourceLocation: sourceLocation)
-        #expect(
-            transport.unmetExpectations.isEmpty, "unmet: \(transport.unmetExpectations)", sourceLocation: sourceLocation
-        )
-    }
-}
-
 extension EngineHarness {
     /// Starts `prepareAssistant` in a task of its own and waits until its `/choose` was sent
     /// (`requestsBefore + 1` requests in total).

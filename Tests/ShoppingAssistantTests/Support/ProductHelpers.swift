@@ -121,25 +121,6 @@ extension EngineHarness {
     }
 }
 
-/// A builder that records what it was given and answers with a fixed height.
-final class RecordingBlockBuilder: AssistantProductBlockBuilder {
-    struct Rendering: AssistantProductBlockRendering {
-        let height: Int
-    }
-
-    private let calls = Locked<[(block: AssistantProductBlock, layout: AssistantProductLayout)]>([])
-    private let height: Int
-
-    init(height: Int) { self.height = height }
-
-    var received: [(block: AssistantProductBlock, layout: AssistantProductLayout)] { calls.withLock { $0 } }
-
-    func build(block: AssistantProductBlock, layout: AssistantProductLayout) -> any AssistantProductBlockRendering {
-        calls.withLock { $0.append((block: block, layout: layout)) }
-        return Rendering(height: height)
-    }
-}
-
 /// Collects log messages for assertions on diagnostics.
 final class LogCollector: Sendable {
     private let lines = Locked<[(level: AssistantLogLevel, message: String)]>([])

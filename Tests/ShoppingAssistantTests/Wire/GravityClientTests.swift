@@ -112,7 +112,7 @@ import Testing
 
     // covers: B4
     @Test func appVersionComesFromTheConfiguration() async {
-        let built = await HandBuiltEngine(
+        let built = await EngineHarness(
             configuration: AssistantEngineConfiguration(
                 apiKey: Fixtures.apiKey, section: Fixtures.section, appVersion: "3.2.1-Beta"))
         let visit = built.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
@@ -192,7 +192,7 @@ import Testing
             apiKey: Fixtures.apiKey, section: Fixtures.section,
             gravityBaseURL: URL(string: "https://proxy.shop.example/gravity/v2")!,
             shoppingBaseURL: URL(string: "https://assistant.shop.example/api")!)
-        let built = await HandBuiltEngine(configuration: configuration)
+        let built = await EngineHarness(configuration: configuration)
         let choose = built.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(Fixtures.choose()))
         let result = await built.engine.prepareAssistant(
             assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage)

@@ -368,8 +368,8 @@ extension Result where Failure == WireFailure {
                 apiKey: Fixtures.apiKey, section: Fixtures.section,
                 shoppingBaseURL: URL(string: "https://proxy.example/shopping")),
             transport: transport, clock: clock, identityStore: InMemoryIdentityStore(uid: "u-8f3c"))
-        await engine.setAssistantProductBlockBuilder(LineCountBuilder())
-        await engine.setAssistantActionHandler(RecordingHandler())
+        await engine.setAssistantProductBlockBuilder(RecordingProductBlockBuilder())
+        await engine.setAssistantActionHandler(RecordingActionHandler())
         transport.expect(.request(.post, pathSuffix: "/choose"), .respond(Fixtures.choose()))
         #expect(
             await engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)

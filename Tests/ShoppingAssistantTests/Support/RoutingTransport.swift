@@ -38,10 +38,12 @@ enum WireEndpoint: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
 /// A transport that answers every endpoint through a responder, can fail the next request to
 /// an endpoint with an armed answer, and can hold requests until the test releases them.
+/// `EngineHarness` puts it in front of the scripted transport, to which it forwards when it
+/// has no responder.
 ///
-/// It tells the activity monitor when a request parks and when it is woken, so
-/// `ActivityMonitor.waitUntilIdle()` means "the engine has settled": everything left is
-/// waiting on the clock or on a held request.
+/// It tells the activity monitor when a request parks and when it is woken, so "the engine
+/// has settled" (`EngineHarness.settle`) means everything left is waiting on the clock or on a
+/// held request.
 final class RoutingTransport: HTTPTransport, Sendable {
     /// How a request is answered.
     enum Answer: Sendable {
@@ -49,6 +51,8 @@ final class RoutingTransport: HTTPTransport, Sendable {
         case fail(HTTPTransportError)
         /// Park until `release(_:with:)`, or until the caller is cancelled.
         case hold
+        /// Let another transport answer (the scripted one).
+        case forward(to: any HTTPTransport)
     }
 
     /// A request the transport holds.
@@ -115,6 +119,8 @@ final class RoutingTransport: HTTPTransport, Sendable {
             return response
         case .fail(let error):
             throw error
+        case .forward(let transport):
+            return try await transport.send(request)
         case .hold:
             let id = state.withLock { state -> Int in
                 state.nextID += 1
@@ -163,54 +169,5 @@ final class RoutingTransport: HTTPTransport, Sendable {
         guard let continuation else { return }
         activity.begin()  // runnable again, counted before it is resumed
         continuation.resume(with: outcome)
-    }
-}
-
-/// An engine whose every task is counted by an activity monitor, so a test can wait until it
-/// has settled instead of sleeping or yielding: `settle { … }` runs an engine call as counted
-/// work and returns once nothing can run any more.
-struct SettledEngineHarness {
-    let activity: ActivityMonitor
-    let clock: ManualClock
-    let transport: RoutingTransport
-    let engine: AssistantEngine
-    let presenter: RecordingPresenter
-    let handler: RecordingHandler
-    let logs = LogCollector()
-    let uuids = SequentialUUIDGenerator()
-
-    init(storedUID: String? = "u-8f3c", responder: @escaping RoutingTransport.Responder) async {
-        let activity = ActivityMonitor()
-        self.activity = activity
-        clock = ManualClock(activity: activity)
-        transport = RoutingTransport(activity: activity, responder: responder)
-        let order = OrderLog()
-        presenter = RecordingPresenter(order: order)
-        handler = RecordingHandler(order: order)
-        let uuids = self.uuids
-        engine = AssistantEngine(
-            configuration: AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section),
-            transport: transport, clock: clock, identityStore: InMemoryIdentityStore(uid: storedUID),
-            uuid: { uuids.next() }, logger: logs.makeLogger(level: .info), activity: activity)
-        await engine.setAssistantProductBlockBuilder(LineCountBuilder())
-        await engine.setAssistantActionHandler(handler)
-    }
-
-    /// Runs `body` as counted work and waits until the engine has settled. Returns `nil` when
-    /// `body` itself never finished: it waits for something no settled engine will bring.
-    func settle<Value: Sendable>(_ body: @escaping @Sendable (AssistantEngine) async -> Value) async -> Value? {
-        let result = Locked<Value?>(nil)
-        let engine = self.engine
-        activity.spawn {
-            let value = await body(engine)
-            result.withLock { $0 = value }
-        }
-        await activity.waitUntilIdle()
-        return result.withLock { $0 }
-    }
-
-    /// Waits until the engine has settled, after time moved or a held request was released.
-    func settle() async {
-        await activity.waitUntilIdle()
     }
 }

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+
+@testable import ShoppingAssistant
+
+@Suite struct EngineMachinePresentationTests {
+    private typealias F = MachineFixtures
+    private static let one = F.opening(1)
+
+    // covers: O2
+    @Test func openingBeforeTheLatestPreparationIsReadyIsNotReady() {
+        var machine = F.machine()
+        #expect(
+            F.completions(machine.openCalled(F.call(1), presenter: .available, presenterAlive: true))
+                == [.complete(F.call(1), .open(.notReady))])
+        F.prepareReady(&machine)
+        _ = machine.prepareCalled(F.call(2), selector: F.selector, page: F.page, timeout: .seconds(10))
+        #expect(
+            F.completions(machine.openCalled(F.call(3), presenter: .available, presenterAlive: true))
+                == [.complete(F.call(3), .open(.notReady))])
+        #expect(machine.locks == PresentationLocks())
+    }
+
+    // covers: O1, O5, O9, AN1
+    @Test func openingTakesTheLockPresentsTheStartScreenAndReportsTheOpen() {
+        var machine = F.readyMachine()
+        let actions = machine.openCalled(F.call(1), presenter: .available, presenterAlive: true)
+        let snapshot = machine.snapshot()
+        #expect(snapshot.title == "Helper")
+        #expect(snapshot.suggests == ["Gift ideas", "Cheaper"])
+        #expect(
+            F.withoutLogs(actions) == [
+                .notifyLocks(PresentationLocks(assistant: true)),
+                .callHost(.present(Self.one, snapshot, revision: machine.snapshotRevision)),
+            ])
+        #expect(
+            machine.hostCallFinished(.present(Self.one, snapshot, revision: machine.snapshotRevision)) == [
+                F.event("chat_dialog_open", ["selector": F.selector, "campaignId": "c-1"]),
+                .complete(F.call(1), .open(.opened)),
+            ])
+    }
+
+    // covers: O4
+    @Test func openingAgainWhileOpenIsAlreadyOpenAndPresentsNothing() throws {
+        var machine = F.readyMachine()
+        try F.open(&machine)
+        let actions = machine.openCalled(F.call(2), presenter: .available, presenterAlive: true)
+        #expect(F.hostCalls(actions) == [])
+        #expect(F.completions(actions) == [.complete(F.call(2), .open(.alreadyOpen))])
+    }
+
+    // covers: O5
+    @Test func aChatWhosePresenterWentAwayIsClosedBeforeOpeningAgain() throws {
+        var machine = F.readyMachine()
+        try F.open(&machine)
+        let actions = machine.openCalled(F.call(2), presenter: .available, presenterAlive: false)
+        #expect(
+            F.withoutLogs(actions).prefix(3) == [
+                .notifyLocks(PresentationLocks()), F.event("chat_dialog_close", [:]),
+                .notifyLocks(PresentationLocks(assistant: true)),
+            ])
+        let presented = F.hostCalls(actions).compactMap { call -> OpeningID? in
+            if case .present(let id, _, _) = call { return id }
+            return nil
+        }
+        #expect(presented == [F.opening(2)])
+        #expect(F.completions(actions) == [])
+    }
+
+    // covers: O5
+    @Test func aPresenterFoundGoneClosesTheChatAndReleasesTheLock() throws {
+        var machine = F.readyMachine()
+        try F.open(&machine)
+        #expect(
+            machine.presenterGone(Self.one) == [
+                .log(.info, "the presenter went away: closing the chat"),
+                .log(.info, "presentation lock: \(PresentationLocks())"), .notifyLocks(PresentationLocks()),
+                F.event("chat_dialog_close", [:]),
+            ])
+        #expect(!machine.isAssistantOpen)
+    }
+
+    // covers: O5, O6
+    @Test func closeReturnsOnceDismissedAndLeavesTheAppsLock() throws {
+        var machine = F.readyMachine()
+        _ = machine.appLockChanged(locked: true)
+        try F.open(&machine)
+        #expect(F.withoutLogs(machine.closeCalled(F.call(5))) == [.callHost(.dismiss(Self.one))])
+        #expect(machine.locks == PresentationLocks(app: true, assistant: true))
+        #expect(
+            F.withoutLogs(machine.hostCallFinished(.dismiss(Self.one))) == [
+                .notifyLocks(PresentationLocks(app: true)), F.event("chat_dialog_close", [:]),
+                .complete(F.call(5), .done),
+            ])
+        #expect(machine.closeCalled(F.call(6)) == [.complete(F.call(6), .done)])
+    }
+
+    // covers: AN3, B3
+    @Test func anIdentityChangeWhileOpenWaitsForTheCloseWhichIsTheOldUsers() throws {
+        var machine = F.readyMachine()
+        try F.open(&machine)
+        try F.sendAndReply(&machine)
+        let change = machine.setUserCalled(F.call(8), userId: "app-user-2", sessionId: nil)
+        #expect(F.withoutLogs(change).first == .callHost(.dismiss(Self.one)))
+        #expect(F.completions(change) == [])
+        #expect(machine.identity.epoch == 1)
+        let old = GravityUser(uid: "uid-1")
+        #expect(
+            F.withoutLogs(machine.hostCallFinished(.dismiss(Self.one))) == [
+                .notifyLocks(PresentationLocks()), F.event("chat_dialog_close", ["threadId": "thread-1"], user: old),
+                F.event("chat_dialog_end", ["threadId": "thread-1", "reason": "identity_change"], user: old),
+                .complete(F.call(8), .done),
+            ])
+        #expect(machine.identity.epoch == 2)
+        #expect(machine.identity.wire == GravityUser(custom: "app-user-2"))
+        #expect(machine.canonicalUserId == nil)
+        #expect(machine.preparationState == .idle)
+    }
+
+    // covers: D17
+    @Test func afterAnIdentityChangeNoOldMessageIsShown() throws {
+        var machine = F.readyMachine()
+        try F.sendAndReply(&machine)
+        let actions = machine.resetIdentityCalled(F.call(8))
+        #expect(actions.contains(.persistUID(nil)))
+        #expect(actions.last == .complete(F.call(8), .done))
+        #expect(machine.snapshot().messages.isEmpty)
+        #expect(machine.currentThreadId == nil)
+    }
+
+    @Test func theSameUserWithAnotherSessionIsNoIdentityChange() {
+        var machine = F.readyMachine()
+        _ = machine.setUserCalled(F.call(1), userId: "app-user", sessionId: "s-1")
+        let epoch = machine.identity.epoch
+        #expect(machine.setUserCalled(F.call(2), userId: "app-user", sessionId: "s-2") == [.complete(F.call(2), .done)])
+        #expect(machine.identity.epoch == epoch)
+        #expect(machine.identity.wire == GravityUser(custom: "app-user", ses: "s-2"))
+    }
+
+    // covers: AN7
+    @Test func aReplyOnScreenReportsItsImpressionOnceWhenPresented() throws {
+        var machine = F.readyMachine()
+        try F.sendAndReply(&machine)
+        let open = machine.openCalled(F.call(1), presenter: .available, presenterAlive: true)
+        let present = try #require(F.hostCalls(open).first)
+        let presented = machine.hostCallFinished(present)
+        #expect(presented.contains(.track([.url("https://t.example/ri", user: GravityUser(uid: "uid-1"))])))
+        _ = machine.closeCalled(F.call(2))
+        _ = machine.hostCallFinished(.dismiss(Self.one))
+        let again = machine.openCalled(F.call(3), presenter: .available, presenterAlive: true)
+        let reopened = machine.hostCallFinished(try #require(F.hostCalls(again).first))
+        #expect(F.trackedURLs(reopened) == [])
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+import Testing
+
+@testable import ShoppingAssistant
+
+/// Values and drivers for the machine tests: construct a machine, feed it events, compare
+/// the actions it returns with `==`.
+enum MachineFixtures {
+    static let selector = "assistant"
+    static let section = "sec-1"
+    static let appVersion = "2.0"
+    static let page = PageContext(type: .product, data: ["SKU-1"], location: "app://product/1")
+    static let otherPage = PageContext(type: .cart, data: ["SKU-2"], location: "app://cart")
+    static let configJSON =
+        #"{"enabled":true,"title":"Helper","subtitle":"Ask me","suggests":["Gift ideas","Cheaper"]}"#
+    static let configuration = AssistantConfiguration(
+        enabled: true, title: "Helper", subtitle: "Ask me", suggests: ["Gift ideas", "Cheaper"])
+    static let settings = EngineMachine.Settings(
+        section: section, appVersion: appVersion, options: GravityOptions(), contentSettings: GravityContentSettings())
+
+    static func call(_ value: UInt64) -> CallID { CallID(value: value) }
+    static func preparation(_ value: UInt64) -> PreparationID { PreparationID(value: value) }
+    static func opening(_ value: UInt64) -> OpeningID { OpeningID(value: value) }
+
+    /// A machine with a builder and a handler registered (G1) and a stored uid.
+    static func machine(storedUID: String? = "uid-1", canHandle: @escaping (AssistantAction) -> Bool = { _ in true })
+        -> EngineMachine
+    {
+        var machine = EngineMachine(settings: settings, storedUID: storedUID)
+        _ = machine.builderRegistered()
+        _ = machine.handlerRegistered(canHandle: canHandle)
+        return machine
+    }
+
+    // MARK: - Gravity
+
+    /// A `/choose` answer with one variation per `json` (nil: a content without custom.json).
+    static func content(
+        _ jsons: [String?] = [configJSON], selector: String = selector, campaignId: String = "c-1",
+        loadURLs: [String] = []
+    ) -> ContentResponse {
+        let variations = jsons.map { json in
+            CampaignVariation(
+                campaignId: campaignId, experienceId: nil, variationId: nil, decisionId: nil,
+                contents: [
+                    CampaignContent(
+                        contentId: "ct-1", contentType: "custom", deliveryMethod: "inline",
+                        custom: CustomModel(json: json),
+                        events: loadURLs.isEmpty ? [] : [ContentEvent(type: "load", urls: loadURLs)],
+                        variables: loadURLs.isEmpty ? nil : ["onLoad": ["action": "load"]])
+                ])
+        }
+        return ContentResponse(data: [Campaign(selector: selector, payload: variations)])
+    }
+
+    static func answered(_ response: ContentResponse, uid: String? = "uid-1")
+        -> Result<GravityClient.Answer<ContentResponse>, WireFailure>
+    {
+        .success(GravityClient.Answer(value: response, user: uid.map { GravityAnsweredUser(uid: $0, ses: nil) }))
+    }
+
+    static func failure(_ code: AssistantError.Code, uncertain: Bool = false) -> WireFailure {
+        .failed(AssistantError(code: code, message: "\(code)"), uncertain: uncertain)
+    }
+
+    /// The envelope a Gravity request of the stored-uid user carries from `page`.
+    static func envelope(_ page: PageContext = page, user: GravityUser = GravityUser(uid: "uid-1"))
+        -> GravityClient
+        .Envelope
+    {
+        GravityClient.Envelope(
+            user: user,
+            context: page.withSDKAttributes(
+                appVersion: appVersion, sdkVersion: AssistantEngineConfiguration.sdkVersion, platform: "linux"),
+            options: GravityOptions())
+    }
+
+    /// A lifecycle event as wire.md names it, bound to `user` and `page` (AN1–AN3).
+    static func event(
+        _ type: String, _ props: [String: String], page: PageContext = page,
+        user: GravityUser = GravityUser(uid: "uid-1")
+    ) -> EngineAction {
+        let name = type.replacingOccurrences(of: "_", with: " ")
+        return .track([
+            .event(GravityCustomEvent(type: type, name: name, customProps: props), envelope: envelope(page, user: user))
+        ])
+    }
+
+    // MARK: - Shopping API
+
+    static func product(
+        itemId: String = "p-1", sku: String? = "SKU-1",
+        clicks: [String] = ["https://t.example/c1", "https://t.example/c1"],
+        impressions: [String] = ["https://t.example/vi1"]
+    ) -> JSONValue {
+        var item: [String: JSONValue] = [
+            "itemId": .string(itemId), "name": "Mug",
+            "events": [
+                ["type": "click", "urls": .array(clicks.map(JSONValue.string))],
+                ["type": "visible_impression", "urls": .array(impressions.map(JSONValue.string))],
+            ],
+        ]
+        if let sku { item["sku"] = .string(sku) }
+        return .object(item)
+    }
+
+    static let supportButton: JSONValue = [
+        "type": "button", "value": "Support", "action": "open_support_chat", "topic": "gifts",
+    ]
+    static let urlButton: JSONValue = [
+        "type": "button", "value": "Delivery", "action": "follow_url", "url": "https://shop.example/delivery",
+    ]
+
+    /// A `/v1/messages` reply to `messageId`.
+    static func reply(
+        to messageId: String, assistantMessageId: String? = "am-1", products: [JSONValue] = [product()],
+        buttons: [JSONValue] = [supportButton, urlButton], suggests: [String] = ["Cheaper", "For him"],
+        impressions: [String] = ["https://t.example/ri"]
+    ) throws -> ReplyContent {
+        var body: [String: JSONValue] = [
+            "threadId": "t", "messageId": .string(messageId), "text": "Here are ideas",
+            "products": ["title": "Gifts", "items": .array(products)],
+            "ui": ["suggests": .array(suggests.map(JSONValue.string)), "buttons": .array(buttons)],
+            "events": [["type": "impression", "urls": .array(impressions.map(JSONValue.string))]],
+        ]
+        if let assistantMessageId { body["assistantMessageId"] = .string(assistantMessageId) }
+        return try #require(ReplyContent(json: .object(body), idKey: .assistantMessageId))
+    }
+
+    /// A history holding `messageId` and, when `replyId` is given, the reply to it between
+    /// replies to other messages (D5).
+    static func history(messageId: String, replyId: String?) -> [HistoryMessage] {
+        var messages = [
+            HistoryMessage(id: "m-0", role: "user", replyTo: nil, json: ["id": "m-0", "text": "Earlier"]),
+            HistoryMessage(
+                id: "am-0", role: "assistant", replyTo: "m-0",
+                json: ["id": "am-0", "replyTo": "m-0", "text": "Another answer"]),
+            HistoryMessage(id: messageId, role: "user", replyTo: nil, json: ["id": .string(messageId)]),
+        ]
+        if let replyId {
+            messages.append(
+                HistoryMessage(
+                    id: replyId, role: "assistant", replyTo: messageId,
+                    json: ["id": .string(replyId), "replyTo": .string(messageId), "text": "From history"]))
+        }
+        return messages
+    }
+
+    // MARK: - Drivers
+
+    /// Prepares `selector` to `.ready` and returns what the last event returned.
+    @discardableResult
+    static func prepareReady(
+        _ machine: inout EngineMachine, call: CallID = call(100), selector: String = selector,
+        page: PageContext = page
+    ) -> [EngineAction] {
+        _ = machine.prepareCalled(call, selector: selector, page: page, timeout: .seconds(10))
+        let id = PreparationID(value: machine.nextPreparation)
+        return machine.gravityAnswered(
+            .configuration(id), .content(answered(content(selector: selector))), identityEpoch: machine.identity.epoch)
+    }
+
+    /// A machine whose preparation of `selector` is ready.
+    static func readyMachine() -> EngineMachine {
+        var machine = machine()
+        prepareReady(&machine)
+        return machine
+    }
+
+    /// Opens the chat and lets the presenter finish presenting.
+    static func open(_ machine: inout EngineMachine, call: CallID = call(200)) throws {
+        let actions = machine.openCalled(call, presenter: .available, presenterAlive: true)
+        let present = try #require(
+            actions.compactMap { action -> HostCall? in
+                if case .callHost(let host) = action, case .present = host { return host }
+                return nil
+            }.first)
+        _ = machine.hostCallFinished(present)
+    }
+
+    /// Sends `text` and returns the tag of its attempt in flight.
+    static func send(
+        _ machine: inout EngineMachine, _ text: String = "Gift ideas", messageId: String = "m-1",
+        call: CallID = call(300)
+    ) throws -> DialogTag {
+        let actions = machine.sendCalled(call, text: text, messageId: messageId, newThreadId: "thread-1")
+        try #require(actions.last == .complete(call, .send(.success(messageId))), "send refused: \(actions)")
+        return DialogTag(dialog: machine.dialog.epoch, messageId: messageId, attempt: 1)
+    }
+
+    /// Sends a message and lands a reply to it.
+    static func sendAndReply(
+        _ machine: inout EngineMachine, messageId: String = "m-1", assistantMessageId: String = "am-1",
+        buttons: [JSONValue] = [supportButton, urlButton]
+    ) throws {
+        let tag = try send(&machine, messageId: messageId)
+        _ = machine.shoppingAnswered(
+            .message(tag),
+            .reply(
+                .success(try reply(to: messageId, assistantMessageId: assistantMessageId, buttons: buttons))),
+            canHandle: { _ in true })
+    }
+
+    /// Lets the presenter return from every snapshot delivery under way or waiting.
+    static func finishDeliveries(_ machine: inout EngineMachine, opening: OpeningID) {
+        var next: HostCall? = .update(opening, machine.snapshot(), revision: machine.snapshotRevision)
+        while let call = next {
+            next = hostCalls(machine.hostCallFinished(call)).first { call in
+                if case .update = call { return true } else { return false }
+            }
+        }
+    }
+
+    /// The host calls among `actions`.
+    static func hostCalls(_ actions: [EngineAction]) -> [HostCall] {
+        actions.compactMap { if case .callHost(let call) = $0 { return call } else { return nil } }
+    }
+
+    /// The completions among `actions`.
+    static func completions(_ actions: [EngineAction]) -> [EngineAction] {
+        actions.filter { if case .complete = $0 { return true } else { return false } }
+    }
+
+    /// The tracking URLs queued by `actions`, in order.
+    static func trackedURLs(_ actions: [EngineAction]) -> [String] {
+        actions.flatMap { action -> [String] in
+            guard case .track(let jobs) = action else { return [] }
+            return jobs.compactMap { if case .url(let url, _) = $0 { return url } else { return nil } }
+        }
+    }
+
+    /// `actions` without log lines.
+    static func withoutLogs(_ actions: [EngineAction]) -> [EngineAction] {
+        actions.filter { if case .log = $0 { return false } else { return true } }
+    }
+}
