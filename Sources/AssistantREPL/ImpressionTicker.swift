@@ -20,9 +20,6 @@ actor ImpressionTicker {
     private let output: REPLOutput
     private let clock: any Clock<Duration>
     private let activity: ActivityMonitor?
-    /// False for piped sessions on real time: they run no timers, so their output stays
-    /// deterministic.
-    private let enabled: Bool
     /// Time on the session's clock since the ticker was made.
     private let elapsed: @Sendable () -> Duration
     private var impressions = ImpressionTimer<AssistantProductRef>()
@@ -34,22 +31,21 @@ actor ImpressionTicker {
     private var ticker: Task<Void, Never>?
     private var generation: UInt64 = 0
 
-    init(
-        engine: AssistantEngine, output: REPLOutput, clock: any Clock<Duration>, activity: ActivityMonitor?,
-        enabled: Bool
-    ) {
+    /// - Parameter clock: virtual time in piped demo sessions and replays; real time that
+    ///   stands still between commands (`StepClock`) in other sessions that wait for each
+    ///   command, so they fire impressions exactly where a replay does; the real clock in a
+    ///   terminal.
+    init(engine: AssistantEngine, output: REPLOutput, clock: any Clock<Duration>, activity: ActivityMonitor?) {
         self.engine = engine
         self.output = output
         self.clock = clock
         self.activity = activity
-        self.enabled = enabled
         elapsed = stopwatch(on: clock)
     }
 
     /// The cards in the carousel viewport are now `cards`; `chatPresented` says whether the
     /// chat screen is showing them at all.
     func visibleCardsChanged(_ cards: [AssistantProduct], chatPresented: Bool) {
-        guard enabled else { return }
         let timing = Set(pending.map(\.ref))
         cardNames = cardNames.filter { timing.contains($0.key) }
         for card in cards { cardNames[card.ref] = card.name }
@@ -61,13 +57,11 @@ actor ImpressionTicker {
 
     /// The host showed another screen: the chat's cards are not on it.
     func screenChanged() {
-        guard enabled else { return }
         apply(impressions.visibleChanged([]))
     }
 
     /// The window went to the background (not visibility, PR5) or came back.
     func windowMoved(toForeground foreground: Bool) {
-        guard enabled else { return }
         apply(foreground ? impressions.enteredForeground() : impressions.enteredBackground())
     }
 

@@ -120,6 +120,7 @@ package struct REPLEnvironment: Sendable {
             settings.section = policy.configuration.section
             settings.entrySelector = policy.settings.entrySelector
             settings.assistantSelector = policy.settings.assistantSelector
+            settings.logLevel = policy.configuration.logLevel
             return TranscriptRecorder(
                 settings: settings, configuration: policy.configuration, summary: summary, clock: clock)
         }
@@ -135,9 +136,12 @@ package struct REPLEnvironment: Sendable {
         engine = AssistantEngine(
             configuration: policy.configuration, transport: transport, clock: clock, identityStore: identityStore,
             uuid: uuid, activity: time?.activity)
+        // On real time, a session that waits for each command counts impression time only
+        // while a command runs, as virtual time does: its recording replays.
+        let stepClock = time == nil && !policy.settings.interactive ? StepClock(base: clock) : nil
         session = await REPLSession(
             engine: engine, demoStore: demoStore, output: output, settings: policy.settings, clock: clock, time: time,
-            replaying: policy.replaying)
+            stepClock: stepClock, replaying: policy.replaying)
         if let recorder { output.setObserver { recorder.output($0) } }
     }
 }
@@ -146,9 +150,13 @@ package struct REPLEnvironment: Sendable {
 
 extension REPLEnvironment.Policy {
     /// The `assistant` command's session. With no service URL it runs on the demo store, as a
-    /// fresh visitor with sequential IDs; piped, it runs on virtual time, so two runs print
-    /// the same bytes and a 120 s timeout takes no wall time. A terminal session, or live
+    /// fresh visitor with sequential IDs; piped or recorded, it runs on virtual time, so two
+    /// runs print the same bytes, a 120 s timeout takes no wall time, and a session recorded
+    /// in a terminal is the one a pipe would record. An unrecorded terminal session, or live
     /// services, run on real time, and live services keep the identity in `stateDirectory`.
+    ///
+    /// A recorded session waits for each command like a piped one (it replays step by step)
+    /// but, in a terminal, does not echo the input the line editor already shows.
     package static func commandLine(
         _ options: CommandLineOptions, interactive: Bool, width: Int, stateDirectory: StateDirectory?
     ) -> Self {
@@ -159,13 +167,12 @@ extension REPLEnvironment.Policy {
                 apiKey: options.apiKey ?? (demo ? "demo-key" : ""), section: options.section,
                 gravityBaseURL: options.gravityURL, shoppingBaseURL: options.shoppingURL, logLevel: options.logLevel),
             backend: demo ? .demoStore : .services,
-            time: demo && !interactive ? .virtual(VirtualTime()) : .real,
+            time: demo && (!interactive || recording) ? .virtual(VirtualTime()) : .real,
             identity: demo ? .memory(uid: nil) : stateDirectory.map { .file($0.identityFile) } ?? .memory(uid: nil),
             ids: demo ? .sequential : .random,
-            // A recorded session waits for each command like a piped one, so it replays step by step.
             settings: REPLSettings(
                 width: width, entrySelector: options.entrySelector, assistantSelector: options.assistantSelector,
-                interactive: interactive && !recording),
+                interactive: interactive && !recording, echoesInput: !interactive),
             recordingSummary: recording
                 ? "A session recorded \(demo ? "on the demo store" : "against live services")." : nil)
     }

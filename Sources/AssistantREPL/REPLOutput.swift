@@ -54,8 +54,9 @@ package final class REPLOutput: Sendable {
         for piece in fitted(text) { emit(piece) }
     }
 
-    /// Sees every line except echoes from now on, until replaced or cleared: how a recorder
-    /// captures a session. Lines printed before it was set are not replayed to it.
+    /// Sees every line except echoes from now on, plain (no colour or other escapes), until
+    /// replaced or cleared: how a recorder captures a session. Lines printed before it was set
+    /// are not replayed to it.
     package func setObserver(_ observe: (@Sendable (String) -> Void)?) {
         observer.withLock { $0 = observe }
     }
@@ -138,7 +139,10 @@ package final class REPLOutput: Sendable {
     private func emit(_ text: String) {
         captured?.withLock { $0.append(text) }
         sink(text)
-        observer.withLock { $0 }?(text)
+        guard let observe = observer.withLock({ $0 }) else { return }
+        // Colours are the terminal's look, not the session's output: the observer (a
+        // recording) gets the line without them. Everything else in it is sanitised already.
+        observe(style == .plain ? text : TerminalSanitizer.sanitize(text))
     }
 
     private func fitted(_ text: String) -> [String] {

@@ -14,6 +14,9 @@ package actor REPLSession {
     private let clock: any Clock<Duration>
     private let time: VirtualTime?
     private let replaying: Bool
+    /// Real time that passes only while a command runs, for the impression timers of a
+    /// session that waits for each command on real time.
+    private let stepClock: StepClock?
     private let activity: ActivityMonitor?
     private let carousel: CarouselState
     private let presenter: ChatPresenter
@@ -23,7 +26,7 @@ package actor REPLSession {
 
     init(
         engine: AssistantEngine, demoStore: DemoStore?, output: REPLOutput, settings: REPLSettings,
-        clock: any Clock<Duration>, time: VirtualTime?, replaying: Bool
+        clock: any Clock<Duration>, time: VirtualTime?, stepClock: StepClock? = nil, replaying: Bool
     ) async {
         self.engine = engine
         self.demoStore = demoStore
@@ -32,14 +35,13 @@ package actor REPLSession {
         self.clock = clock
         self.time = time
         self.replaying = replaying
+        self.stepClock = stepClock
         let activity = time?.activity
         self.activity = activity
         let carousel = CarouselState(width: settings.width, style: output.style)
         self.carousel = carousel
         output.fitLines { carousel.width }
-        let ticker = ImpressionTicker(
-            engine: engine, output: output, clock: clock, activity: activity,
-            enabled: settings.interactive || time != nil)
+        let ticker = ImpressionTicker(engine: engine, output: output, clock: stepClock ?? clock, activity: activity)
         // The presenter reports its cards to the ticker and says whether it is on screen; a
         // weak reference, because the presenter owns this callback.
         let presented = Locked(WeakPresenter())
@@ -88,8 +90,11 @@ package actor REPLSession {
                 let line = raw.trimmingCharacters(in: .whitespaces)
                 if line.isEmpty { continue }
                 recorder?.beginInput(line)
-                if !settings.interactive { output.echo("> " + TerminalSanitizer.sanitize(line)) }
-                if await handleOnTime(line) == false {
+                if settings.echoesInput { output.echo("> " + TerminalSanitizer.sanitize(line)) }
+                stepClock?.start()
+                let keepGoing = await handleOnTime(line)
+                stepClock?.stop()
+                if !keepGoing {
                     await engine.flushTracking()
                     return
                 }
@@ -102,9 +107,16 @@ package actor REPLSession {
         if carousel.terminalResized(resize) { await presenter.redrawAfterResize() }
     }
 
-    /// Handles a line; on virtual time, time moves while the command waits on the clock.
+    /// Handles a line; on virtual time, time moves while the command waits on the clock. On
+    /// real time, a session that waits for each command also waits for the lifecycle events
+    /// and tracking URLs the command queued, as virtual time waits until nothing can run: the
+    /// requests a command causes belong to it, and a recording replays.
     private func handleOnTime(_ line: String) async -> Bool {
-        guard let time else { return await handle(line) }
+        guard let time else {
+            let keepGoing = await handle(line)
+            if !settings.interactive { await engine.flushTracking() }
+            return keepGoing
+        }
         let keepGoing = Locked(true)
         let finished = await time.run {
             let result = await self.handle(line)

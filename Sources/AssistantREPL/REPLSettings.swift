@@ -9,11 +9,18 @@ package struct REPLSettings: Sendable, Hashable {
     /// Interactive sessions print replies as they arrive and run impression timers on real
     /// time; the others wait for each command to finish, so their output is deterministic.
     package var interactive: Bool
+    /// Whether the session repeats each input line after its prompt: yes when nothing else
+    /// shows it (piped input); a terminal's line editor already has. A recorded terminal
+    /// session waits for each command like a piped one, but does not echo.
+    package var echoesInput: Bool
 
-    package init(width: Int, entrySelector: String, assistantSelector: String, interactive: Bool) {
+    package init(
+        width: Int, entrySelector: String, assistantSelector: String, interactive: Bool, echoesInput: Bool? = nil
+    ) {
         self.width = width
         self.entrySelector = entrySelector
         self.assistantSelector = assistantSelector
         self.interactive = interactive
+        self.echoesInput = echoesInput ?? !interactive
     }
 }

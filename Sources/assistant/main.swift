@@ -14,6 +14,11 @@ func fail(_ error: CommandLineOptions.ParseError) -> Never {
     exit(error.exitCode)
 }
 
+// `assistant replay …` runs transcripts as tests.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "replay" {
+    exit(await TranscriptRunner.main(Array(CommandLine.arguments.dropFirst(2))))
+}
+
 let environment = ProcessInfo.processInfo.environment
 let options: CommandLineOptions
 do {

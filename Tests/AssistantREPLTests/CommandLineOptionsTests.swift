@@ -29,6 +29,7 @@ import Testing
             store. Piped input gives plain, deterministic output for transcripts.
 
             USAGE: assistant [<options>]
+                   assistant replay [<options>] <path>...   (see 'assistant replay --help')
 
             OPTIONS:
               --api-key <key>         Gravity API key. Never printed or recorded.

@@ -77,7 +77,7 @@ import Testing
         #expect(recorded.segments.count == lines.count)
         let replay = await TranscriptReplayer.replay(recorded)
         #expect(replay.problems == [])
-        #expect(TranscriptDiff.compare(expected: recorded, actual: replay.actual, file: "recorded") == nil)
+        #expect(replay.report(file: "recorded") == nil)
         #expect(recorded.segments.contains { $0.output.contains("(impression: Термокружка 450 мл)") })
     }
 }

@@ -64,3 +64,65 @@ extension Transcript {
         return copy
     }
 }
+
+@Suite(.timeLimit(.minutes(2))) struct TranscriptShortFormTests {
+    static let text = """
+        # Short form.
+        %width 60
+        %uid u-1
+        %log-level info
+        %unpinned POST gravity /event
+        %unpinned GET tracking https://t.example/vi?*
+        ← 200 {"campaigns":[]}
+        > hello
+        → POST shopping /v1/messages {
+            "messageId": "<id>",
+            "text": "a } inside a string",
+            …
+          }
+        ← 429 {"error":{"code":"RATE_LIMITED"}}
+        ← Retry-After: 30
+        → POST gravity /visit {"ctx":{"type":"HOMEPAGE",…},…}
+        ← 200 [
+            1,
+            2
+          ]
+          out
+
+        """
+
+    @Test func multiLineBodiesHeadersUnpinnedClassesAndTheLogLevelRoundTrip() throws {
+        let transcript = try TranscriptFormat.parse(Self.text)
+        #expect(transcript.settings.logLevel == .info)
+        #expect(transcript.settings.unpinned.count == 2)
+        let events = try #require(transcript.settings.unpinned.first)
+        #expect(events.outcome == .response(status: 204, latency: .zero, body: ""), "204 unless an answer is given")
+        #expect(
+            transcript.settings.unpinned.last?.outcome
+                == .response(status: 200, latency: .zero, body: #"{"campaigns":[]}"#))
+        let segment = try #require(transcript.segments.first)
+        try #require(segment.exchanges.count == 2)
+        #expect(segment.exchanges[0].body.hasPrefix("{\n    \"messageId\""))
+        #expect(segment.exchanges[0].body.hasSuffix("…\n  }"))
+        #expect(segment.exchanges[0].headers == [Transcript.Header("Retry-After", "30")])
+        #expect(segment.exchanges[1].line == 16)
+        #expect(segment.exchanges[1].outcome == .response(status: 200, latency: .zero, body: "[\n    1,\n    2\n  ]"))
+        #expect(segment.output == ["out"])
+        #expect(TranscriptFormat.render(transcript) == Self.text)
+    }
+
+    @Test func aBodyThatNeverClosesOrIsNotJSONNamesItsLine() {
+        #expect(throws: TranscriptError(line: 2, message: "the body opened here never closes its '{'")) {
+            try TranscriptFormat.parse("> x\n→ POST gravity /visit {\n  \"a\": 1\n← 200\n")
+        }
+        #expect(throws: TranscriptError.self) {
+            try TranscriptFormat.parse("> x\n→ POST gravity /visit {\"a\":}\n← 200\n")
+        }
+        #expect(throws: TranscriptError(line: 4, message: "after an answer, a '← ' line is a header: '← Name: value'"))
+        {
+            try TranscriptFormat.parse("> x\n→ GET tracking https://t.example/x\n← 204\n← 204\n")
+        }
+        #expect(throws: TranscriptError.self) { try TranscriptFormat.parse("> x\n%unpinned POST gravity /event\n") }
+        #expect(throws: TranscriptError.self) { try TranscriptFormat.parse("%log-level loud\n") }
+    }
+}

@@ -3,16 +3,18 @@ import Foundation
 import Testing
 
 /// Replays every file in `transcripts/` through the REPL core and the engine, on a manual
-/// clock and a replaying transport. Set `TRANSCRIPT_BLESS=1` to rewrite the expected output
-/// of transcripts whose output changed (requests and answers are kept as written).
+/// clock and a replaying transport, with the code `assistant replay` runs. Set
+/// `TRANSCRIPT_BLESS=1` to rewrite the files whose replay differs (inputs, answers and
+/// comments are kept as written).
 @Suite(.timeLimit(.minutes(2))) struct TranscriptReplayTests {
     static let directory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("transcripts")
 
     static var files: [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".transcript") }.sorted()
+        ((try? TranscriptRunner.files(in: [directory.path])) ?? []).map {
+            String($0.dropFirst(directory.path.count + 1))
+        }
     }
 
     @Test func corpusIsNotEmpty() {
@@ -21,26 +23,57 @@ import Testing
 
     @Test(arguments: files)
     func replays(_ name: String) async throws {
-        let path = Self.directory.appendingPathComponent(name).path
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        let transcript: Transcript
-        do {
-            transcript = try TranscriptFormat.parse(text)
-        } catch {
-            Issue.record("\(name): \(error)")
-            return
-        }
-        let replay = await TranscriptReplayer.replay(transcript)
+        let bless = ProcessInfo.processInfo.environment["TRANSCRIPT_BLESS"] == "1"
         let display = "transcripts/\(name)"
-        if let diff = TranscriptDiff.compare(expected: transcript, actual: replay.actual, file: display) {
-            if ProcessInfo.processInfo.environment["TRANSCRIPT_BLESS"] == "1" {
-                try TranscriptFormat.render(replay.actual).write(toFile: path, atomically: true, encoding: .utf8)
-            } else {
-                Issue.record(Comment(rawValue: "\(display) differs (TRANSCRIPT_BLESS=1 rewrites it):\n\(diff)"))
-            }
+        let result = await TranscriptRunner.check(
+            file: Self.directory.appendingPathComponent(name).path, display: display, bless: bless)
+        guard result.status == .failed else { return }
+        for part in ConsoleParts.split(result.report ?? "\(display) failed", title: display) {
+            Issue.record(Comment(rawValue: part))
         }
-        for problem in replay.problems {
-            Issue.record(Comment(rawValue: "\(display): \(problem)"))
+    }
+}
+
+/// `swift test` reads the test process's output in 4 KB pieces and drops a piece that ends
+/// inside a UTF-8 sequence: a report over 4 KB with Cyrillic or box-drawing text vanishes
+/// from the console, whole or in part, with nothing to say so. A long report is therefore
+/// recorded as several issues of at most `maximumBytes`, each saying which part it is, so
+/// the diff prints whole.
+enum ConsoleParts {
+    static let maximumBytes = 3_000
+
+    static func split(_ report: String, title: String) -> [String] {
+        guard report.utf8.count > maximumBytes else { return [report] }
+        var pieces: [String] = []
+        for line in report.split(separator: "\n", omittingEmptySubsequences: false) {
+            var rest = Substring(line)
+            var first = true
+            repeat {
+                // A line longer than a part goes on in the next piece, marked with `…`.
+                var take = rest.startIndex
+                var bytes = first ? 0 : 3
+                while take < rest.endIndex, bytes + rest[take].utf8.count <= maximumBytes - 200 {
+                    bytes += rest[take].utf8.count
+                    take = rest.index(after: take)
+                }
+                if take == rest.startIndex, take < rest.endIndex { take = rest.index(after: take) }
+                pieces.append((first ? "" : "…") + rest[..<take])
+                rest = rest[take...]
+                first = false
+            } while !rest.isEmpty
+        }
+        var parts: [[String]] = [[]]
+        var size = 0
+        for piece in pieces {
+            if size + piece.utf8.count + 1 > maximumBytes - 100, !(parts.last ?? []).isEmpty {
+                parts.append([])
+                size = 0
+            }
+            parts[parts.count - 1].append(piece)
+            size += piece.utf8.count + 1
+        }
+        return parts.enumerated().map { index, lines in
+            "\(title) (part \(index + 1) of \(parts.count)):\n" + lines.joined(separator: "\n")
         }
     }
 }

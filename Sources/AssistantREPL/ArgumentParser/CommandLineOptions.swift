@@ -276,6 +276,7 @@ package struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
             "store. Piped input gives plain, deterministic output for transcripts.",
             "",
             usage,
+            "       \(programName) replay [<options>] <path>...   (see 'assistant replay --help')",
             "",
             "OPTIONS:",
         ]

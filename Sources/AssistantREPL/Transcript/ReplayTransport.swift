@@ -3,20 +3,43 @@ import ShoppingAssistant
 
 /// Answers the engine's requests from a transcript's recorded exchanges, like a cassette.
 ///
-/// A request is matched to the first unused exchange of the current segment or an earlier
-/// one with the same method, service and target; its body is compared as JSON. A request
-/// nobody recorded fails like a refused connection and is reported; so is a recorded
-/// exchange left unused.
+/// A request is answered by the first unused exchange of the current segment or an earlier
+/// one whose method, service, target and body all match, with the file's placeholder bindings
+/// (one table for the whole file: a value bound once must be the same text everywhere after).
+/// There is no looser fallback. A request no exchange matches is, in this order: answered by
+/// an `%unpinned` class it belongs to (and left out of the comparison); answered by the first
+/// unused exchange with the same method, service and target but another body, and reported
+/// as differing, so the rest of the replay stays on track and the diff shows the one request;
+/// or refused and reported as unexpected. A recorded exchange left unused is reported too.
 final class ReplayTransport: HTTPTransport {
+    /// How a request was answered.
+    enum Match: Sendable, Hashable {
+        /// By exchange `slot`, fully matching.
+        case exact(Int)
+        /// By exchange `slot`, whose body (or target placeholders) did not match.
+        case differs(Int)
+        /// By an `%unpinned` class.
+        case unpinned
+        /// By nothing: refused.
+        case unexpected
+    }
+
     struct Served: Sendable {
-        let expectedIndex: Int?
+        let match: Match
+        /// What was actually sent (real text), with the outcome it got.
         let exchange: Transcript.Exchange
     }
 
     private struct Slot {
         let segment: Int
         let exchange: Transcript.Exchange
+        let body: BodyPattern
         var used = false
+    }
+
+    private struct Class {
+        let unpinned: Transcript.Unpinned
+        let body: BodyPattern
     }
 
     private struct State {
@@ -34,6 +57,7 @@ final class ReplayTransport: HTTPTransport {
     static let lostMessage = "connection lost after send (recorded)"
 
     private let state: Locked<State>
+    private let classes: [Class]
     private let clock: any Clock<Duration>
     private let activity: ActivityMonitor?
     private let classify: ServiceClassifier
@@ -41,7 +65,13 @@ final class ReplayTransport: HTTPTransport {
     init(transcript: Transcript, clock: any Clock<Duration>, activity: ActivityMonitor?, classify: ServiceClassifier) {
         var slots: [Slot] = []
         for (index, segment) in transcript.segments.enumerated() {
-            slots += segment.exchanges.map { Slot(segment: index, exchange: $0) }
+            slots += segment.exchanges.map {
+                // The parser checked every body; one that still fails matches nothing.
+                Slot(segment: index, exchange: $0, body: (try? BodyPattern($0.body)) ?? .text("\u{0}"))
+            }
+        }
+        classes = transcript.settings.unpinned.map {
+            Class(unpinned: $0, body: $0.body.flatMap { try? BodyPattern($0) } ?? .any)
         }
         state = Locked(State(slots: slots, served: Array(repeating: [], count: transcript.segments.count)))
         self.clock = clock
@@ -59,60 +89,95 @@ final class ReplayTransport: HTTPTransport {
     /// Recorded exchanges no request used.
     var unused: [Transcript.Exchange] { state.withLock { $0.slots.filter { !$0.used }.map(\.exchange) } }
 
+    /// The file's exchange at `slot` (as `Match` numbers them).
+    func recorded(_ slot: Int) -> Transcript.Exchange { state.withLock { $0.slots[slot].exchange } }
+
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try Task.checkCancellation()
-        let (service, target) = classify.describe(request.url)
+        let (service, target) = classify.describe(request.method, request.url)
+        let method = request.method.rawValue
         let body = CanonicalJSON.text(request.body)
-        let chosen = state.withLock { state -> (Transcript.Exchange, HTTPResponse?, String?)? in
-            let method = request.method.rawValue
-            func candidates(matchingBody: Bool) -> Int? {
-                state.slots.indices.first { index in
-                    let slot = state.slots[index]
-                    guard !slot.used, slot.segment <= state.segment, slot.exchange.method == method,
-                        slot.exchange.service == service
-                    else { return false }
+        let json = CanonicalJSON.value(body)
+        let answer = state.withLock { state -> (Transcript.Outcome, [Transcript.Header], Int)? in
+            func served(_ match: Match, _ outcome: Transcript.Outcome) {
+                let actual = Transcript.Exchange(
+                    method: method, service: service, target: target, body: body, outcome: outcome)
+                state.served[state.segment].append(Served(match: match, exchange: actual))
+            }
+            let open = state.slots.indices.filter { index in
+                let slot = state.slots[index]
+                return !slot.used && slot.segment <= state.segment && slot.exchange.method == method
+                    && slot.exchange.service == service
+            }
+            for index in open {
+                var trial = state.bindings
+                guard trial.match(state.slots[index].exchange.target, target),
+                    trial.match(state.slots[index].body, text: body, json: json)
+                else { continue }
+                state.bindings = trial
+                state.slots[index].used = true
+                let slot = state.slots[index]
+                served(.exact(index), slot.exchange.outcome)
+                return (slot.exchange.outcome, slot.exchange.headers, slot.exchange.line)
+            }
+            for type in classes where type.unpinned.method == method && type.unpinned.service == service {
+                var trial = state.bindings  // a class binds nothing
+                guard type.unpinned.covers(target: target), trial.match(type.body, text: body, json: json) else {
+                    continue
+                }
+                served(.unpinned, type.unpinned.outcome)
+                return (type.unpinned.outcome, type.unpinned.headers, type.unpinned.line)
+            }
+            // Only to show the closest exchange in the diff: this always fails the replay, and
+            // binds nothing.
+            let near =
+                open.first { index in
                     var trial = state.bindings
-                    guard trial.match(slot.exchange.target, target) else { return false }
-                    if matchingBody {
-                        guard trial.matchJSON(slot.exchange.body, body) else { return false }
-                        state.bindings = trial
-                    }
-                    return true
+                    return trial.match(state.slots[index].exchange.target, target)
+                }
+                ?? open.first { index in
+                    var fresh = TranscriptBindings()
+                    return fresh.match(state.slots[index].exchange.target, target)
+                }
+            if let index = near {
+                state.slots[index].used = true
+                let slot = state.slots[index]
+                var speller = TranscriptSpeller(bindings: state.bindings, reserved: [])
+                state.problems.append(
+                    "line \(slot.exchange.line): the request differs from the recorded one: \(method) \(service) "
+                        + speller.spell(target) + " — "
+                        + speller.spell(Self.difference(slot, target: target, body: body, json: json, state.bindings)))
+                served(.differs(index), slot.exchange.outcome)
+                return (slot.exchange.outcome, slot.exchange.headers, slot.exchange.line)
+            }
+            served(.unexpected, .refused)
+            var speller = TranscriptSpeller(bindings: state.bindings, reserved: [])
+            state.problems.append("unexpected request: \(method) \(service) " + speller.spell(target))
+            return nil
+        }
+        guard let (outcome, headers, line) = answer else {
+            throw HTTPTransportError.cannotConnect("no recorded exchange for \(method) \(target)")
+        }
+        switch outcome {
+        case .response(let status, let latency, let text):
+            let substituted = bindings.substitute(text)
+            let json = CanonicalJSON.value(substituted)
+            // A JSON answer naming a placeholder nothing bound would reach the engine as
+            // "<name>": a mistake in the file, said with its line (text such as <html> is
+            // left alone).
+            if json != nil, let name = TranscriptBindings.names(in: substituted).first {
+                state.withLock {
+                    $0.problems.append("line \(line): its answer names <\(name)>, which no request bound before it")
                 }
             }
-            guard let index = candidates(matchingBody: true) ?? candidates(matchingBody: false) else {
-                let actual = Transcript.Exchange(
-                    method: method, service: service, target: target, body: body, outcome: .refused)
-                state.served[state.segment].append(Served(expectedIndex: nil, exchange: actual))
-                state.problems.append("unexpected request: \(method) \(service) \(target)")
-                return nil
+            var fields = ["Content-Type": "application/json"]
+            for header in headers {
+                fields = fields.filter { $0.key.caseInsensitiveCompare(header.name) != .orderedSame }
+                fields[header.name] = header.value
             }
-            state.slots[index].used = true
-            var bindings = state.bindings
-            _ = bindings.match(state.slots[index].exchange.target, target)
-            state.bindings = bindings
-            let expected = state.slots[index].exchange
-            let actual = Transcript.Exchange(
-                method: method, service: service, target: target, body: body, outcome: expected.outcome)
-            state.served[state.segment].append(Served(expectedIndex: index, exchange: actual))
-            if case .response(let status, _, let text) = expected.outcome {
-                let substituted = bindings.substitute(text)
-                return (
-                    expected,
-                    HTTPResponse(
-                        status: status, headers: ["Content-Type": "application/json"], body: Data(substituted.utf8)),
-                    nil
-                )
-            }
-            return (expected, nil, nil)
-        }
-        guard let (expected, response, _) = chosen else {
-            throw HTTPTransportError.cannotConnect("no recorded exchange for \(request.method.rawValue) \(target)")
-        }
-        switch expected.outcome {
-        case .response(_, let latency, _):
+            classify.learn(from: json)
             if latency > .zero { try await clock.sleep(for: latency) }
-            return response ?? HTTPResponse(status: 500)
+            return HTTPResponse(status: status, headers: fields, body: Data(substituted.utf8))
         case .refused:
             throw HTTPTransportError.cannotConnect(Self.refusedMessage)
         case .lost:
@@ -120,6 +185,21 @@ final class ReplayTransport: HTTPTransport {
         case .timeout:
             try await hangUntilCancelled()
             throw CancellationError()
+        }
+    }
+
+    /// The first thing that keeps `slot` from matching, in words.
+    private static func difference(
+        _ slot: Slot, target: String, body: String, json: JSONValue?, _ bindings: TranscriptBindings
+    ) -> String {
+        var trial = bindings
+        guard trial.match(slot.exchange.target, target) else { return "the target differs" }
+        switch slot.body {
+        case .json(let pattern):
+            guard let json else { return "the file has JSON, the request sent \(body.isEmpty ? "no body" : "text")" }
+            return pattern.difference(from: json, &trial) ?? "the body differs"
+        case .empty: return "the file has no body, the request sent one"
+        case .text, .any: return "the body differs"
         }
     }
 
@@ -150,22 +230,5 @@ final class ReplayTransport: HTTPTransport {
                 continuation.resume(throwing: CancellationError())
             }
         }
-    }
-}
-
-/// Names the service of a URL the way transcripts write it.
-struct ServiceClassifier: Sendable {
-    let gravityBase: URL
-    let shoppingBase: URL
-
-    /// (`gravity` | `shopping` | `tracking`, target).
-    func describe(_ url: URL) -> (String, String) {
-        let text = url.absoluteString
-        for (name, base) in [("gravity", gravityBase), ("shopping", shoppingBase)] {
-            let prefix =
-                base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
-            if text.hasPrefix(prefix + "/") { return (name, String(text.dropFirst(prefix.count))) }
-        }
-        return ("tracking", text)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ShoppingAssistant
 
 /// One recorded REPL session, readable and editable by hand. The format takes cram's layout
 /// (input lines, indented expected output), a cassette's exchanges (request and response,
@@ -9,18 +10,22 @@ import Foundation
 /// # covers: P3, S4
 /// %width 80
 /// %uid -
+/// %unpinned POST gravity /event
 /// > :product KIT-1001
-/// → POST gravity /visit {"ctx":{…},"sec":"demo",…}
+/// → POST gravity /visit {"ctx":{"type":"PRODUCT",…},…}
 /// ← 200 {"user":{"uid":"demo-u-1","ses":"demo-s-1"}}
 ///   (screen: product KIT-1001)
 /// %wait 10s
 /// ```
 ///
-/// `→` lines are requests (method, service, path, JSON body compared as JSON); `←` lines the
-/// answer: `200 {…}`, `200 after 12s {…}`, or a fault `timeout`, `refused`, `lost`. Lines
-/// indented by two spaces are expected output. `<name>` in a request or output binds to the
-/// actual value on first sight and must match it afterwards; in a response it is replaced by
-/// the bound value.
+/// `→` lines are requests (method, service, target, body); the body is JSON compared as JSON
+/// where `…` stands for what the file does not pin (`JSONPattern`), and a body of `{` or `[`
+/// alone continues on the following lines until its bracket closes. `←` lines are the answer:
+/// `200 {…}`, `200 after 12s {…}`, or a fault `timeout`, `refused`, `lost`, followed by
+/// `← Name: value` header lines. Lines indented by two spaces are expected output. `<name>` in a
+/// request or output binds to the actual text on first sight and must be that text everywhere
+/// after; in a response it is replaced by the bound value. `%unpinned` declares a class of
+/// requests the file does not pin.
 package struct Transcript: Sendable, Hashable {
     /// Session settings given by `%` lines before the first input.
     package struct Settings: Sendable, Hashable {
@@ -30,8 +35,60 @@ package struct Transcript: Sendable, Hashable {
         package var section = "demo"
         package var entrySelector = "assistant-entry"
         package var assistantSelector = "shopping-assistant"
+        /// The engine's log level (`--log-level`): notes print at `info` and `debug`.
+        package var logLevel = AssistantLogLevel.error
+        /// Classes of requests this file does not pin, in the order they are tried.
+        package var unpinned: [Unpinned] = []
 
         package init() {}
+    }
+
+    /// A response header kept in the file, such as `Retry-After`.
+    package struct Header: Sendable, Hashable {
+        package var name: String
+        package var value: String
+
+        package init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// `%unpinned METHOD SERVICE TARGET [BODY]`: requests of this class that no exchange of the
+    /// file answers are answered with `outcome` and never fail the replay, and they are left
+    /// out of the comparison. `target` may use `*` for any run of characters; without a body
+    /// any body belongs to the class. Nothing is unpinned unless the file says so.
+    package struct Unpinned: Sendable, Hashable {
+        package var method: String
+        package var service: String
+        package var target: String
+        /// `nil`: any body.
+        package var body: String?
+        /// `204` unless the file gives an answer line.
+        package var outcome: Outcome = .response(status: 204, latency: .zero, body: "")
+        package var headers: [Header] = []
+        package var line: Int = 0
+
+        package init(method: String, service: String, target: String, body: String? = nil) {
+            self.method = method
+            self.service = service
+            self.target = target
+            self.body = body
+        }
+
+        /// Whether `target` falls under this class's target, `*` matching any run of characters.
+        func covers(target actual: String) -> Bool {
+            let parts = target.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count > 1 else { return target == actual }
+            guard let first = parts.first, let last = parts.last, actual.hasPrefix(first) else { return false }
+            var rest = actual.dropFirst(first.count)
+            for part in parts.dropFirst().dropLast() {
+                guard !part.isEmpty else { continue }
+                guard let range = rest.range(of: part) else { return false }
+                rest = rest[range.upperBound...]
+            }
+            return rest.count >= last.count && rest.hasSuffix(last)
+        }
     }
 
     /// How a recorded exchange ended.
@@ -51,17 +108,24 @@ package struct Transcript: Sendable, Hashable {
         package var service: String
         /// The path (with query) for services, the whole URL for tracking.
         package var target: String
+        /// The body as written: JSON (maybe with `…`, maybe on several lines), `…`, or text.
         package var body: String
         package var outcome: Outcome
+        /// Response headers the answer carries.
+        package var headers: [Header]
         /// 1-based line of the `→` line in the file, for error messages.
         package var line: Int
 
-        package init(method: String, service: String, target: String, body: String, outcome: Outcome, line: Int = 0) {
+        package init(
+            method: String, service: String, target: String, body: String, outcome: Outcome, headers: [Header] = [],
+            line: Int = 0
+        ) {
             self.method = method
             self.service = service
             self.target = target
             self.body = body
             self.outcome = outcome
+            self.headers = headers
             self.line = line
         }
     }

@@ -1,55 +1,64 @@
-/// Compares an expected transcript with a replay's actual one and renders a unified diff.
-/// Request lines compare as JSON, other lines literally, with `<name>` placeholders bound.
-package enum TranscriptDiff {
-    private struct Line {
+/// The difference between a transcript and its replay, as a unified diff that names the file
+/// and its lines.
+///
+/// The replayer decides which actual line stands for which expected line (requests by the
+/// exchange that answered them, output by a placeholder-aware alignment); this type turns those
+/// links into edits and prints them. It never compares text itself, so what it prints is
+/// exactly what made the replay fail.
+package struct TranscriptDiff: Sendable {
+    /// One line of the diff: unchanged (` `), only in the file (`-`) or only in the replay (`+`).
+    struct Edit: Sendable, Hashable {
+        let mark: Character
+        let text: String
+        /// The file's line this edit is at (for `+`, the file line it comes before).
+        let source: Int
+    }
+
+    /// An expected line, and the file line it was read from.
+    struct ExpectedLine: Sendable {
         let text: String
         let source: Int
     }
 
-    /// `nil` when they match; otherwise a unified diff naming `file` and the file's lines.
-    package static func compare(expected: Transcript, actual: Transcript, file: String) -> String? {
-        let left = lines(expected)
-        let right = lines(actual)
-        var bindings = TranscriptBindings()
-        let n = left.count
-        let m = right.count
-        // Longest common subsequence with a placeholder-aware equality, then a walk.
-        var table = Array(repeating: Array(repeating: 0, count: m + 1), count: n + 1)
-        var equal = Array(repeating: Array(repeating: false, count: m), count: n)
-        for i in 0..<n {
-            for j in 0..<m {
-                var trial = bindings
-                equal[i][j] = same(left[i].text, right[j].text, &trial)
-            }
-        }
-        for i in stride(from: n - 1, through: 0, by: -1) {
-            for j in stride(from: m - 1, through: 0, by: -1) {
-                table[i][j] = equal[i][j] ? table[i + 1][j + 1] + 1 : max(table[i + 1][j], table[i][j + 1])
-            }
-        }
-        var i = 0
-        var j = 0
-        var edits: [(Character, Line)] = []
-        while i < n || j < m {
-            if i < n, j < m, equal[i][j], same(left[i].text, right[j].text, &bindings) {
-                edits.append((" ", left[i]))
-                i += 1
-                j += 1
-            } else if j < m, i == n || table[i][j + 1] >= table[i + 1][j] {
-                edits.append(("+", right[j]))
-                j += 1
-            } else {
-                edits.append(("-", left[i]))
-                i += 1
-            }
-        }
-        guard edits.contains(where: { $0.0 != " " }) else { return nil }
-        return render(edits, file: file)
+    /// An actual line, and the expected line it matched, if any.
+    struct ActualLine: Sendable {
+        let text: String
+        let link: Int?
     }
 
-    private static func render(_ edits: [(Character, Line)], file: String) -> String {
+    private(set) var edits: [Edit] = []
+
+    /// Whether the replay differs from the file.
+    var differs: Bool { edits.contains { $0.mark != " " } }
+
+    /// Adds one segment's lines; links must increase (each expected line is used once, in order).
+    mutating func append(expected: [ExpectedLine], actual: [ActualLine], endSource: Int) {
+        var next = 0
+        var added: [String] = []
+        func flushAdded(at source: Int) {
+            edits += added.map { Edit(mark: "+", text: $0, source: source) }
+            added = []
+        }
+        for line in actual {
+            guard let link = line.link, link >= next, link < expected.count else {
+                added.append(line.text)
+                continue
+            }
+            for gone in expected[next..<link] { edits.append(Edit(mark: "-", text: gone.text, source: gone.source)) }
+            flushAdded(at: expected[link].source)
+            edits.append(Edit(mark: " ", text: expected[link].text, source: expected[link].source))
+            next = link + 1
+        }
+        for gone in expected[next...] { edits.append(Edit(mark: "-", text: gone.text, source: gone.source)) }
+        flushAdded(at: endSource)
+    }
+
+    /// The unified diff (3 lines of context), or nil when nothing differs. With `limit`, at
+    /// most that many lines are printed and a last line says how many were left out.
+    package func render(file: String, limit: Int? = nil) -> String? {
+        guard differs else { return nil }
         var out = ["--- \(file) (expected)", "+++ \(file) (actual)"]
-        let changed = edits.indices.filter { edits[$0].0 != " " }
+        let changed = edits.indices.filter { edits[$0].mark != " " }
         var index = 0
         while index < changed.count {
             let start = max(0, changed[index] - 3)
@@ -58,39 +67,64 @@ package enum TranscriptDiff {
                 index += 1
                 end = min(edits.count - 1, changed[index] + 3)
             }
-            let line = edits[start...end].first { $0.0 != "+" }?.1.source ?? edits[start].1.source
+            let line = edits[start...end].first { $0.mark != "+" }?.source ?? edits[start].source
             out.append("@@ \(file):\(line) @@")
-            for (mark, line) in edits[start...end] { out.append("\(mark)\(line.text)") }
+            for edit in edits[start...end] { out.append("\(edit.mark)\(edit.text)") }
             index += 1
+        }
+        if let limit, out.count > limit {
+            let cut = out.count - limit
+            out = Array(out.prefix(limit))
+            out.append("… \(cut) more line\(cut == 1 ? "" : "s") of this diff not shown")
         }
         return out.joined(separator: "\n")
     }
 
-    private static func same(_ expected: String, _ actual: String, _ bindings: inout TranscriptBindings) -> Bool {
-        if expected == actual { return true }
-        if expected.hasPrefix("→ "), actual.hasPrefix("→ ") {
-            let e = expected.split(separator: " ", maxSplits: 4).map(String.init)
-            let a = actual.split(separator: " ", maxSplits: 4).map(String.init)
-            guard e.count >= 4, a.count >= 4, e[1] == a[1], e[2] == a[2] else { return false }
-            var trial = bindings
-            guard trial.match(e[3], a[3]), trial.matchJSON(e.count > 4 ? e[4] : "", a.count > 4 ? a[4] : "") else {
-                return false
-            }
-            bindings = trial
-            return true
-        }
-        var trial = bindings
-        guard trial.match(expected, actual) else { return false }
-        bindings = trial
-        return true
-    }
+    // MARK: - Alignment
 
-    private static func lines(_ transcript: Transcript) -> [Line] {
-        var result: [Line] = []
-        for segment in transcript.segments {
-            let rendered = TranscriptFormat.renderSegment(segment)
-            result += rendered.enumerated().map { Line(text: $0.element, source: segment.line + $0.offset) }
+    /// Pairs of (expected, actual) indices that `equal` says match, in order: the common
+    /// prefix and suffix, and between them a longest common subsequence. The middle costs
+    /// O(n · m), so past `maximumCells` (two segments that differ in thousands of lines) it is
+    /// left unpaired and printed whole as removed and added.
+    static func align(_ n: Int, _ m: Int, maximumCells: Int = 4_000_000, equal: (Int, Int) -> Bool) -> [(Int, Int)] {
+        var prefix = 0
+        while prefix < n, prefix < m, equal(prefix, prefix) { prefix += 1 }
+        var suffix = 0
+        while suffix < n - prefix, suffix < m - prefix, equal(n - 1 - suffix, m - 1 - suffix) { suffix += 1 }
+        var pairs = (0..<prefix).map { ($0, $0) }
+        let rows = n - prefix - suffix
+        let columns = m - prefix - suffix
+        if rows > 0, columns > 0, rows * columns <= maximumCells {
+            // table[i][j]: the longest common subsequence of rows i… and columns j….
+            var same = Array(repeating: false, count: rows * columns)
+            for i in 0..<rows {
+                for j in 0..<columns { same[i * columns + j] = equal(prefix + i, prefix + j) }
+            }
+            var table = Array(repeating: 0, count: (rows + 1) * (columns + 1))
+            let width = columns + 1
+            for i in stride(from: rows - 1, through: 0, by: -1) {
+                for j in stride(from: columns - 1, through: 0, by: -1) {
+                    table[i * width + j] =
+                        same[i * columns + j]
+                        ? table[(i + 1) * width + j + 1] + 1
+                        : max(table[(i + 1) * width + j], table[i * width + j + 1])
+                }
+            }
+            var i = 0
+            var j = 0
+            while i < rows, j < columns {
+                if same[i * columns + j] {
+                    pairs.append((prefix + i, prefix + j))
+                    i += 1
+                    j += 1
+                } else if table[(i + 1) * width + j] >= table[i * width + j + 1] {
+                    i += 1
+                } else {
+                    j += 1
+                }
+            }
         }
-        return result
+        pairs += (0..<suffix).reversed().map { (n - 1 - $0, m - 1 - $0) }
+        return pairs
     }
 }

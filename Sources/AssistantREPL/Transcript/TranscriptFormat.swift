@@ -1,4 +1,5 @@
 import Foundation
+import ShoppingAssistant
 
 /// Reads and writes the transcript text format (see `Transcript`).
 package enum TranscriptFormat {
@@ -7,20 +8,19 @@ package enum TranscriptFormat {
     package static func parse(_ text: String) throws(TranscriptError) -> Transcript {
         var transcript = Transcript()
         var current: Transcript.Segment?
-        var pendingRequest: (method: String, service: String, target: String, body: String, line: Int)?
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { raw in
+            raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
+        }
 
         func flushSegment() {
             if let segment = current { transcript.segments.append(segment) }
             current = nil
         }
 
-        for (offset, raw) in lines.enumerated() {
-            let number = offset + 1
-            let line = raw.hasSuffix("\r") ? String(raw.dropLast()) : raw
-            if pendingRequest != nil, !line.hasPrefix("← ") {
-                throw TranscriptError(line: number, message: "a request line must be followed by its '← ' answer")
-            }
+        var index = 0
+        while index < lines.count {
+            let number = index + 1
+            let line = lines[index]
             if line.hasPrefix("# ") || line == "#" {
                 if current == nil && transcript.segments.isEmpty {
                     transcript.comments.append(String(line.dropFirst(line == "#" ? 1 : 2)))
@@ -39,7 +39,11 @@ package enum TranscriptFormat {
                     guard current == nil && transcript.segments.isEmpty else {
                         throw TranscriptError(line: number, message: "settings must come before the first input")
                     }
-                    try applySetting(name, value, to: &transcript.settings, line: number)
+                    if name == "unpinned" {
+                        transcript.settings.unpinned.append(try parseUnpinned(value, lines: lines, index: &index))
+                    } else {
+                        try applySetting(name, value, to: &transcript.settings, line: number)
+                    }
                 }
             } else if line.hasPrefix("> ") || line == ">" {
                 flushSegment()
@@ -48,34 +52,146 @@ package enum TranscriptFormat {
                 guard current != nil else { throw TranscriptError(line: number, message: "a request before any input") }
                 let parts = line.dropFirst(2).split(separator: " ", maxSplits: 3).map(String.init)
                 guard parts.count >= 3 else {
-                    throw TranscriptError(line: number, message: "expected '→ METHOD SERVICE TARGET [JSON]'")
+                    throw TranscriptError(line: number, message: "expected '→ METHOD SERVICE TARGET [BODY]'")
                 }
-                pendingRequest = (parts[0], parts[1], parts[2], parts.count > 3 ? parts[3] : "", number)
-            } else if line.hasPrefix("← ") {
-                guard let request = pendingRequest else {
-                    throw TranscriptError(line: number, message: "an answer without a request")
+                let body = try readBody(parts.count > 3 ? parts[3] : "", lines: lines, index: &index)
+                try checkPattern(body, line: number)
+                guard index + 1 < lines.count, lines[index + 1].hasPrefix("← ") else {
+                    throw TranscriptError(line: number, message: "a request line must be followed by its '← ' answer")
                 }
-                pendingRequest = nil
-                let outcome = try parseOutcome(String(line.dropFirst(2)), line: number)
+                index += 1
+                let (outcome, headers) = try readAnswer(lines: lines, index: &index)
                 current?.exchanges.append(
                     Transcript.Exchange(
-                        method: request.method, service: request.service, target: request.target, body: request.body,
-                        outcome: outcome, line: request.line))
+                        method: parts[0], service: parts[1], target: parts[2], body: body, outcome: outcome,
+                        headers: headers, line: number))
+            } else if line.hasPrefix("← ") {
+                throw TranscriptError(line: number, message: "an answer without a request")
             } else if line.hasPrefix("  ") {
                 guard current != nil else { throw TranscriptError(line: number, message: "output before any input") }
                 current?.output.append(String(line.dropFirst(2)))
             } else if line.trimmingCharacters(in: .whitespaces).isEmpty {
-                continue
+                // blank lines separate nothing
             } else {
                 throw TranscriptError(
                     line: number, message: "unrecognised line (inputs start with '> ', output with two spaces)")
             }
-        }
-        if let request = pendingRequest {
-            throw TranscriptError(line: request.line, message: "a request without its answer")
+            index += 1
         }
         flushSegment()
         return transcript
+    }
+
+    /// `%unpinned METHOD SERVICE TARGET [BODY]`, maybe followed by its answer.
+    private static func parseUnpinned(_ value: String, lines: [String], index: inout Int) throws(TranscriptError)
+        -> Transcript.Unpinned
+    {
+        let number = index + 1
+        let parts = value.split(separator: " ", maxSplits: 3).map(String.init)
+        guard parts.count >= 3 else {
+            throw TranscriptError(line: number, message: "expected '%unpinned METHOD SERVICE TARGET [BODY]'")
+        }
+        let body = try readBody(parts.count > 3 ? parts[3] : "", lines: lines, index: &index)
+        try checkPattern(body, line: number)
+        var unpinned = Transcript.Unpinned(
+            method: parts[0], service: parts[1], target: parts[2], body: body.isEmpty ? nil : body)
+        unpinned.line = number
+        if index + 1 < lines.count, lines[index + 1].hasPrefix("← ") {
+            index += 1
+            (unpinned.outcome, unpinned.headers) = try readAnswer(lines: lines, index: &index)
+        }
+        return unpinned
+    }
+
+    /// A request body must be a pattern the replay can use: say so at load time, with the line.
+    private static func checkPattern(_ body: String, line: Int) throws(TranscriptError) {
+        do {
+            _ = try BodyPattern(body)
+        } catch {
+            throw TranscriptError(line: line, message: "the body is not JSON: \(error)")
+        }
+    }
+
+    /// The `← ` line at `index` and the `← Name: value` header lines after it; `index` ends
+    /// on the last line read.
+    private static func readAnswer(lines: [String], index: inout Int) throws(TranscriptError) -> (
+        Transcript.Outcome, [Transcript.Header]
+    ) {
+        let number = index + 1
+        var outcome = try parseOutcome(String(lines[index].dropFirst(2)), line: number)
+        if case .response(let status, let latency, let first) = outcome {
+            outcome = .response(
+                status: status, latency: latency, body: try readBody(first, lines: lines, index: &index))
+        }
+        var headers: [Transcript.Header] = []
+        while index + 1 < lines.count, lines[index + 1].hasPrefix("← ") {
+            index += 1
+            let text = lines[index].dropFirst(2)
+            guard let colon = text.firstIndex(of: ":"), !text[..<colon].isEmpty,
+                text[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+            else {
+                throw TranscriptError(
+                    line: index + 1, message: "after an answer, a '← ' line is a header: '← Name: value'")
+            }
+            headers.append(
+                Transcript.Header(
+                    String(text[..<colon]), text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        return (outcome, headers)
+    }
+
+    /// A body that is `{` or `[` alone goes on over the following lines until its bracket
+    /// closes (brackets inside strings do not count); any other body is the rest of the line.
+    /// `index` ends on the body's last line.
+    private static func readBody(_ first: String, lines: [String], index: inout Int) throws(TranscriptError)
+        -> String
+    {
+        guard first == "{" || first == "[" else { return first }
+        let opened = index + 1
+        var scanner = BracketScanner()
+        scanner.scan(first)
+        var body = [first]
+        while !scanner.closed {
+            index += 1
+            guard index < lines.count else {
+                throw TranscriptError(line: opened, message: "the body opened here never closes its '\(first)'")
+            }
+            body.append(lines[index])
+            scanner.scan(lines[index])
+        }
+        return body.joined(separator: "\n")
+    }
+
+    /// Tracks bracket depth over JSON text, outside strings.
+    private struct BracketScanner {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var closed = false
+
+        mutating func scan(_ text: String) {
+            for scalar in text.unicodeScalars where !closed {
+                if inString {
+                    if escaped {
+                        escaped = false
+                    } else if scalar == "\\" {
+                        escaped = true
+                    } else if scalar == "\"" {
+                        inString = false
+                    }
+                    continue
+                }
+                switch scalar {
+                case "\"": inString = true
+                case "{", "[": depth += 1
+                case "}", "]":
+                    depth -= 1
+                    if depth == 0 { closed = true }
+                default: break
+                }
+            }
+            if inString { escaped = false }  // a string does not run over a line end
+        }
     }
 
     private static func applySetting(
@@ -91,6 +207,11 @@ package enum TranscriptFormat {
         case "section": settings.section = value
         case "entry": settings.entrySelector = value
         case "assistant": settings.assistantSelector = value
+        case "log-level":
+            guard let level = AssistantLogLevel.allCases.first(where: { $0.description == value }) else {
+                throw TranscriptError(line: line, message: "log level must be debug, info, error or none")
+            }
+            settings.logLevel = level
         default: throw TranscriptError(line: line, message: "unknown setting %\(name)")
         }
     }
@@ -154,6 +275,16 @@ package enum TranscriptFormat {
         if settings.assistantSelector != defaults.assistantSelector {
             lines.append("%assistant \(settings.assistantSelector)")
         }
+        if settings.logLevel != defaults.logLevel { lines.append("%log-level \(settings.logLevel)") }
+        for unpinned in settings.unpinned {
+            lines += withBody(
+                "%unpinned \(unpinned.method) \(unpinned.service) \(unpinned.target)", unpinned.body ?? "")
+            if unpinned.outcome != Transcript.Unpinned(method: "", service: "", target: "").outcome
+                || !unpinned.headers.isEmpty
+            {
+                lines += renderAnswer(unpinned.outcome, headers: unpinned.headers)
+            }
+        }
         for segment in transcript.segments {
             lines += renderSegment(segment)
         }
@@ -161,32 +292,45 @@ package enum TranscriptFormat {
     }
 
     static func renderSegment(_ segment: Transcript.Segment) -> [String] {
-        var lines: [String] = []
-        switch segment.step {
-        case .input(let text): lines.append("> " + text)
-        case .wait(let duration): lines.append("%wait " + format(duration))
-        }
-        for exchange in segment.exchanges {
-            lines.append(renderRequest(exchange))
-            lines.append(renderOutcome(exchange.outcome))
-        }
+        var lines = [renderStep(segment.step)]
+        for exchange in segment.exchanges { lines += renderExchange(exchange) }
         lines += segment.output.map { "  " + $0 }
         return lines
     }
 
-    static func renderRequest(_ exchange: Transcript.Exchange) -> String {
-        "→ \(exchange.method) \(exchange.service) \(exchange.target)"
-            + (exchange.body.isEmpty ? "" : " " + exchange.body)
+    static func renderStep(_ step: Transcript.Step) -> String {
+        switch step {
+        case .input(let text): return "> " + text
+        case .wait(let duration): return "%wait " + format(duration)
+        }
     }
 
-    static func renderOutcome(_ outcome: Transcript.Outcome) -> String {
+    /// The request line (and its body's further lines), the answer, its headers.
+    static func renderExchange(_ exchange: Transcript.Exchange) -> [String] {
+        renderRequest(exchange) + renderAnswer(exchange.outcome, headers: exchange.headers)
+    }
+
+    static func renderRequest(_ exchange: Transcript.Exchange) -> [String] {
+        withBody("→ \(exchange.method) \(exchange.service) \(exchange.target)", exchange.body)
+    }
+
+    static func renderAnswer(_ outcome: Transcript.Outcome, headers: [Transcript.Header]) -> [String] {
+        let answer: [String]
         switch outcome {
-        case .timeout: return "← timeout"
-        case .refused: return "← refused"
-        case .lost: return "← lost"
+        case .timeout: answer = ["← timeout"]
+        case .refused: answer = ["← refused"]
+        case .lost: answer = ["← lost"]
         case .response(let status, let latency, let body):
             let after = latency == .zero ? "" : " after " + format(latency)
-            return "← \(status)\(after)" + (body.isEmpty ? "" : " " + body)
+            answer = withBody("← \(status)\(after)", body)
         }
+        return answer + headers.map { "← \($0.name): \($0.value)" }
+    }
+
+    /// `head` and the body after a space; a multi-line body continues on lines of its own.
+    private static func withBody(_ head: String, _ body: String) -> [String] {
+        guard !body.isEmpty else { return [head] }
+        let parts = body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        return [head + " " + (parts.first ?? "")] + parts.dropFirst()
     }
 }

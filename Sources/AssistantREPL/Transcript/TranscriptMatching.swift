@@ -1,38 +1,47 @@
 import Foundation
 import ShoppingAssistant
 
-/// Placeholder bindings and JSON-aware comparison for transcript replay.
+/// The placeholder bindings of one replay, shared by every line of the file.
 ///
 /// `<name>` in an expected request, target or output line binds to the actual text on first
-/// sight and must equal it afterwards; in a response it is replaced by the bound value.
+/// sight and must be that same text everywhere after, in any line of the file; in an answer it
+/// is replaced by the bound value. Two names never stand for the same text: `<uuid-3>` cannot
+/// match where `<uuid-1>` was bound, so a retry that sends a new ID fails.
 struct TranscriptBindings: Sendable {
     private(set) var values: [String: String] = [:]
+    /// Bound text → its name, to keep names one-to-one.
+    private var names: [String: String] = [:]
 
-    private static let placeholder = try? NSRegularExpression(pattern: "<([a-z][a-z0-9_-]*)>", options: [])
+    static let placeholder = try? NSRegularExpression(pattern: "<([a-z][a-z0-9_-]*)>", options: [])
+
+    /// The placeholder names `text` mentions.
+    static func names(in text: String) -> [String] {
+        guard text.contains("<"), let regex = placeholder else { return [] }
+        return regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
+            Range(match.range(at: 1), in: text).map { String(text[$0]) }
+        }
+    }
 
     /// Whether `actual` matches `expected`, binding placeholders as it goes. Bindings are
     /// only kept when the whole text matches.
     mutating func match(_ expected: String, _ actual: String) -> Bool {
         guard expected.contains("<"), let regex = Self.placeholder else { return expected == actual }
-        let range = NSRange(expected.startIndex..., in: expected)
-        let matches = regex.matches(in: expected, range: range)
+        let matches = regex.matches(in: expected, range: NSRange(expected.startIndex..., in: expected))
         guard !matches.isEmpty else { return expected == actual }
         var pattern = "^"
-        var names: [String] = []
+        var fresh: [String] = []
         var cursor = expected.startIndex
         for match in matches {
             guard let whole = Range(match.range, in: expected), let name = Range(match.range(at: 1), in: expected)
-            else {
-                continue
-            }
+            else { continue }
             pattern += NSRegularExpression.escapedPattern(for: String(expected[cursor..<whole.lowerBound]))
             let key = String(expected[name])
             if let bound = values[key] {
                 pattern += NSRegularExpression.escapedPattern(for: bound)
-            } else if let index = names.firstIndex(of: key) {
+            } else if let index = fresh.firstIndex(of: key) {
                 pattern += "\\\(index + 1)"
             } else {
-                names.append(key)
+                fresh.append(key)
                 pattern += "([^\\s\"/?&]+)"
             }
             cursor = whole.upperBound
@@ -41,38 +50,36 @@ struct TranscriptBindings: Sendable {
         guard let compiled = try? NSRegularExpression(pattern: pattern, options: []),
             let found = compiled.firstMatch(in: actual, range: NSRange(actual.startIndex..., in: actual))
         else { return false }
-        for (index, name) in names.enumerated() {
-            if let captured = Range(found.range(at: index + 1), in: actual) { values[name] = String(actual[captured]) }
+        var captured: [(String, String)] = []
+        for (index, name) in fresh.enumerated() {
+            guard let range = Range(found.range(at: index + 1), in: actual) else { return false }
+            let value = String(actual[range])
+            // One name per text: a value bound to another name (or captured twice now) fails.
+            if names[value] != nil || captured.contains(where: { $0.1 == value }) { return false }
+            captured.append((name, value))
+        }
+        for (name, value) in captured {
+            values[name] = value
+            names[value] = name
         }
         return true
     }
 
-    /// Compares two JSON texts as JSON: key order and spacing do not matter.
-    mutating func matchJSON(_ expected: String, _ actual: String) -> Bool {
-        if expected.isEmpty || actual.isEmpty { return expected.isEmpty && actual.isEmpty }
-        guard let expectedValue = try? JSONDecoder().decode(JSONValue.self, from: Data(expected.utf8)),
-            let actualValue = try? JSONDecoder().decode(JSONValue.self, from: Data(actual.utf8))
-        else { return match(expected, actual) }
+    /// Whether the actual body (`text`, and `json` when it parsed) matches `pattern`; bindings
+    /// are only kept when it does.
+    mutating func match(_ pattern: BodyPattern, text: String, json: JSONValue?) -> Bool {
         var trial = self
-        guard trial.matchValue(expectedValue, actualValue) else { return false }
-        self = trial
-        return true
-    }
-
-    private mutating func matchValue(_ expected: JSONValue, _ actual: JSONValue) -> Bool {
-        switch (expected, actual) {
-        case (.string(let e), .string(let a)): return match(e, a)
-        case (.object(let e), .object(let a)):
-            guard Set(e.keys) == Set(a.keys) else { return false }
-            return e.keys.sorted().allSatisfy { key in
-                guard let ev = e[key], let av = a[key] else { return false }
-                return matchValue(ev, av)
-            }
-        case (.array(let e), .array(let a)):
-            guard e.count == a.count else { return false }
-            return zip(e, a).allSatisfy { matchValue($0, $1) }
-        default: return expected == actual
+        let matched: Bool
+        switch pattern {
+        case .any: matched = true
+        case .empty: matched = text.isEmpty
+        case .json(let expected):
+            guard let json else { return false }
+            matched = expected.matches(json, &trial)
+        case .text(let expected): matched = !text.isEmpty && trial.match(expected, text)
         }
+        if matched { self = trial }
+        return matched
     }
 
     /// `text` with bound placeholders replaced by their values.
@@ -84,14 +91,66 @@ struct TranscriptBindings: Sendable {
     }
 }
 
-/// Replaces generated UUIDs with stable names (`<uuid-1>`, …) in order of first sight, so a
-/// recorded or re-blessed transcript does not depend on the generator.
-struct UUIDNamer: Sendable {
+/// A request body as the file writes it, ready to match.
+enum BodyPattern: Sendable, Hashable {
+    /// `…`: any body, or none.
+    case any
+    /// Nothing written: the request has no body.
+    case empty
+    /// JSON, maybe with `…` where the file does not pin.
+    case json(JSONPattern)
+    /// Anything else: text, with placeholders.
+    case text(String)
+
+    init(_ text: String) throws(JSONPatternError) {
+        if text.isEmpty {
+            self = .empty
+        } else if JSONPattern.isAnyBody(text) {
+            self = .any
+        } else if JSONPattern.looksLikeJSON(text) {
+            self = .json(try JSONPattern.parse(text))
+        } else {
+            self = .text(text)
+        }
+    }
+}
+
+/// Writes actual text the way a transcript spells it: generated UUIDs become placeholder names
+/// — the name the replay bound to that UUID, else a fresh `<uuid-N>` no line of the file uses —
+/// so a recording or a diff does not depend on the generator.
+struct TranscriptSpeller: Sendable {
     private var names: [String: String] = [:]
+    private var taken: Set<String>
+    private var next = 1
     private static let pattern = try? NSRegularExpression(
         pattern: "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", options: [])
 
-    mutating func name(in text: String) -> String {
+    /// A speller that names UUIDs `<uuid-1>`, `<uuid-2>`, … in order of first sight.
+    init() {
+        taken = []
+    }
+
+    /// A speller that names each UUID `bindings` bound after its placeholder, and the others
+    /// with names outside `reserved` (the names the file uses).
+    init(bindings: TranscriptBindings, reserved: Set<String>) {
+        taken = reserved
+        learn(bindings)
+    }
+
+    /// Names the UUIDs `bindings` bound since, after their placeholders.
+    mutating func learn(_ bindings: TranscriptBindings) {
+        for (name, value) in bindings.values.sorted(by: { $0.key < $1.key }) where Self.isUUID(value) {
+            taken.insert(name)
+            if names[value.lowercased()] == nil { names[value.lowercased()] = "<\(name)>" }
+        }
+    }
+
+    static func isUUID(_ text: String) -> Bool {
+        guard text.utf8.count == 36, let regex = pattern else { return false }
+        return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text))?.range.length == 36
+    }
+
+    mutating func spell(_ text: String) -> String {
         guard let regex = Self.pattern else { return text }
         var result = ""
         var cursor = text.startIndex
@@ -99,24 +158,97 @@ struct UUIDNamer: Sendable {
             guard let range = Range(match.range, in: text) else { continue }
             result += text[cursor..<range.lowerBound]
             let uuid = String(text[range]).lowercased()
-            if names[uuid] == nil { names[uuid] = "<uuid-\(names.count + 1)>" }
-            result += names[uuid] ?? uuid
+            if let name = names[uuid] {
+                result += name
+            } else {
+                while taken.contains("uuid-\(next)") { next += 1 }
+                taken.insert("uuid-\(next)")
+                names[uuid] = "<uuid-\(next)>"
+                result += "<uuid-\(next)>"
+            }
             cursor = range.upperBound
         }
         return result + text[cursor...]
     }
 }
 
-/// Canonical JSON text: sorted keys, no escaped slashes; non-JSON text is kept as is.
+/// JSON as transcripts write it: sorted keys, no escaped slashes; non-JSON text kept as is.
 enum CanonicalJSON {
     static func text(_ data: Data?) -> String {
         guard let data, !data.isEmpty else { return "" }
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: data) else {
-            return String(decoding: data, as: UTF8.self)
-        }
+        guard let value = value(data) else { return String(decoding: data, as: UTF8.self) }
+        return compact(value) ?? String(decoding: data, as: UTF8.self)
+    }
+
+    static func value(_ data: Data) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: data)
+    }
+
+    static func value(_ text: String) -> JSONValue? {
+        text.isEmpty ? nil : value(Data(text.utf8))
+    }
+
+    /// One line, keys sorted.
+    static func compact(_ value: JSONValue) -> String? {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let encoded = try? encoder.encode(value) else { return String(decoding: data, as: UTF8.self) }
-        return String(decoding: encoded, as: UTF8.self)
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Several lines, two spaces per level, keys sorted: how a hand-written body reads best.
+    /// The first line is `{` or `[`, the last `}` or `]` at the left margin plus `indent`.
+    static func pretty(_ value: JSONValue, indent: String = "") -> String {
+        var out = ""
+        write(value, indent: indent, into: &out)
+        return out
+    }
+
+    private static func write(_ value: JSONValue, indent: String, into out: inout String) {
+        let inner = indent + "  "
+        switch value {
+        case .object(let members) where !members.isEmpty:
+            out += "{\n"
+            for (offset, key) in members.keys.sorted().enumerated() {
+                out += inner + quoted(key) + ": "
+                if let member = members[key] { write(member, indent: inner, into: &out) }
+                out += offset == members.count - 1 ? "\n" : ",\n"
+            }
+            out += indent + "}"
+        case .array(let elements) where !elements.isEmpty:
+            out += "[\n"
+            for (offset, element) in elements.enumerated() {
+                out += inner
+                write(element, indent: inner, into: &out)
+                out += offset == elements.count - 1 ? "\n" : ",\n"
+            }
+            out += indent + "]"
+        default:
+            out += compact(value) ?? "null"
+        }
+    }
+
+    private static func quoted(_ key: String) -> String {
+        compact(.string(key)) ?? "\"\""
+    }
+
+    /// The tracking URLs a response names: every string in the `urls` of an object in an
+    /// `events` array, at any depth (reply, product and content events alike).
+    static func eventURLs(in value: JSONValue) -> [String] {
+        var found: [String] = []
+        var stack = [value]
+        while let next = stack.popLast() {
+            switch next {
+            case .object(let members):
+                if case .array(let events)? = members["events"] {
+                    for case .object(let event) in events {
+                        if case .array(let urls)? = event["urls"] { found += urls.compactMap(\.stringValue) }
+                    }
+                }
+                stack += members.values
+            case .array(let elements): stack += elements
+            default: break
+            }
+        }
+        return found
     }
 }

@@ -2,12 +2,19 @@ import Foundation
 import ShoppingAssistant
 
 /// Records a live session (demo store or real services) as a transcript: each input line,
-/// what the REPL printed, and every HTTP exchange with its latency or fault. Headers are
-/// never recorded and the API key is replaced, so secrets never reach the file.
+/// what the REPL printed (without colours: the output gives its observer plain lines), and
+/// every HTTP exchange with its latency or fault. Of the response headers only those that
+/// change what the engine does or prints are kept (`recordedHeaders`); request headers never
+/// are, and the API key is replaced, so secrets never reach the file.
 package final class TranscriptRecorder: Sendable {
     private struct State {
         var transcript: Transcript
     }
+
+    /// Response headers the engine reads: `Retry-After` appears in a rate-limited message's
+    /// diagnostic. Redirects (`Location`) are followed inside the transport, below the
+    /// recorder, which sees only the final answer.
+    static let recordedHeaders = ["Retry-After"]
 
     private let state: Locked<State>
     private let apiKey: String
@@ -64,21 +71,22 @@ package final class TranscriptRecorder: Sendable {
     /// The recording so far, secrets removed and generated IDs named.
     package var transcript: Transcript {
         var transcript = state.withLock { $0.transcript }
-        var namer = UUIDNamer()
+        var namer = TranscriptSpeller()
         let clean: (String) -> String = { [apiKey] text in
             apiKey.isEmpty ? text : text.replacingOccurrences(of: apiKey, with: "<api-key>")
         }
         for index in transcript.segments.indices {
             transcript.segments[index].exchanges = transcript.segments[index].exchanges.map { exchange in
                 var copy = exchange
-                copy.target = namer.name(in: clean(exchange.target))
-                copy.body = namer.name(in: clean(exchange.body))
+                copy.target = namer.spell(clean(exchange.target))
+                copy.body = namer.spell(clean(exchange.body))
                 if case .response(let status, let latency, let body) = exchange.outcome {
-                    copy.outcome = .response(status: status, latency: latency, body: namer.name(in: clean(body)))
+                    copy.outcome = .response(status: status, latency: latency, body: namer.spell(clean(body)))
                 }
+                copy.headers = exchange.headers.map { Transcript.Header($0.name, namer.spell(clean($0.value))) }
                 return copy
             }
-            transcript.segments[index].output = transcript.segments[index].output.map { namer.name(in: clean($0)) }
+            transcript.segments[index].output = transcript.segments[index].output.map { namer.spell(clean($0)) }
         }
         return transcript
     }
@@ -94,14 +102,15 @@ struct RecordingTransport: HTTPTransport {
     let recorder: TranscriptRecorder
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (service, target) = recorder.classify.describe(request.url)
+        let (service, target) = recorder.classify.describe(request.method, request.url)
         let body = CanonicalJSON.text(request.body)
         let elapsed = stopwatch(on: recorder.clock)
         let segment = recorder.currentSegment
-        func record(_ outcome: Transcript.Outcome) {
+        func record(_ outcome: Transcript.Outcome, headers: [Transcript.Header] = []) {
             recorder.exchange(
                 Transcript.Exchange(
-                    method: request.method.rawValue, service: service, target: target, body: body, outcome: outcome),
+                    method: request.method.rawValue, service: service, target: target, body: body, outcome: outcome,
+                    headers: headers),
                 segment: segment)
         }
         do {
@@ -109,7 +118,14 @@ struct RecordingTransport: HTTPTransport {
             let took = elapsed()
             // Sub-second latencies are noise in a replay; longer ones can change what happens.
             let latency: Duration = took >= .seconds(1) ? .milliseconds(took.components.seconds * 1000) : .zero
-            record(.response(status: response.status, latency: latency, body: CanonicalJSON.text(response.body)))
+            let answer = CanonicalJSON.value(response.body)
+            recorder.classify.learn(from: answer)
+            let headers = TranscriptRecorder.recordedHeaders.compactMap { name in
+                response.header(name).map { Transcript.Header(name, $0) }
+            }
+            record(
+                .response(status: response.status, latency: latency, body: CanonicalJSON.text(response.body)),
+                headers: headers)
             return response
         } catch let error as HTTPTransportError {
             // A transcript keeps the fault, not the wording: say what the replay will say.

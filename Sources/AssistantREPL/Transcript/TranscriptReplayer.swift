@@ -4,13 +4,30 @@ import ShoppingAssistantTesting
 
 /// The outcome of replaying one transcript.
 package struct TranscriptReplay: Sendable {
-    /// The transcript as this run produced it: same steps and answers, actual output and
-    /// requests. Writing it back is re-blessing.
+    /// The transcript as this run produced it: same steps, answers and comments; every line
+    /// that matched spelled as the file spells it (partial bodies and placeholders kept),
+    /// every other line as it actually was, with generated IDs named. Writing it back is
+    /// re-blessing.
     package let actual: Transcript
-    /// Unexpected requests, unused exchanges, a stuck step.
+    /// Requests that differ or nobody recorded, unused exchanges, a stuck step.
     package let problems: [String]
     /// Virtual time the replay covered.
     package let virtualTime: Duration
+    /// What the file says against what happened.
+    package let diff: TranscriptDiff
+
+    /// Whether the replay matched the file and nothing went wrong.
+    package var passed: Bool { problems.isEmpty && !diff.differs }
+
+    /// Why the replay failed: the diff, then the problems, each line naming `file`; nil
+    /// when it passed. With `limit` the diff is cut after that many lines, saying so.
+    package func report(file: String, limit: Int? = nil) -> String? {
+        guard !passed else { return nil }
+        var parts: [String] = []
+        if let diff = diff.render(file: file, limit: limit) { parts.append(diff) }
+        parts += problems.map { "\(file): \($0)" }
+        return parts.joined(separator: "\n")
+    }
 }
 
 /// Replays a transcript through the real REPL core and engine, on a manual clock and a
@@ -24,7 +41,8 @@ package enum TranscriptReplayer {
 
     package static func replay(_ transcript: Transcript) async -> TranscriptReplay {
         let time = VirtualTime()
-        let configuration = AssistantEngineConfiguration(apiKey: apiKey, section: transcript.settings.section)
+        let configuration = AssistantEngineConfiguration(
+            apiKey: apiKey, section: transcript.settings.section, logLevel: transcript.settings.logLevel)
         let transport = ReplayTransport(
             transcript: transcript, clock: time.clock, activity: time.activity,
             classify: ServiceClassifier(
@@ -67,38 +85,154 @@ package enum TranscriptReplayer {
                     return lines
                 })
         }
+        problems += transport.problems
         for exchange in transport.unused {
             problems.append(
                 "line \(exchange.line): recorded exchange never requested: \(exchange.method) \(exchange.service) \(exchange.target)"
             )
         }
-        problems += transport.problems
+        var comparison = Comparison(transcript: transcript, transport: transport)
+        for index in transcript.segments.indices { comparison.compare(segment: index, output: outputs[index]) }
+        return TranscriptReplay(
+            actual: comparison.actual, problems: problems, virtualTime: time.clock.now.offset, diff: comparison.diff)
+    }
 
-        var namer = UUIDNamer()
-        var actual = transcript
-        for index in actual.segments.indices {
-            let served = transport.served(in: index).enumerated().sorted { lhs, rhs in
-                (lhs.element.expectedIndex ?? Int.max, lhs.offset) < (rhs.element.expectedIndex ?? Int.max, rhs.offset)
+    /// Lines up a replay with its file, segment by segment, one binding table for the file.
+    private struct Comparison {
+        let transcript: Transcript
+        let transport: ReplayTransport
+        var bindings: TranscriptBindings
+        var speller: TranscriptSpeller
+        var actual: Transcript
+        var diff = TranscriptDiff()
+        /// The slot number of each segment's first exchange.
+        let firstSlot: [Int]
+
+        init(transcript: Transcript, transport: ReplayTransport) {
+            self.transcript = transcript
+            self.transport = transport
+            bindings = transport.bindings
+            speller = TranscriptSpeller(bindings: bindings, reserved: Self.names(in: transcript))
+            actual = transcript
+            var slot = 0
+            firstSlot = transcript.segments.map { segment in
+                defer { slot += segment.exchanges.count }
+                return slot
             }
-            let expected = transcript.segments[index].exchanges
-            actual.segments[index].exchanges = served.map { item in
-                var exchange = item.element.exchange
-                exchange.target = namer.name(in: exchange.target)
-                exchange.body = namer.name(in: exchange.body)
-                // Keep the file's own spelling when it matches, so re-blessing changes only what changed.
-                if let original = expected.first(where: { candidate in
-                    var bindings = TranscriptBindings()
-                    return candidate.method == exchange.method && candidate.service == exchange.service
-                        && bindings.match(candidate.target, exchange.target)
-                        && bindings.matchJSON(candidate.body, exchange.body)
-                }) {
-                    exchange.target = original.target
-                    exchange.body = original.body
-                }
-                return exchange
-            }
-            actual.segments[index].output = outputs[index].map { namer.name(in: $0) }
         }
-        return TranscriptReplay(actual: actual, problems: problems, virtualTime: time.clock.now.offset)
+
+        /// Every placeholder name the file uses: a name made for an unknown ID must be new.
+        static func names(in transcript: Transcript) -> Set<String> {
+            var names = Set<String>()
+            for segment in transcript.segments {
+                for exchange in segment.exchanges {
+                    names.formUnion(TranscriptBindings.names(in: exchange.target))
+                    names.formUnion(TranscriptBindings.names(in: exchange.body))
+                    if case .response(_, _, let body) = exchange.outcome {
+                        names.formUnion(TranscriptBindings.names(in: body))
+                    }
+                }
+                for line in segment.output { names.formUnion(TranscriptBindings.names(in: line)) }
+            }
+            return names
+        }
+
+        mutating func compare(segment index: Int, output: [String]) {
+            let segment = transcript.segments[index]
+            // The file's lines: the step, each exchange's lines, the output.
+            var expected = [
+                TranscriptDiff.ExpectedLine(text: TranscriptFormat.renderStep(segment.step), source: segment.line)
+            ]
+            var exchangeStart: [Int] = []
+            var source = segment.line + 1
+            for exchange in segment.exchanges {
+                exchangeStart.append(expected.count)
+                source = exchange.line
+                for line in TranscriptFormat.renderExchange(exchange) {
+                    expected.append(TranscriptDiff.ExpectedLine(text: line, source: source))
+                    source += 1
+                }
+            }
+            let outputStart = expected.count
+            for line in segment.output {
+                expected.append(TranscriptDiff.ExpectedLine(text: "  " + line, source: source))
+                source += 1
+            }
+
+            var lines = [TranscriptDiff.ActualLine(text: expected[0].text, link: 0)]
+            var exchanges: [Transcript.Exchange] = []
+            let served = transport.served(in: index).enumerated().filter { $0.element.match != .unpinned }
+            let ordered = served.sorted { lhs, rhs in
+                (Self.order(lhs.element.match), lhs.offset) < (Self.order(rhs.element.match), rhs.offset)
+            }
+            for (_, item) in ordered {
+                var exchange = item.exchange
+                var link: Int?
+                switch item.match {
+                case .exact(let slot):
+                    let recorded = transport.recorded(slot)
+                    exchange = recorded
+                    let local = slot - firstSlot[index]
+                    if local >= 0, local < segment.exchanges.count { link = exchangeStart[local] }
+                case .differs(let slot):
+                    let recorded = transport.recorded(slot)
+                    exchange = spelled(item.exchange, like: recorded.body)
+                    exchange.outcome = recorded.outcome
+                    exchange.headers = recorded.headers
+                case .unexpected:
+                    exchange = spelled(item.exchange, like: "")
+                case .unpinned:
+                    continue
+                }
+                exchanges.append(exchange)
+                for (offset, line) in TranscriptFormat.renderExchange(exchange).enumerated() {
+                    lines.append(TranscriptDiff.ActualLine(text: line, link: link.map { $0 + offset }))
+                }
+            }
+
+            // Output: aligned with placeholders bound, then the pairs confirmed in order.
+            let patterns = segment.output
+            let pairs = TranscriptDiff.align(patterns.count, output.count) { i, j in
+                var trial = bindings
+                return trial.match(patterns[i], output[j])
+            }
+            var linked = [Int?](repeating: nil, count: output.count)
+            for (i, j) in pairs where bindings.match(patterns[i], output[j]) { linked[j] = i }
+            speller.learn(bindings)
+            var printed: [String] = []
+            for (j, line) in output.enumerated() {
+                if let i = linked[j] {
+                    printed.append(patterns[i])
+                    lines.append(TranscriptDiff.ActualLine(text: "  " + patterns[i], link: outputStart + i))
+                } else {
+                    let text = speller.spell(line)
+                    printed.append(text)
+                    lines.append(TranscriptDiff.ActualLine(text: "  " + text, link: nil))
+                }
+            }
+            actual.segments[index].exchanges = exchanges
+            actual.segments[index].output = printed
+            diff.append(expected: expected, actual: lines, endSource: source)
+        }
+
+        /// Requests in the file's order, those nobody recorded last.
+        private static func order(_ match: ReplayTransport.Match) -> Int {
+            switch match {
+            case .exact(let slot), .differs(let slot): return slot
+            case .unpinned, .unexpected: return Int.max
+            }
+        }
+
+        /// What was sent, with IDs named; a body is pretty when the file's was.
+        private mutating func spelled(_ exchange: Transcript.Exchange, like recorded: String) -> Transcript.Exchange {
+            var copy = exchange
+            copy.target = speller.spell(exchange.target)
+            if recorded.contains("\n"), let json = CanonicalJSON.value(exchange.body) {
+                copy.body = speller.spell(CanonicalJSON.pretty(json))
+            } else {
+                copy.body = speller.spell(exchange.body)
+            }
+            return copy
+        }
     }
 }

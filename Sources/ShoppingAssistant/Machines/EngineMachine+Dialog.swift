@@ -149,7 +149,7 @@ extension EngineMachine {
             case .settled:
                 result += replySettled()
             case .diagnostics(let lines):
-                result += lines.map { .log(.info, "dialog: \($0)") }
+                result += notes(lines.map { "dialog: \($0)" })
             }
         }
         return result
@@ -174,20 +174,36 @@ extension EngineMachine {
         return []
     }
 
+    /// Notes on the outcome the dialog has now: written now, or once the presenter has been
+    /// given it, as `awaitDelivery` does for callers, so that a note never comes before what it
+    /// is about reaches the screen.
+    private mutating func notes(_ lines: [String]) -> [EngineAction] {
+        guard presentation.currentOpening != nil, deliveredRevision < dialog.revision else {
+            return lines.map { .log(.info, $0) }
+        }
+        deliveryNotes += lines.map { (dialog.revision, $0) }
+        return []
+    }
+
     /// A snapshot of `revision` reached the presenter.
     mutating func snapshotDelivered(revision: UInt64) -> [EngineAction] {
         deliveredRevision = max(deliveredRevision, revision)
         let ready = deliveryWaiters.filter { $0.revision <= revision }
         deliveryWaiters.removeAll { $0.revision <= revision }
-        return ready.map { .complete($0.call, .done) }
+        let notes = deliveryNotes.filter { $0.revision <= revision }
+        deliveryNotes.removeAll { $0.revision <= revision }
+        return notes.map { .log(.info, $0.line) } + ready.map { .complete($0.call, .done) }
     }
 
-    /// The chat closed or went away: nothing more will be delivered; waiters return.
+    /// The chat closed or went away: nothing more will be delivered; notes are written and
+    /// waiters return.
     mutating func deliveriesStopped() -> [EngineAction] {
         let waiters = deliveryWaiters
+        let notes = deliveryNotes
         deliveryWaiters = []
+        deliveryNotes = []
         deliveredRevision = 0  // a new presentation starts with nothing delivered
-        return waiters.map { .complete($0.call, .done) }
+        return notes.map { .log(.info, $0.line) } + waiters.map { .complete($0.call, .done) }
     }
 
     private func track(_ event: DialogMachine.Lifecycle, user: GravityUser?, page: PageContext?) -> EngineAction {

@@ -64,6 +64,9 @@ struct EngineMachine: Sendable {
     var deliveryWaiters: [(call: CallID, revision: UInt64)] = []
     /// The newest dialog revision the presenter of the chat shown has returned from.
     var deliveredRevision: UInt64 = 0
+    /// Notes on a dialog outcome, written once the presenter has that outcome (snapshot
+    /// `revision`), so the log tells of what the user has already seen.
+    var deliveryNotes: [(revision: UInt64, line: String)] = []
     /// Identity changes waiting for the chat to close, with their callers.
     var pendingIdentityChanges: [(change: IdentityChange, call: CallID)] = []
 

@@ -254,4 +254,25 @@ import Testing
         #expect(F.completions(machine.hostCallFinished(replyUpdate)) == [.complete(F.call(2), .done)])
         #expect(machine.waitForReplyCalled(F.call(3)) == [.complete(F.call(3), .done)])
     }
+
+    /// The note on a failed send is written once the presenter has the failure, not while an
+    /// earlier snapshot is still on its way: a log read beside the screen never runs ahead of it.
+    @Test func aFailureNoteWaitsForTheFailuresUpdate() throws {
+        var machine = F.readyMachine()
+        try F.open(&machine)
+        let sent = machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
+        let sending = try #require(F.hostCalls(sent).first)  // the "sending" snapshot, under way
+        let tag = DialogTag(dialog: machine.dialog.epoch, messageId: "m-1", attempt: 1)
+        let failed = machine.shoppingAnswered(
+            .message(tag), .reply(.failure(F.failure(.server))), canHandle: { _ in true })
+        let isNote: (EngineAction) -> Bool = {
+            if case .log(_, let message) = $0 { return message.contains("not delivered") }
+            return false
+        }
+        #expect(!failed.contains(where: isNote))
+        let afterSending = machine.hostCallFinished(sending)
+        #expect(!afterSending.contains(where: isNote))  // the "sending" snapshot does not count
+        let failureUpdate = try #require(F.hostCalls(afterSending).first)
+        #expect(machine.hostCallFinished(failureUpdate).filter(isNote).count == 1)
+    }
 }

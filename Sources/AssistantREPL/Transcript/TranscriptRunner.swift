@@ -1,0 +1,199 @@
+import Foundation
+
+/// Runs transcripts as tests: `assistant replay` for teams that do not write Swift, and the
+/// `swift test` suite, through the same `check(file:display:bless:)`.
+package enum TranscriptRunner {
+    /// How one file came out.
+    package enum Status: String, Sendable, Hashable {
+        case passed = "PASS"
+        case failed = "FAIL"
+        /// Differed, was rewritten, and the rewritten file passes.
+        case blessed = "BLESS"
+    }
+
+    package struct FileResult: Sendable, Hashable {
+        /// The path as the run names it (`transcripts/x.transcript`).
+        package let path: String
+        package let status: Status
+        /// The diff and problems of a failed file (the problems a blessing found, for a
+        /// blessed one); nil when it passed.
+        package let report: String?
+        /// Wall time of the replay.
+        package let seconds: Double
+    }
+
+    /// A path that cannot be run: the message names it.
+    package struct PathError: Error, Sendable, Hashable, CustomStringConvertible {
+        package let message: String
+        package var description: String { message }
+    }
+
+    // MARK: - Files
+
+    /// The transcripts `paths` name, sorted and without repeats: a file as given (whatever its
+    /// name), a folder's `*.transcript` files at any depth.
+    package static func files(in paths: [String]) throws(PathError) -> [String] {
+        var found: [String] = []
+        var seen = Set<String>()
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw PathError(message: "\(path): no such file or folder")
+            }
+            var candidates: [String] = []
+            if isDirectory.boolValue {
+                let enumerator = FileManager.default.enumerator(atPath: path)
+                while let relative = enumerator?.nextObject() as? String {
+                    if relative.hasSuffix(".transcript") {
+                        candidates.append((path as NSString).appendingPathComponent(relative))
+                    }
+                }
+            } else {
+                candidates.append(path)
+            }
+            for candidate in candidates where seen.insert((candidate as NSString).standardizingPath).inserted {
+                found.append(candidate)
+            }
+        }
+        return found.sorted()
+    }
+
+    // MARK: - One file
+
+    /// Replays the transcript at `path`, naming it `display` in the report. With `bless`, a
+    /// file that differs is rewritten with this run's output and replayed again.
+    package static func check(file path: String, display: String, bless: Bool) async -> FileResult {
+        let seconds = secondsSince()
+        func result(_ status: Status, _ report: String?) -> FileResult {
+            FileResult(path: display, status: status, report: report, seconds: seconds())
+        }
+        let transcript: Transcript
+        do {
+            transcript = try TranscriptFormat.parse(try String(contentsOfFile: path, encoding: .utf8))
+        } catch let error as TranscriptError {
+            return result(.failed, "\(display):\(error.line): \(error.message)")
+        } catch {
+            return result(.failed, "\(display): cannot be read: \(error.localizedDescription)")
+        }
+        let replay = await TranscriptReplayer.replay(transcript)
+        guard let report = replay.report(file: display) else { return result(.passed, nil) }
+        guard bless, replay.diff.differs else { return result(.failed, report) }
+        do {
+            try TranscriptFormat.render(replay.actual).write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            return result(.failed, report + "\n\(display): cannot be rewritten: \(error.localizedDescription)")
+        }
+        // The rewritten file must pass on its own: an unused exchange was dropped, a request
+        // nobody recorded now says how it was answered (refused).
+        let again = await TranscriptReplayer.replay(replay.actual)
+        if let still = again.report(file: display) {
+            return result(.failed, report + "\nafter rewriting:\n" + still)
+        }
+        return result(
+            .blessed,
+            replay.problems.isEmpty ? nil : replay.problems.map { "\(display): \($0)" }.joined(separator: "\n"))
+    }
+
+    /// Wall seconds since this call, as a function.
+    private static func secondsSince() -> @Sendable () -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        return {
+            let elapsed = start.duration(to: clock.now)
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
+    }
+
+    // MARK: - Many files
+
+    /// Replays `files`, at most `jobs` at once, and hands each result to `report` in the
+    /// files' order as soon as it and every file before it are done.
+    package static func run(
+        _ files: [String], bless: Bool, jobs: Int, report: @Sendable (FileResult) -> Void = { _ in }
+    ) async -> [FileResult] {
+        var results = [FileResult?](repeating: nil, count: files.count)
+        var printed = 0
+        await withTaskGroup(of: (Int, FileResult).self) { group in
+            var next = 0
+            func launch() {
+                guard next < files.count else { return }
+                let index = next
+                next += 1
+                group.addTask { (index, await check(file: files[index], display: files[index], bless: bless)) }
+            }
+            for _ in 0..<max(1, jobs) { launch() }
+            for await (index, result) in group {
+                results[index] = result
+                while printed < results.count, let ready = results[printed] {
+                    report(ready)
+                    printed += 1
+                }
+                launch()
+            }
+        }
+        return results.compactMap { $0 }
+    }
+
+    /// The summary line: `N passed, M failed` (and how many were blessed).
+    package static func summary(_ results: [FileResult]) -> String {
+        let passed = results.filter { $0.status == .passed }.count
+        let failed = results.filter { $0.status == .failed }.count
+        let blessed = results.filter { $0.status == .blessed }.count
+        return "\(passed) passed, \(failed) failed" + (blessed > 0 ? ", \(blessed) blessed" : "")
+    }
+
+    // MARK: - The command
+
+    /// `assistant replay ARGUMENTS`: returns the exit code (0 all passed, 1 a file failed, 2 a
+    /// usage error or no transcript).
+    package static func main(
+        _ arguments: [String], standardOutput: @escaping @Sendable (String) -> Void = { print($0) },
+        standardError: @escaping @Sendable (String) -> Void = {
+            FileHandle.standardError.write(Data(($0 + "\n").utf8))
+        }
+    ) async -> Int32 {
+        let options: TranscriptRunnerOptions
+        do {
+            options = try TranscriptRunnerOptions.parse(arguments)
+        } catch {
+            standardError("assistant replay: \(error.message)\nTry 'assistant replay --help'.")
+            return 2
+        }
+        if options.showHelp {
+            standardOutput(TranscriptRunnerOptions.helpText())
+            return 0
+        }
+        let all: [String]
+        do {
+            all = try files(in: options.paths)
+        } catch {
+            standardError("assistant replay: \(error.message)")
+            return 2
+        }
+        guard !all.isEmpty else {
+            standardError("assistant replay: no *.transcript file in \(options.paths.joined(separator: ", "))")
+            return 2
+        }
+        let selected = options.shard.map { $0.select(all) } ?? all
+        let elapsed = secondsSince()
+        let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
+        let results = await run(selected, bless: options.bless, jobs: jobs) { result in
+            standardOutput("\(result.status.rawValue)  \(result.path)")
+            if let report = result.report { standardOutput(report) }
+        }
+        let seconds = elapsed()
+        let shard = options.shard.map { " (shard \($0.index)/\($0.count) of \(all.count) files)" } ?? ""
+        standardOutput(summary(results) + shard + String(format: " in %.2f s", seconds))
+        if let path = options.junitPath {
+            let suite = "transcripts" + (options.shard.map { " \($0.index)/\($0.count)" } ?? "")
+            do {
+                try JUnitReport.xml(suite: suite, results: results, seconds: seconds)
+                    .write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                standardError("assistant replay: cannot write \(path): \(error.localizedDescription)")
+                return 2
+            }
+        }
+        return results.contains { $0.status == .failed } ? 1 : 0
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// The options of `assistant replay`, parsed from the arguments after `replay`.
+package struct TranscriptRunnerOptions: Sendable, Hashable {
+    /// Files and folders to replay, as given.
+    package var paths: [String] = []
+    /// Rewrite files whose replay differs (`--bless`).
+    package var bless = false
+    /// Where to write JUnit XML (`--junit FILE`).
+    package var junitPath: String?
+    /// Run only one part of the files (`--shard K/N`).
+    package var shard: Shard?
+    /// How many files replay at once (`--jobs N`); nil: one per core.
+    package var jobs: Int?
+    /// Print the help and exit (`--help`, `-h`).
+    package var showHelp = false
+
+    package init() {}
+
+    /// Part `index` (1-based) of `count`: the files at sorted positions `index - 1`,
+    /// `index - 1 + count`, … — every file in exactly one part.
+    package struct Shard: Sendable, Hashable {
+        package var index: Int
+        package var count: Int
+
+        package init(index: Int, count: Int) {
+            self.index = index
+            self.count = count
+        }
+
+        package func select<Element>(_ sorted: [Element]) -> [Element] {
+            sorted.enumerated().filter { $0.offset % count == index - 1 }.map(\.element)
+        }
+    }
+
+    /// A command line `assistant replay` rejects: the message names the argument; exit 2.
+    package struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+        package let message: String
+        package var description: String { message }
+    }
+
+    /// Parses the arguments after `replay`. Options and paths may come in any order; after
+    /// `--` everything is a path.
+    package static func parse(_ arguments: [String]) throws(ParseError) -> Self {
+        var options = Self()
+        var index = 0
+        func value(for flag: String, inline: String?) throws(ParseError) -> String {
+            if let inline { return inline }
+            guard index < arguments.count, !arguments[index].hasPrefix("-") else {
+                throw ParseError(message: "Missing value for '\(flag)'.")
+            }
+            defer { index += 1 }
+            return arguments[index]
+        }
+        var onlyPaths = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPaths || !argument.hasPrefix("-") || argument == "-" {
+                options.paths.append(argument)
+                continue
+            }
+            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+            let flag = parts[0]
+            let inline = parts.count > 1 ? parts[1] : nil
+            switch flag {
+            case "--":
+                onlyPaths = true
+            case "--bless", "--help", "-h":
+                if inline != nil { throw ParseError(message: "The option '\(flag)' does not take a value.") }
+                if flag == "--bless" { options.bless = true } else { options.showHelp = true }
+            case "--junit":
+                options.junitPath = try value(for: flag, inline: inline)
+            case "--shard":
+                let text = try value(for: flag, inline: inline)
+                let numbers = text.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
+                guard numbers.count == 2, let k = numbers[0], let n = numbers[1], n >= 1, (1...n).contains(k) else {
+                    throw ParseError(
+                        message: "The value '\(text)' for --shard is invalid: use K/N with 1 <= K <= N, e.g. 1/2.")
+                }
+                options.shard = Shard(index: k, count: n)
+            case "--jobs":
+                let text = try value(for: flag, inline: inline)
+                guard let jobs = Int(text), (1...1024).contains(jobs) else {
+                    throw ParseError(message: "The value '\(text)' for --jobs is invalid: use a number from 1 to 1024.")
+                }
+                options.jobs = jobs
+            default:
+                throw ParseError(message: "Unknown option '\(flag)'.")
+            }
+        }
+        if !options.showHelp, options.paths.isEmpty {
+            throw ParseError(
+                message: "No transcript given: name files or folders, e.g. 'assistant replay transcripts'.")
+        }
+        return options
+    }
+
+    /// The usage line, shared by `--help` and error messages.
+    package static let usage = "USAGE: assistant replay [--bless] [--junit <file>] [--shard <k>/<n>] <path>..."
+
+    /// The `assistant replay --help` text, without a final newline.
+    package static func helpText() -> String {
+        """
+        OVERVIEW: Replay transcripts as tests, without Swift.
+
+        Each file's session runs again through the REPL and the engine, on virtual
+        time, against its recorded exchanges; a file passes when the REPL prints what
+        the file says and the engine sends what it says. Files replay in parallel.
+
+        \(usage)
+
+        ARGUMENTS:
+          <path>                  A transcript file, or a folder searched for
+                                  *.transcript files, recursively.
+
+        OPTIONS:
+          --bless                 Rewrite each file whose replay differs with what
+                                  this run produced (inputs, answers and comments
+                                  stay), then replay it again. Read it with git diff.
+          --junit <file>          Also write the results as JUnit XML, the diff of
+                                  each failure in its <failure> element.
+          --shard <k>/<n>         Replay only part k of n: the sorted files are dealt
+                                  out in turn, so 1/2 and 2/2 together replay every
+                                  file once.
+          --jobs <n>              Replay at most n files at once (default: one per
+                                  core).
+          -h, --help              Show help information.
+
+        Prints one line per file (PASS, FAIL with its diff, or BLESS) and a summary
+        line, "N passed, M failed". Exits 0 when every file passed, 1 when one failed,
+        2 on a usage error or when the paths hold no transcript.
+        """
+    }
+}

@@ -1,0 +1,76 @@
+import DemoStore
+import Foundation
+import ShoppingAssistant
+import ShoppingAssistantTesting
+import Testing
+
+@testable import AssistantREPL
+
+/// A session recorded against live services — both played by a loopback server, reached with
+/// the real `URLSessionTransport` on real time, wired as `assistant --gravity-url … --record`
+/// wires it — replays: it starts from the stored identity, files tracking GETs under
+/// `tracking` although they live on the Shopping API's host, and keeps the 429's
+/// `Retry-After`, which the session printed.
+@Suite(.timeLimit(.minutes(2))) struct LiveRecordingTests {
+    /// Set to a path to keep the recording for a look.
+    static let keepVariable = "TRANSCRIPT_LIVE_RECORDING"
+
+    @Test func aLiveRecordingReplaysWithItsIdentityTrackingAndHeaders() async throws {
+        let server = try LoopbackDemoServer()
+        defer { server.stop() }
+        let directory = NSTemporaryDirectory() + "live-recording-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = StateDirectory(path: directory)
+        let arguments = [
+            "--gravity-url", server.gravityURL.absoluteString, "--shopping-url", server.shoppingURL.absoluteString,
+            "--api-key", "live-secret-key", "--width", "160", "--log-level", "info",
+        ]
+
+        // A first launch stores the uid Gravity issues; the recorded session is the next launch.
+        _ = try await Self.session(arguments, state: state, lines: [":product KIT-1001", ":quit"])
+        let stored = try #require(FileIdentityStore(fileURL: state.identityFile).loadUid())
+        server.store.inject(.rateLimited)
+        let (recording, printed) = try await Self.session(
+            arguments + ["--record", directory + "/live.transcript"], state: state,
+            lines: [":product KIT-1001", ":open", "подарок", ":retry", ":tap 1", ":quit"])
+        let transcript = try #require(recording)
+
+        #expect(transcript.settings.uid == stored, "the file starts from the stored identity")
+        #expect(transcript.settings.logLevel == .info)
+        let exchanges = transcript.segments.flatMap(\.exchanges)
+        let visit = try #require(exchanges.first { $0.target == "/visit" })
+        #expect(visit.body.contains("\"uid\":\"\(stored)\""), "the recorded /visit carries the stored uid")
+        let local = exchanges.filter { $0.target.hasPrefix(server.shoppingURL.absoluteString) }
+        #expect(local.count >= 4, "load, reply impression and click URLs on the Shopping API's host")
+        #expect(local.allSatisfy { $0.service == "tracking" && $0.method == "GET" })
+        #expect(exchanges.contains { $0.service == "shopping" && $0.target == "/v1/messages" })
+        let limited = try #require(
+            exchanges.first { if case .response(429, _, _) = $0.outcome { true } else { false } })
+        #expect(limited.headers == [Transcript.Header("Retry-After", "30")])
+        #expect(printed.contains { $0.contains("(Retry-After: 30)") }, "the live session printed the header")
+        let text = TranscriptFormat.render(transcript)
+        #expect(!text.contains("live-secret-key"))
+        #expect(!text.contains("\u{1b}"))
+
+        let reread = try TranscriptFormat.parse(text)
+        let replay = await TranscriptReplayer.replay(reread)
+        #expect(replay.report(file: "live.transcript") == nil)
+        if let keep = ProcessInfo.processInfo.environment[Self.keepVariable] {
+            try text.write(toFile: keep, atomically: true, encoding: .utf8)
+        }
+    }
+
+    /// Runs `lines` through a session built as the `assistant` command builds it, piped.
+    private static func session(_ arguments: [String], state: StateDirectory, lines: [String]) async throws -> (
+        Transcript?, [String]
+    ) {
+        let options = try CommandLineOptions.parse(arguments, environment: [:])
+        let printed = Locked<[String]>([])
+        let environment = await REPLEnvironment(
+            policy: .commandLine(options, interactive: false, width: 160, stateDirectory: state),
+            output: REPLOutput { line in printed.withLock { $0.append(line) } })
+        await environment.session.run(reader: ScriptLineReader(lines: lines), recorder: environment.recorder)
+        return (environment.recorder?.transcript, printed.withLock { $0 })
+    }
+}

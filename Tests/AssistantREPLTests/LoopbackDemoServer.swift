@@ -1,0 +1,105 @@
+import DemoStore
+import Foundation
+import ShoppingAssistant
+import ShoppingAssistantTesting
+import Testing
+
+/// Both services on one loopback port, played by a `DemoStore` behind a real HTTP server, so
+/// the REPL runs against "live services" over sockets and real time: Gravity under
+/// `/gravity`, the Shopping API at the root, and the tracking URLs of every answer rewritten to
+/// `/t/…` and `/t2/…` on the same host — tracking that shares the Shopping API's host, which a
+/// transcript must still file as tracking.
+final class LoopbackDemoServer: Sendable {
+    let server: LoopbackHTTPServer
+    let store: DemoStore
+
+    var gravityURL: URL { server.baseURL.appendingPathComponent("gravity") }
+    var shoppingURL: URL { server.baseURL }
+
+    private static let trackingHosts = [
+        ("https://\(DemoStore.trackingHost)/", "/t/"), ("https://\(DemoStore.secondaryTrackingHost)/", "/t2/"),
+    ]
+
+    init() throws {
+        let server = try LoopbackHTTPServer()
+        let store = DemoStore()
+        self.server = server
+        self.store = store
+        let base = server.baseURL.absoluteString
+        server.setResponder { _ in
+            .respond { request in Self.answer(request, store: store, base: base) }
+        }
+    }
+
+    func stop() { server.stop() }
+
+    /// The demo store's answer to `request`, its tracking URLs moved onto this server.
+    private static func answer(_ request: LoopbackHTTPServer.ReceivedRequest, store: DemoStore, base: String)
+        -> LoopbackHTTPServer.Reply
+    {
+        var target = request.target
+        var host = "https://services.demo.example"
+        for (original, path) in trackingHosts where target.hasPrefix(path) {
+            host = String(original.dropLast())
+            target = "/" + target.dropFirst(path.count)
+        }
+        guard let url = URL(string: host + target), let method = HTTPRequest.Method(rawValue: request.method) else {
+            return .answer(status: 400, text: "bad request")
+        }
+        let forwarded = HTTPRequest(
+            method: method, url: url, headers: request.headers, body: request.body.isEmpty ? nil : request.body)
+        // The server thread waits for the store's answer; 60 s only guards against a hang.
+        let answer = Locked<HTTPResponse?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let response = try? await store.send(forwarded)
+            answer.withLock { $0 = response }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 60) == .success, let response = answer.withLock({ $0 }) else {
+            return .drop
+        }
+        var text = String(decoding: response.body, as: UTF8.self)
+        for (original, path) in trackingHosts {
+            text = text.replacingOccurrences(of: original, with: base + path)
+            text = text.replacingOccurrences(
+                of: original.replacingOccurrences(of: "/", with: "\\/"),
+                with: (base + path).replacingOccurrences(of: "/", with: "\\/"))
+        }
+        var headers = response.headers.filter { $0.key.caseInsensitiveCompare("Content-Length") != .orderedSame }
+        if headers.isEmpty { headers["Content-Type"] = "application/json" }
+        return .answer(status: response.status, headers: headers, text: text)
+    }
+}
+
+/// Serves a `LoopbackDemoServer` until standard input ends, for trying a live session by hand:
+///
+/// ```
+/// SHOPPING_ASSISTANT_CHILD_ROLE=loopback-demo-server \
+///   .build/debug/ShoppingAssistantPackageTests.xctest --testing-library swift-testing \
+///   --filter LoopbackDemoServerRole
+/// ```
+///
+/// prints the `--gravity-url` and `--shopping-url` to pass to `assistant`. A line naming a
+/// demo fault (`rate-limited`, `bad-gateway`, …) arms it once, as `:fault` does on the demo
+/// store.
+@Suite(.timeLimit(.minutes(60))) struct LoopbackDemoServerRole {
+    @Test func serveUntilStandardInputEnds() async throws {
+        guard ChildProcess.role == "loopback-demo-server" else { return }
+        let server = try LoopbackDemoServer()
+        defer { server.stop() }
+        let urls =
+            "--gravity-url \(server.gravityURL.absoluteString) --shopping-url \(server.shoppingURL.absoluteString)"
+        FileHandle.standardOutput.write(Data((urls + "\n").utf8))
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                while let line = readLine() {
+                    guard let fault = DemoFault(rawValue: line.trimmingCharacters(in: .whitespaces)) else { continue }
+                    server.store.inject(fault)
+                    FileHandle.standardOutput.write(Data("(fault \(fault.rawValue) armed, once)\n".utf8))
+                }
+                continuation.resume()
+            }.start()
+        }
+    }
+}
