@@ -62,6 +62,14 @@ struct EngineMachine: Sendable {
     /// outcome (snapshot `revision`).
     var replyWaiters: [CallID] = []
     var deliveryWaiters: [(call: CallID, revision: UInt64)] = []
+    /// The revision of the latest outcome (`.settled`), and the newest revision a presenter
+    /// has been given: a `waitForReply` that comes after the outcome still waits for it to
+    /// reach an open presenter.
+    var settledRevision: UInt64 = 0
+    var deliveredRevision: UInt64 = 0
+    /// The `chat_message_send` of the message in flight, bound to its identity and page,
+    /// held until the message's outcome (see `run(_:user:page:)` of the dialog's actions).
+    var trackingAfterOutcome: [Tracker.Job] = []
     /// Identity changes waiting for the chat to close, with their callers.
     var pendingIdentityChanges: [(change: IdentityChange, call: CallID)] = []
 
