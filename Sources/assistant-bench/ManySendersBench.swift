@@ -56,14 +56,14 @@ enum ManySendersBench {
         let sequentialRate = Double(count) / sequential.seconds
         Report.line(
             "\(Format.count(count)) engines, one message each, at once: \(parallel.short) → \(Format.rate(rate)) "
-                + "messages/s")
+                + "messages")
         Report.line(
             "one engine, \(Format.count(count)) messages in turn (baseline): \(sequential.short) → "
-                + "\(Format.rate(sequentialRate)) messages/s; ratio \(Format.ratio(rate / sequentialRate))")
+                + "\(Format.rate(sequentialRate)) messages; ratio \(Format.ratio(rate / sequentialRate))")
         withExtendedLifetime((engines, single)) {}
         let verdict = Verdict(
             figure: 9, name: "\(Format.count(count)) engines sending one message each",
-            value: "\(Format.rate(rate)) messages/s", goal: nil, met: nil)
+            value: "\(Format.rate(rate)) messages", goal: nil, met: nil)
         Report.verdict(verdict)
         return verdict
     }
