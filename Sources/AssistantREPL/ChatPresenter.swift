@@ -127,7 +127,11 @@ final class ChatPresenter: AssistantPresenter {
             let startedOver = chat.messages.isEmpty && !(state.snapshot?.messages.isEmpty ?? true)
             state.snapshot = chat
             var fresh: [(message: AssistantChatMessage, firstSight: Bool)] = []
-            for message in chat.messages {
+            // Only the messages the engine says changed: a message costs the same in a long
+            // dialog as in a short one. `nil` (a first snapshot, a new dialog) means all.
+            let positions = chat.changedMessageIndices ?? Array(chat.messages.indices)
+            for position in positions where chat.messages.indices.contains(position) {
+                let message = chat.messages[position]
                 let signature = Self.signature(message)
                 let previous = state.printed[message.id]
                 if previous != signature {

@@ -16,6 +16,7 @@ enum Bench {
         6: TranscriptReplayBench.run,
         7: REPLStartupBench.run,
         8: CarouselDrawingBench.run,
+        9: ManySendersBench.run,
     ]
 
     /// Runs on the cooperative pool and blocks the calling thread until done; returns the
@@ -34,9 +35,10 @@ enum Bench {
 
     static func run(_ options: BenchOptions) async -> Int32 {
         if let figure = options.childFigure, let run = figures[figure] {
-            let verdict = await run(options)
-            let json = (try? JSONEncoder().encode(verdict)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-            print(verdictPrefix + json)
+            for verdict in await verdicts(of: run, options) {
+                let json = (try? JSONEncoder().encode(verdict)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+                print(verdictPrefix + json)
+            }
             return 0
         }
 
@@ -52,9 +54,9 @@ enum Bench {
         let start = Timing.now
         for figure in figures.keys.sorted() where options.figures.contains(figure) {
             if options.inProcess, let run = figures[figure] {
-                verdicts.append(await run(options))
-            } else if let verdict = runChild(figure, options) {
-                verdicts.append(verdict)
+                verdicts += await Self.verdicts(of: run, options)
+            } else if let childVerdicts = runChild(figure, options) {
+                verdicts += childVerdicts
             } else {
                 failed = true
             }
@@ -66,8 +68,20 @@ enum Bench {
         return failed ? 1 : 0
     }
 
-    /// Runs one figure in a fresh copy of this binary, passing its output through.
-    private static func runChild(_ figure: Int, _ options: BenchOptions) -> Verdict? {
+    /// A figure's verdicts, sub-figures first, its headline verdict last.
+    private static func verdicts(of run: @Sendable (BenchOptions) async -> Verdict, _ options: BenchOptions) async
+        -> [Verdict]
+    {
+        let before = Report.verdicts.count
+        let headline = await run(options)
+        let printed = Array(Report.verdicts.dropFirst(before))
+        return printed.contains { $0.figure == headline.figure && $0.name == headline.name }
+            ? printed : printed + [headline]
+    }
+
+    /// Runs one figure in a fresh copy of this binary, passing its output through; returns
+    /// every verdict it printed.
+    private static func runChild(_ figure: Int, _ options: BenchOptions) -> [Verdict]? {
         guard let path = Subprocess.executablePath(),
             let child = Subprocess.spawn(path, arguments: options.childArguments(figure: figure), output: .pipe),
             let output = child.output
@@ -75,20 +89,24 @@ enum Bench {
             print("\(figure). could not start a child process (errno \(errno))")
             return nil
         }
-        var verdict: Verdict?
+        var verdicts: [Verdict] = []
         Subprocess.readLines(output) { line in
             if line.hasPrefix(verdictPrefix) {
-                verdict = try? JSONDecoder().decode(Verdict.self, from: Data(line.dropFirst(verdictPrefix.count).utf8))
+                if let verdict = try? JSONDecoder().decode(
+                    Verdict.self, from: Data(line.dropFirst(verdictPrefix.count).utf8))
+                {
+                    verdicts.append(verdict)
+                }
             } else {
                 print(line)
                 fflush(nil)
             }
         }
         let exit = Subprocess.wait(child)
-        if exit.status != 0 || verdict == nil {
+        if exit.status != 0 || verdicts.isEmpty {
             print("   figure \(figure) failed: the child process exited with status \(exit.status)")
             return nil
         }
-        return verdict
+        return verdicts
     }
 }

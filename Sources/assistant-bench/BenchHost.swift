@@ -90,9 +90,8 @@ final class BenchPresenter: AssistantPresenter {
         var expected: Int?
         var metAt: ContinuousClock.Instant?
         var waiter: CheckedContinuation<ContinuousClock.Instant, Never>?
-        /// The latest snapshot with nothing in flight: its message count and the ID of its
-        /// last user message (the one whose outcome it showed).
-        var settled: (count: Int, lastUserMessage: String?)?
+        /// User messages a snapshot has shown settled (replied or failed).
+        var settledMessages: Set<String> = []
         var staleDeliveries = 0
     }
 
@@ -104,12 +103,11 @@ final class BenchPresenter: AssistantPresenter {
     var latest: AssistantChatSnapshot? { state.withLock { $0.latest } }
     /// How many snapshots were received.
     var snapshotCount: Int { state.withLock { $0.snapshots } }
-    /// Snapshots that arrived after a newer one: a "sending" snapshot of message N after the
-    /// one showing its reply. The presenter protocol promises delivery in order. The engine
-    /// may coalesce snapshots (skip one that a newer one supersedes), so a "sending" snapshot
-    /// one message shorter than the settled one is stale only if it is about the same message:
-    /// after a new chat whose empty snapshot was skipped, the next message's "sending"
-    /// snapshot is also one shorter, but shows another message.
+    /// Snapshots that arrived after a newer one: a "sending" snapshot of message N after one
+    /// that showed N settled. The presenter protocol promises delivery in order. The engine
+    /// may coalesce snapshots (skip one that a newer one supersedes), so counts and
+    /// positions prove nothing: a snapshot is stale only when the very message it shows in
+    /// flight was already shown settled (the bench never retries a message).
     var staleDeliveries: Int { state.withLock { $0.staleDeliveries } }
 
     /// Prints a note if snapshots arrived out of order while `messages` messages were sent.
@@ -124,6 +122,11 @@ final class BenchPresenter: AssistantPresenter {
     func presentAssistant(_ chat: AssistantChatSnapshot) async { receive(chat) }
     func updateAssistant(_ chat: AssistantChatSnapshot) async { receive(chat) }
     func dismissAssistant() async {}
+
+    /// Drops the latest snapshot (and with it the dialog storage it shares).
+    func forget() {
+        state.withLock { $0.latest = nil }
+    }
 
     /// Arms the expectation of a snapshot with `count` messages and nothing in flight.
     func expectReply(messages count: Int) {
@@ -152,13 +155,14 @@ final class BenchPresenter: AssistantPresenter {
             state.latest = chat
             state.snapshots += 1
             let count = chat.messages.count
-            let lastUserMessage = chat.messages.last(where: { $0.role == .user })?.id
-            if chat.isSending, let settled = state.settled, count == settled.count - 1,
-                lastUserMessage == settled.lastUserMessage
-            {
-                state.staleDeliveries += 1
+            // From the end: the last user message is the last or the one before it.
+            if let lastUserMessage = chat.messages.last(where: { $0.role == .user })?.id {
+                if !chat.isSending {
+                    state.settledMessages.insert(lastUserMessage)
+                } else if state.settledMessages.contains(lastUserMessage) {
+                    state.staleDeliveries += 1
+                }
             }
-            if !chat.isSending { state.settled = (count, lastUserMessage) }
             guard let expected = state.expected, state.metAt == nil, !chat.isSending, count == expected else {
                 return nil
             }

@@ -1,11 +1,12 @@
 import Foundation
+import ShoppingAssistant
 
 /// Command-line options of `assistant-bench`.
 struct BenchOptions: Sendable {
     /// Smaller sizes and fewer repetitions: a smoke run that finishes in well under a minute.
     var quick = false
-    /// The figures to run (1–8); all by default.
-    var figures: Set<Int> = Set(1...8)
+    /// The figures to run (1–9); all by default.
+    var figures: Set<Int> = Set(1...9)
     /// Where the transcript corpus is; found from the working directory or the source tree.
     var transcriptsDirectory: String?
     /// Internal: run this one figure in this process and report its verdict on stdout. The
@@ -24,7 +25,7 @@ struct BenchOptions: Sendable {
         baseline measured side by side in the same run, with its inputs and a verdict.
 
           --quick            small sizes and few repetitions (a smoke run)
-          --only LIST        run only these figures (1-8), e.g. --only 1,4
+          --only LIST        run only these figures (1-9), e.g. --only 1,4
           --transcripts DIR  the transcript corpus for figure 6 (default: ./transcripts)
           --in-process       run the figures in this process instead of one fresh process
                              each (for profiling, e.g. under valgrind --tool=callgrind)
@@ -51,8 +52,8 @@ struct BenchOptions: Sendable {
             case "--only":
                 guard let list = remaining.popFirst() else { return .failure(.invalid("--only needs a list")) }
                 let figures = list.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-                guard !figures.isEmpty, figures.allSatisfy({ (1...8).contains($0) }) else {
-                    return .failure(.invalid("--only takes figure numbers 1-8, e.g. --only 1,4"))
+                guard !figures.isEmpty, figures.allSatisfy({ (1...9).contains($0) }) else {
+                    return .failure(.invalid("--only takes figure numbers 1-9, e.g. --only 1,4"))
                 }
                 options.figures = Set(figures)
             case "--transcripts":
@@ -63,7 +64,7 @@ struct BenchOptions: Sendable {
             case "--in-process":
                 options.inProcess = true
             case childFlag:
-                guard let figure = remaining.popFirst().flatMap({ Int($0) }), (1...8).contains(figure) else {
+                guard let figure = remaining.popFirst().flatMap({ Int($0) }), (1...9).contains(figure) else {
                     return .failure(.invalid("\(childFlag) takes a figure number"))
                 }
                 options.childFigure = figure
@@ -127,8 +128,14 @@ enum Report {
         fflush(nil)  // all streams; `stdout` itself is a global var Swift 6 rejects
     }
 
-    /// The one-line verdict against the goal.
+    private static let recorded = Locked<[Verdict]>([])
+
+    /// Every verdict printed so far in this process, sub-figures included, for the summary.
+    static var verdicts: [Verdict] { recorded.withLock { $0 } }
+
+    /// The one-line verdict against the goal; the summary lists it too.
     static func verdict(_ verdict: Verdict) {
+        recorded.withLock { $0.append(verdict) }
         let text: String
         switch verdict.met {
         case true?: text = "verdict: MET — \(verdict.value), goal \(verdict.goal ?? "")"

@@ -12,8 +12,10 @@ import ShoppingAssistantTesting
 ///
 /// The engine uses `URLSessionTransport` for the Shopping API on the loopback server; its
 /// Gravity events and tracking URLs go to an instant in-memory transport, as there is no
-/// Gravity server here. The two sides alternate iteration by iteration, each against the same
-/// server, so drift and background load hit both alike.
+/// Gravity server here. The sides alternate iteration by iteration, each against the same
+/// server, so drift and background load hit both alike; the engine's tracking is flushed
+/// before the baseline runs. A third side (2a), the same POST through `URLSessionTransport`
+/// alone and the engine's reply decoder, splits the overhead between transport and engine.
 enum LoopbackRoundTripBench {
     static let goal = 1.15
 
@@ -42,10 +44,13 @@ enum LoopbackRoundTripBench {
             networkHost: server.baseURL.host ?? "127.0.0.1", network: URLSessionTransport(), local: InstantTransport())
         let engine = await BenchEngine.openChat(
             transport: transport, presenter: presenter, shoppingBaseURL: server.baseURL)
-        let bare = BareClient(url: server.baseURL.appendingPathComponent("v1/messages"))
+        let messagesURL = server.baseURL.appendingPathComponent("v1/messages")
+        let bare = BareClient(url: messagesURL)
+        let transportOnly = URLSessionTransport()
 
         var engineTimes = Samples()
         var bareTimes = Samples()
+        var transportTimes = Samples()
         var requestBody = Data()
         for iteration in 0..<(warmup + iterations) {
             await engine.startNewChat()
@@ -57,6 +62,9 @@ enum LoopbackRoundTripBench {
             let observed = await presenter.replyObserved()
             let engineTime = start.duration(to: observed)
             if requestBody.isEmpty { requestBody = server.receivedRequests.last?.body ?? Data() }
+            // The message's lifecycle events and impressions finish before the baseline runs,
+            // or they would slow it down and flatter the ratio.
+            await engine.flushTracking()
 
             server.enqueue(answer)
             let bareTime: Duration
@@ -69,9 +77,27 @@ enum LoopbackRoundTripBench {
                 Report.line("stopped: the bare POST failed: \(error)")
                 return Verdict(figure: 2, name: "loopback round trip", value: "failed", goal: nil, met: nil)
             }
+            // 2a: the same POST through `URLSessionTransport` alone (its deadline, body bound and
+            // redirect policy) and the engine's reply decoder, to split the engine's overhead.
+            server.enqueue(answer)
+            let transportTime: Duration
+            do {
+                transportTime = try await Timing.measure {
+                    let response = try await transportOnly.send(
+                        HTTPRequest(
+                            method: .post, url: messagesURL,
+                            headers: ["Content-Type": "application/json", "Accept": "application/json"],
+                            body: requestBody))
+                    Sink.consume(WireBenchmarks.decodeReply(response.body))
+                }
+            } catch {
+                Report.line("stopped: the transport-only POST failed: \(error)")
+                return Verdict(figure: 2, name: "loopback round trip", value: "failed", goal: nil, met: nil)
+            }
             guard iteration >= warmup else { continue }
             engineTimes.append(engineTime)
             bareTimes.append(bareTime)
+            transportTimes.append(transportTime)
         }
         await engine.flushTracking()
         presenter.reportStaleDeliveries(messages: warmup + iterations)
@@ -79,6 +105,10 @@ enum LoopbackRoundTripBench {
         let ratio = engineTimes.median / bareTimes.median
         Report.line("engine, send → snapshot with reply:  \(engineTimes.summary)")
         Report.line("bare URLSession POST + JSONDecoder:  \(bareTimes.summary)")
+        Report.line(
+            "2a. URLSessionTransport alone + reply decoder: \(transportTimes.summary) "
+                + "(\(Format.ratio(transportTimes.median / bareTimes.median)) of bare; the engine adds "
+                + "\(Format.seconds(engineTimes.median - transportTimes.median)) to it)")
         Report.line(
             "ratio engine / bare: \(Format.ratio(ratio)); engine overhead \(Format.seconds(engineTimes.median - bareTimes.median)) per message"
         )

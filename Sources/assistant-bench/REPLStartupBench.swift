@@ -9,11 +9,15 @@ import Foundation
 /// `/dev/null`; the time is from spawning to reaping it (start-up to the first prompt,
 /// reading `:quit`, exit), the memory is its peak RSS (`wait4` `ru_maxrss`).
 ///
-/// The baseline, spawned alternately in the same way, is this binary with a flag that exits
-/// before doing anything: a Swift process loading the same runtime and Foundation.
+/// The baseline, spawned alternately in the same way, is a bare process: `/bin/true`, which
+/// loads nothing but the C library, so the ratio shows everything the REPL costs over the
+/// floor of spawning a process. Beside it, this binary with a flag that exits before doing
+/// anything shows what of that is only loading the Swift runtime and Foundation.
 enum REPLStartupBench {
     static let exitAtOnceFlag = "--exit-at-once-for-baseline"
     static let measureFlag = "--measure-spawn"
+    /// The floor: a process that loads only the C library and exits.
+    static let bareProcess = "/bin/true"
 
     static func run(_ options: BenchOptions) async -> Verdict {
         let warmup = options.size(quick: 1, full: 3)
@@ -38,15 +42,20 @@ enum REPLStartupBench {
         var replPeaks = Samples()
         var baseTimes = Samples()
         var basePeaks = Samples()
+        var swiftTimes = Samples()
+        var swiftPeaks = Samples()
         for iteration in 0..<(warmup + repetitions) {
             guard let repl = measure(own, [":quit\n", assistant]),
-                let base = measure(own, ["", own, exitAtOnceFlag])
+                let base = measure(own, ["", bareProcess]),
+                let swift = measure(own, ["", own, exitAtOnceFlag])
             else {
                 Report.line("stopped: spawning failed (errno \(errno))")
                 return Verdict(figure: 7, name: "REPL start-up", value: "failed", goal: nil, met: nil)
             }
-            guard repl.status == 0, base.status == 0 else {
-                Report.line("stopped: exit status \(repl.status) (assistant), \(base.status) (baseline)")
+            guard repl.status == 0, base.status == 0, swift.status == 0 else {
+                Report.line(
+                    "stopped: exit status \(repl.status) (assistant), \(base.status) (bare process), "
+                        + "\(swift.status) (Swift process)")
                 return Verdict(figure: 7, name: "REPL start-up", value: "failed", goal: nil, met: nil)
             }
             guard iteration >= warmup else { continue }
@@ -54,6 +63,8 @@ enum REPLStartupBench {
             replPeaks.append(seconds: Double(repl.peakResident))
             baseTimes.append(seconds: base.wall)
             basePeaks.append(seconds: Double(base.peakResident))
+            swiftTimes.append(seconds: swift.wall)
+            swiftPeaks.append(seconds: Double(swift.peakResident))
         }
 
         let ratio = replTimes.median / baseTimes.median
@@ -61,8 +72,11 @@ enum REPLStartupBench {
             "assistant, spawn → exit: \(replTimes.summary); peak RSS \(Format.bytes(replPeaks.median)) "
                 + "(max \(Format.bytes(replPeaks.maximum)))")
         Report.line(
-            "baseline, a Swift process on the same libraries that exits at once: \(baseTimes.summary); "
-                + "peak RSS \(Format.bytes(basePeaks.median))")
+            "baseline, a bare process (\(bareProcess)): \(baseTimes.summary); peak RSS \(Format.bytes(basePeaks.median))"
+        )
+        Report.line(
+            "for comparison, a Swift process on the same libraries that exits at once: \(swiftTimes.summary); "
+                + "peak RSS \(Format.bytes(swiftPeaks.median))")
         Report.line(
             "ratio assistant / baseline: time \(Format.ratio(ratio)), peak RSS "
                 + "\(Format.ratio(replPeaks.median / basePeaks.median)); REPL's own start-up and :quit "

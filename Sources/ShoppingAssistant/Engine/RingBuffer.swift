@@ -5,9 +5,10 @@ struct RingBuffer<Element: Sendable>: Sendable, Sequence {
     /// Where the oldest element is, once the buffer is full.
     private var head = 0
 
+    /// Nothing is reserved: the storage grows with the log, so an idle engine does not pay
+    /// for a full log (1,000 records reserved up front were 80 KiB per engine).
     init(capacity: Int) {
         self.capacity = Swift.max(1, capacity)
-        storage.reserveCapacity(Swift.min(self.capacity, 1_024))
     }
 
     var count: Int { storage.count }

@@ -386,14 +386,16 @@ struct DialogMachine: Sendable {
 
     /// Marks the replies not shown yet as shown and returns their impression URLs, once per
     /// reply (AN7). Only replies that landed since the last call are looked at.
+    ///
+    /// A turn enters `unshown` once, when its reply lands (a turn's reply never changes after
+    /// that), so the list alone says what was shown: marking nothing in the turns keeps an
+    /// opening from copying the dialog storage a presenter's snapshot shares.
     mutating func repliesShown() -> [String] {
         guard !unshown.isEmpty else { return [] }
         var urls: [String] = []
         for turn in unshown {
-            guard var reply = turns[turn].reply, !reply.shown else { continue }  // AN7: once
-            reply.shown = true
+            guard let reply = turns[turn].reply else { continue }
             urls += reply.content.impressionURLs
-            turns[turn].reply = reply
         }
         unshown = []
         return urls

@@ -20,17 +20,48 @@ struct UserMessage: Sendable, Hashable {
     let text: String
     var status: Status
     var attempts: Int
+    /// Out of line: held inline, the optional request would keep every turn of a long
+    /// dialog as large as a request long after it was dropped.
+    private var storedRequest: OutOfLine<ShoppingMessageRequest>?
+
+    init(messageId: String, text: String, status: Status, attempts: Int, request: ShoppingMessageRequest?) {
+        self.messageId = messageId
+        self.text = text
+        self.status = status
+        self.attempts = attempts
+        storedRequest = request.map(OutOfLine.init)
+    }
+
     /// The request as first sent, kept while a retry may need it: a retry sends this same
     /// value, which encodes to the same bytes (D6). Dropped once the outcome is final.
-    var request: ShoppingMessageRequest?
+    var request: ShoppingMessageRequest? {
+        get { storedRequest?.value }
+        set { storedRequest = newValue.map(OutOfLine.init) }
+    }
+}
+
+/// A value kept on the heap behind one reference, for a rarely present large field.
+struct OutOfLine<Value: Hashable & Sendable>: Hashable, Sendable {
+    private final class Box: Sendable {
+        let value: Value
+        init(_ value: Value) { self.value = value }
+    }
+
+    private let box: Box
+
+    init(_ value: Value) { box = Box(value) }
+
+    var value: Value { box.value }
+
+    static func == (lhs: OutOfLine, rhs: OutOfLine) -> Bool { lhs.box === rhs.box || lhs.value == rhs.value }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(value) }
 }
 
 /// A reply as the dialog keeps it.
 struct ReplyMessage: Sendable, Hashable {
     let content: ReplyContent
     var rating: AssistantRating?
-    /// Its impression URLs were requested: it was shown to the user (AN7).
-    var shown = false
     /// Whether each of `content.buttons` is offered: routed (AC3) and one the handler can
     /// handle (AC4). Asked of the handler when the reply lands and when the handler changes.
     var buttonsEnabled: [Bool]

@@ -120,6 +120,12 @@ extension EngineMachine {
 
     /// Performs what the dialog machine decided. `user` and `page` bind lifecycle events to
     /// a dialog that has already ended (AN3).
+    ///
+    /// Tracking does not compete with the round trip: a message's `chat_message_send` is held
+    /// while the message is in flight and leaves with its outcome, just before the outcome's
+    /// own event (`chat_message_reply`, `chat_message_error`, or `chat_dialog_end` for a
+    /// dialog that ended first). It is bound to its identity and page when the message is
+    /// sent, so holding it changes only when it leaves (AN3).
     mutating func run(_ actions: [DialogMachine.Action], user: GravityUser? = nil, page: PageContext? = nil)
         -> [EngineAction]
     {
@@ -143,16 +149,32 @@ extension EngineMachine {
             case .sendFeedback(let turn, let request):
                 result.append(.sendShopping(.feedback(dialog: dialog.epoch, turn: turn), .feedback(request)))
             case .track(let event):
-                result.append(track(event, user: user, page: page))
+                guard case .track(let jobs) = track(event, user: user, page: page) else {
+                    preconditionFailure("a lifecycle event is a tracking job")
+                }
+                switch event {
+                case .messageSend: trackingAfterOutcome += jobs  // leaves with the message's outcome
+                case .feedback: result.append(.track(jobs))  // a rating is not an outcome
+                case .messageReply, .messageError, .dialogEnd:
+                    result.append(.track(takeTrackingAfterOutcome() + jobs))
+                }
             case .publish:
                 result += publish()
             case .settled:
+                let held = takeTrackingAfterOutcome()
+                if !held.isEmpty { result.append(.track(held)) }
                 result += replySettled()
             case .diagnostics(let lines):
                 result += notes(lines.map { "dialog: \($0)" })
             }
         }
         return result
+    }
+
+    /// The held `chat_message_send`, if any, now leaving.
+    private mutating func takeTrackingAfterOutcome() -> [Tracker.Job] {
+        defer { trackingAfterOutcome = [] }
+        return trackingAfterOutcome
     }
 
     /// Nothing is in flight: `waitForReply` callers return now, or once the presenter has been

@@ -67,6 +67,9 @@ struct EngineMachine: Sendable {
     /// Notes on a dialog outcome, written once the presenter has that outcome (snapshot
     /// `revision`), so the log tells of what the user has already seen.
     var deliveryNotes: [(revision: UInt64, line: String)] = []
+    /// The `chat_message_send` of the message in flight, bound to its identity and page,
+    /// held until the message's outcome (see `run(_:user:page:)` of the dialog's actions).
+    var trackingAfterOutcome: [Tracker.Job] = []
     /// Identity changes waiting for the chat to close, with their callers.
     var pendingIdentityChanges: [(change: IdentityChange, call: CallID)] = []
 

@@ -36,8 +36,9 @@ struct ReplyButton: Sendable, Hashable {
     /// The label: `value`, or the action's name when there is none.
     var title: String { storage.text(valueText) ?? actionName }
 
-    /// The server's button object, keys as received.
-    var payload: [String: JSONValue] { storage.object(objectText) }
+    /// The server's button object, keys as received; decoded on each read and not kept (a
+    /// few small members, read when the reply lands and when a snapshot shows it).
+    var payload: [String: JSONValue] { storage.uncachedObject(objectText) }
 
     /// The host's action, or `nil` for a button that is not offered (AC3). The same as
     /// `AssistantAction(button: payload)`.

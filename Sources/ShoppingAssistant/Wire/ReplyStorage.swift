@@ -25,7 +25,7 @@ struct StoredList: Hashable, Sendable {
 /// strings become `String`s only when read.
 ///
 /// Immutable once built, except for a cache of the JSON objects decoded on first access
-/// (extras, button payloads), which one lock for all storages guards: access is rare and
+/// (product extras; button payloads are decoded on each read), which one lock for all storages guards: access is rare and
 /// short, and a lock per reply would cost two allocations per reply.
 final class ReplyStorage: @unchecked Sendable {
     // @unchecked: `bytes` and `lists` never change; `objects` is only touched under `objectsLock`.
@@ -69,6 +69,16 @@ final class ReplyStorage: @unchecked Sendable {
         return withBytes(stored) { mine in storage.withBytes(other) { theirs in mine.elementsEqual(theirs) } }
     }
 
+    /// The JSON object whose text is at `stored`, decoded now and not kept: for small objects
+    /// read once per use (a button's payload, when the button is routed or shown), whose
+    /// decoded form would otherwise stay with every stored reply of a long dialog.
+    func uncachedObject(_ stored: StoredText) -> [String: JSONValue] {
+        guard !stored.isAbsent else { return [:] }
+        return withBytes(stored) { buffer in
+            (try? JSONValue(parsing: UnsafeRawBufferPointer(buffer)))?.objectValue ?? [:]
+        }
+    }
+
     /// How many objects have been decoded so far (laziness is observable in tests).
     var decodedObjectCount: Int { Self.objectsLock.withLock { _ in objects.count } }
 
@@ -79,9 +89,7 @@ final class ReplyStorage: @unchecked Sendable {
     func object(_ stored: StoredText) -> [String: JSONValue] {
         guard !stored.isAbsent else { return [:] }
         if let cached = Self.objectsLock.withLock({ _ in objects[stored.start] }) { return cached }
-        let decoded = withBytes(stored) { buffer in
-            (try? JSONValue(parsing: UnsafeRawBufferPointer(buffer)))?.objectValue ?? [:]
-        }
+        let decoded = uncachedObject(stored)
         return Self.objectsLock.withLock { decodedTotal in
             if let cached = objects[stored.start] { return cached }
             decodedTotal += 1

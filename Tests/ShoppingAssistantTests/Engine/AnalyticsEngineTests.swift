@@ -101,6 +101,28 @@ import Testing
         await h.verify()
     }
 
+    // No rule ID: the order in which lifecycle events leave is the engine's choice; this pins
+    // the choice that keeps tracking off a message's critical path.
+    @Test func messageSendEventLeavesOnlyOnceTheReplyIsPublishedAndBeforeTheReplyEvent() async throws {
+        let h = await EngineHarness()
+        await h.openReady()
+        let message = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
+        h.expectEvents(2)  // chat_message_send, chat_message_reply
+        let messageId = try await h.sendAccepted(Self.firstText)
+        await h.engine.flushTracking()
+        #expect(h.sentEventTypes == ["chat_dialog_open"], "tracking competed with the round trip")
+
+        h.transport.expect(.get(F.replyImpression), .respond(F.ok))  // AN7: the reply is shown
+        h.transport.complete(message, with: F.reply())
+        await h.engine.waitForReply()
+        await h.engine.flushTracking()
+        #expect(h.sentEventTypes == ["chat_dialog_open", "chat_message_send", "chat_message_reply"])
+        let send = try #require(h.sentLifecycleEvents.first { $0.type == "chat_message_send" })
+        #expect(send.props["messageId"] == messageId)
+        #expect(send.uid == "u-8f3c")
+        await h.verify()
+    }
+
     // covers: AN1, AN3
     @Test func eventQueuedUnderUserAIsSentAsUserAAfterSwitchingToUserB() async throws {
         let h = await EngineHarness()

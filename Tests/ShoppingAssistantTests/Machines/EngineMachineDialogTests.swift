@@ -32,8 +32,10 @@ import Testing
                 == [.complete(F.call(1), .send(.failure(.noIdentity)))])
     }
 
+    /// The request leaves first; its `chat_message_send` waits for the outcome, so that nothing
+    /// the reply does not need competes with it, and leaves just before `chat_message_reply`.
     // covers: D14, S2, S3, D15, AN1, AN2
-    @Test func theFirstMessageIsSentWithTheStartScreensContextAndTheCanonicalUid() {
+    @Test func theFirstMessageIsSentWithTheStartScreensContextAndTheCanonicalUid() throws {
         var machine = F.readyMachine()
         let tag = DialogTag(dialog: 1, messageId: "m-1", attempt: 1)
         #expect(
@@ -41,9 +43,16 @@ import Testing
                 == [
                     .sendShopping(.message(tag), .message(Self.request("m-1"))),
                     .startTimer(.reply(tag), after: .seconds(120)),
-                    F.event("chat_message_send", ["threadId": "thread-1", "messageId": "m-1", "attempt": "1"]),
                     .complete(F.call(1), .send(.success("m-1"))),
                 ])
+        let landed = machine.shoppingAnswered(
+            .message(tag), .reply(.success(try F.reply(to: "m-1", assistantMessageId: "am-1"))),
+            canHandle: { _ in true })
+        let events = F.trackedJobs(landed).compactMap { job -> GravityCustomEvent? in
+            if case .event(let event, _) = job { return event } else { return nil }
+        }
+        #expect(events.map(\.type) == ["chat_message_send", "chat_message_reply"])
+        #expect(events.first?.customProps == ["threadId": "thread-1", "messageId": "m-1", "attempt": "1"])
     }
 
     // covers: D14
@@ -144,9 +153,13 @@ import Testing
         #expect(
             F.withoutLogs(adopted) == [
                 .cancelTimer(.reply(tag)),
-                F.event(
-                    "chat_message_reply",
-                    ["threadId": "thread-1", "messageId": "m-1", "assistantMessageId": "am-h", "products": "0"]),
+                .track(
+                    F.jobs(F.event("chat_message_send", ["threadId": "thread-1", "messageId": "m-1", "attempt": "1"]))
+                        + F.jobs(
+                            F.event(
+                                "chat_message_reply",
+                                ["threadId": "thread-1", "messageId": "m-1", "assistantMessageId": "am-h", "products": "0"]
+                            ))),
             ])
         #expect(machine.dialogState == .active)
     }
@@ -174,7 +187,6 @@ import Testing
             machine.retryCalled(F.call(6), messageId: "m-1") == [
                 .sendShopping(.message(retry), .message(Self.request("m-1"))),
                 .startTimer(.reply(retry), after: .seconds(120)),
-                F.event("chat_message_send", ["threadId": "thread-1", "messageId": "m-1", "attempt": "2"]),
                 .complete(F.call(6), .send(.success("m-1"))),
             ])
     }

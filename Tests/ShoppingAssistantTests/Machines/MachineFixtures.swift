@@ -86,6 +86,16 @@ enum MachineFixtures {
         ])
     }
 
+    /// The tracking jobs of `actions`, in order, as one list.
+    static func trackedJobs(_ actions: [EngineAction]) -> [Tracker.Job] {
+        actions.flatMap { action -> [Tracker.Job] in
+            if case .track(let jobs) = action { return jobs } else { return [] }
+        }
+    }
+
+    /// The jobs of a `.track` action built by `event(_:_:)`.
+    static func jobs(_ action: EngineAction) -> [Tracker.Job] { trackedJobs([action]) }
+
     // MARK: - Shopping API
 
     static func product(
