@@ -158,7 +158,10 @@ import Testing
                         + F.jobs(
                             F.event(
                                 "chat_message_reply",
-                                ["threadId": "thread-1", "messageId": "m-1", "assistantMessageId": "am-h", "products": "0"]
+                                [
+                                    "threadId": "thread-1", "messageId": "m-1", "assistantMessageId": "am-h",
+                                    "products": "0",
+                                ]
                             ))),
             ])
         #expect(machine.dialogState == .active)
