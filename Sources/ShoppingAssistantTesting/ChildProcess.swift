@@ -31,6 +31,10 @@ package final class ChildProcess: Sendable {
         process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
         var variables = ProcessInfo.processInfo.environment
         variables[Self.roleVariable] = role
+        // A child that crashes on purpose must end at once: the runtime's backtracer would
+        // symbolicate the whole test binary first (minutes under the thread sanitizer), and its
+        // output goes nowhere.
+        variables["SWIFT_BACKTRACE"] = variables["SWIFT_BACKTRACE"] ?? "enable=no"
         for (name, value) in environment { variables[name] = value }
         process.environment = variables
         let output = Pipe()

@@ -127,11 +127,15 @@ struct IdentityStoreCrashTests {
                 role: "identity-writer", filter: "ChildProcessRoles", environment: ["IDENTITY_FILE": file.path])
             let killedAfter = round * 7
             // Killed as soon as the child starts a save: the kill lands inside it or just after.
-            let reported = await withinHangGuard("the child saves \(killedAfter) identities") {
+            let reported = await withinHangGuard(
+                "the child saves \(killedAfter) identities", seconds: childProcessGuardSeconds
+            ) {
                 await child.line(containing: "saving \(killedAfter)")
             }
             child.kill()
-            let ended = await withinHangGuard("the child ends") { await child.exit() }
+            let ended = await withinHangGuard("the child ends", seconds: childProcessGuardSeconds) {
+                await child.exit()
+            }
             #expect(ended?.signaled == true, "killed, not exited: \(String(describing: ended))")
             try #require(reported != nil)
             if !Self.leftovers(in: directory).isEmpty { interrupted += 1 }

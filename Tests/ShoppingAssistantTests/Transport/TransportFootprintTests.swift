@@ -32,10 +32,14 @@ struct TransportFootprintTests {
                 "HOME": home, "XDG_DATA_HOME": nil, "XDG_CACHE_HOME": nil, "XDG_CONFIG_HOME": nil,
                 "XDG_STATE_HOME": nil, "FOOTPRINT_MODE": mode, "FOOTPRINT_URL": server.baseURL.absoluteString,
             ])
-        let reported = await withinHangGuard("the child makes its request", sourceLocation: sourceLocation) {
+        let reported = await withinHangGuard(
+            "the child makes its request", seconds: childProcessGuardSeconds, sourceLocation: sourceLocation
+        ) {
             await child.line(containing: "done")
         }
-        _ = await withinHangGuard("the child ends", sourceLocation: sourceLocation) { await child.exit() }
+        _ = await withinHangGuard("the child ends", seconds: childProcessGuardSeconds, sourceLocation: sourceLocation) {
+            await child.exit()
+        }
         #expect(reported == "done 200", sourceLocation: sourceLocation)
         return Self.entries(under: home)
     }
@@ -78,9 +82,12 @@ struct TransportFootprintTests {
 struct PartialHeadersCrashTests {
     @Test func aHeaderBlockCutShortIsConnectionLost() async throws {
         let child = try ChildProcess(role: "partial-headers", filter: "ChildProcessRoles")
-        let started = await withinHangGuard("the child starts its request") { await child.line(containing: "sending") }
+        let started = await withinHangGuard("the child starts its request", seconds: childProcessGuardSeconds) {
+            await child.line(containing: "sending")
+        }
         try #require(started != nil)
-        let ended = try #require(await withinHangGuard("the child ends") { await child.exit() })
+        let ended = try #require(
+            await withinHangGuard("the child ends", seconds: childProcessGuardSeconds) { await child.exit() })
         let outcome = child.lines.first { $0.hasPrefix("outcome") }
         withKnownIssue("swift-corelibs-foundation 6.3.1 aborts the process on a header block cut short") {
             #expect(!ended.signaled, "the child was killed by signal \(ended.status)")

@@ -2,6 +2,11 @@ import Foundation
 import ShoppingAssistant
 import Testing
 
+/// The guard for a child process: a fresh test binary that starts, discovers its tests and
+/// runs one role. On two cores busy with the socket suites under the thread sanitizer that
+/// alone has taken over a minute, so children get three.
+let childProcessGuardSeconds = 180
+
 /// Waits for something a test expects to happen soon, and fails the test instead of hanging
 /// the run when it does not happen within a generous bound (60 s of wall time, far beyond
 /// what any step takes on a loaded machine under the thread sanitizer). The bound is only a
