@@ -64,8 +64,8 @@ extension EngineMachine {
             replyWaiters.remove(at: index)
             return [.complete(call, .done)]
         }
-        if let index = deliveryWaiters.firstIndex(where: { $0.call == call }) {
-            deliveryWaiters.remove(at: index)
+        if let index = afterDelivery.firstIndex(where: { $0.action == .complete(call, .done) }) {
+            afterDelivery.remove(at: index)
             return [.complete(call, .done)]
         }
         return []
@@ -189,43 +189,44 @@ extension EngineMachine {
     /// shown or it has it already, else when that revision is delivered. An outcome that landed
     /// while its update is still on its way is not "given" yet (D2).
     private mutating func awaitDelivery(of callers: [CallID]) -> [EngineAction] {
-        guard presentation.currentOpening != nil, deliveredRevision < dialog.revision else {
-            return callers.map { .complete($0, .done) }
-        }
-        deliveryWaiters += callers.map { ($0, dialog.revision) }
-        return []
+        onceDelivered(callers.map { .complete($0, .done) })
     }
 
-    /// Notes on the outcome the dialog has now: written now, or once the presenter has been
-    /// given it, as `awaitDelivery` does for callers, so that a note never comes before what it
-    /// is about reaches the screen.
+    /// Notes on the outcome the dialog has now: written as `awaitDelivery` returns callers, so
+    /// that a note never comes before what it is about reaches the screen.
     private mutating func notes(_ lines: [String]) -> [EngineAction] {
-        guard presentation.currentOpening != nil, deliveredRevision < dialog.revision else {
-            return lines.map { .log(.info, $0) }
-        }
-        deliveryNotes += lines.map { (dialog.revision, $0) }
+        onceDelivered(lines.map { .log(.info, $0) })
+    }
+
+    /// `actions` now, when no chat is shown or its presenter has the current dialog; else once
+    /// the presenter has it.
+    private mutating func onceDelivered(_ actions: [EngineAction]) -> [EngineAction] {
+        guard presentation.currentOpening != nil, deliveredRevision < dialog.revision else { return actions }
+        afterDelivery += actions.map { (dialog.revision, $0) }
         return []
     }
 
     /// A snapshot of `revision` reached the presenter.
     mutating func snapshotDelivered(revision: UInt64) -> [EngineAction] {
         deliveredRevision = max(deliveredRevision, revision)
-        let ready = deliveryWaiters.filter { $0.revision <= revision }
-        deliveryWaiters.removeAll { $0.revision <= revision }
-        let notes = deliveryNotes.filter { $0.revision <= revision }
-        deliveryNotes.removeAll { $0.revision <= revision }
-        return notes.map { .log(.info, $0.line) } + ready.map { .complete($0.call, .done) }
+        let ready = afterDelivery.filter { $0.revision <= revision }.map(\.action)
+        afterDelivery.removeAll { $0.revision <= revision }
+        return Self.notesFirst(ready)
     }
 
     /// The chat closed or went away: nothing more will be delivered; notes are written and
     /// waiters return.
     mutating func deliveriesStopped() -> [EngineAction] {
-        let waiters = deliveryWaiters
-        let notes = deliveryNotes
-        deliveryWaiters = []
-        deliveryNotes = []
+        let ready = afterDelivery.map(\.action)
+        afterDelivery = []
         deliveredRevision = 0  // a new presentation starts with nothing delivered
-        return notes.map { .log(.info, $0.line) } + waiters.map { .complete($0.call, .done) }
+        return Self.notesFirst(ready)
+    }
+
+    /// Notes before the callers they concern return, each kind in the order it waited.
+    private static func notesFirst(_ actions: [EngineAction]) -> [EngineAction] {
+        let isNote: (EngineAction) -> Bool = { if case .log = $0 { return true } else { return false } }
+        return actions.filter(isNote) + actions.filter { !isNote($0) }
     }
 
     private func track(_ event: DialogMachine.Lifecycle, user: GravityUser?, page: PageContext?) -> EngineAction {

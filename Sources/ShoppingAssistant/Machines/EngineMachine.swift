@@ -61,12 +61,12 @@ struct EngineMachine: Sendable {
     /// `waitForReply` callers: while a message is in flight, then until the presenter has the
     /// outcome (snapshot `revision`).
     var replyWaiters: [CallID] = []
-    var deliveryWaiters: [(call: CallID, revision: UInt64)] = []
+    /// What waits for the presenter to have a dialog `revision`: the completions of
+    /// `waitForReply` callers, and notes on that outcome, so the log tells of what the user has
+    /// already seen (D2).
+    var afterDelivery: [(revision: UInt64, action: EngineAction)] = []
     /// The newest dialog revision the presenter of the chat shown has returned from.
     var deliveredRevision: UInt64 = 0
-    /// Notes on a dialog outcome, written once the presenter has that outcome (snapshot
-    /// `revision`), so the log tells of what the user has already seen.
-    var deliveryNotes: [(revision: UInt64, line: String)] = []
     /// The `chat_message_send` of the message in flight, bound to its identity and page,
     /// held until the message's outcome (see `run(_:user:page:)` of the dialog's actions).
     var trackingAfterOutcome: [Tracker.Job] = []
