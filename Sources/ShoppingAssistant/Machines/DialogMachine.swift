@@ -15,30 +15,25 @@ enum DialogEndReason: String, Sendable, Hashable {
     case assistantChange = "assistant_change"
 }
 
-/// What a dialog is bound to for its whole life (D14, S2, S3).
-struct DialogContext: Sendable, Hashable {
-    let threadId: String
-    let prepared: PreparedAssistant
-    let uid: String
-    let tenant: String
-    let identityEpoch: UInt64
-    /// The dialog's page exactly as it was sent to Gravity (SDK attributes, upper-case type).
-    let page: PageContext
-
-    var runtimeContext: ShoppingRuntimeContext {
-        ShoppingRuntimeContext(
-            tenantId: tenant, uid: uid, selector: prepared.selector, campaignId: prepared.campaignId, page: page)
-    }
-}
-
 /// What a new dialog is bound to when its first message is sent (D14, S2, S3).
 struct DialogStart: Sendable, Hashable {
     let prepared: PreparedAssistant
     let uid: String
     let tenant: String
-    let identityEpoch: UInt64
-    /// `prepared.pageContext` as sent to Gravity.
+    /// `prepared.pageContext` as sent to Gravity (SDK attributes, upper-case type).
     let page: PageContext
+}
+
+/// What a dialog is bound to for its whole life: its start and its thread (D14, D15).
+struct DialogContext: Sendable, Hashable {
+    let threadId: String
+    let start: DialogStart
+
+    var runtimeContext: ShoppingRuntimeContext {
+        ShoppingRuntimeContext(
+            tenantId: start.tenant, uid: start.uid, selector: start.prepared.selector,
+            campaignId: start.prepared.campaignId, page: start.page)
+    }
 }
 
 /// The messages that changed since a presenter was last given a snapshot (see
@@ -155,13 +150,11 @@ struct DialogMachine: Sendable {
         if isSending { return .failure(.busy) }  // D2
         if context == nil {
             guard let start else { return .failure(.notReady) }
-            context = DialogContext(
-                threadId: newThreadId, prepared: start.prepared, uid: start.uid, tenant: start.tenant,
-                identityEpoch: start.identityEpoch, page: start.page)  // D14, D15
+            context = DialogContext(threadId: newThreadId, start: start)  // D14, D15
         }
         guard let context else { preconditionFailure("a dialog has a context once it has a message") }
         let request = ShoppingMessageRequest(
-            threadId: context.threadId, messageId: messageId, resourceId: context.uid, text: text,
+            threadId: context.threadId, messageId: messageId, resourceId: context.start.uid, text: text,
             runtimeContext: context.runtimeContext)
         let turn = turns.count
         turns.append(
@@ -244,7 +237,7 @@ struct DialogMachine: Sendable {
         guard let context else { preconditionFailure("a message in flight has a dialog") }
         state = .sending(tag, reconciling: error)
         return [
-            .fetchHistory(tag, threadId: context.threadId, resourceId: context.uid, tenant: context.tenant),
+            .fetchHistory(tag, threadId: context.threadId, resourceId: context.start.uid, tenant: context.start.tenant),
             .startReplyTimer(tag, Self.historyTimeout),
         ]
     }
@@ -365,7 +358,8 @@ struct DialogMachine: Sendable {
         turns[turn].reply = reply
         touch(replyOf: turn)
         let request = ShoppingFeedbackRequest(
-            threadId: context.threadId, messageId: assistantMessageId, resourceId: context.uid, rating: rating.rawValue,
+            threadId: context.threadId, messageId: assistantMessageId, resourceId: context.start.uid,
+            rating: rating.rawValue,
             runtimeContext: context.runtimeContext)
         return .rated([
             .sendFeedback(turn: turn, request),

@@ -9,7 +9,7 @@ extension EngineMachine {
             guard let prepared = preparation.lastReady else { return refuse(call, .notReady) }  // P5, D14
             guard let uid = identity.canonicalUID else { return refuse(call, .noIdentity) }  // S3, S4
             start = DialogStart(
-                prepared: prepared, uid: uid, tenant: settings.section, identityEpoch: identity.epoch,
+                prepared: prepared, uid: uid, tenant: settings.section,
                 page: sdkContext(prepared.pageContext))
         }
         switch dialog.sendRequested(text: text, messageId: messageId, newThreadId: newThreadId, start: start) {
@@ -114,7 +114,7 @@ extension EngineMachine {
     /// Ends the current dialog (D13): its `chat_dialog_end` keeps the ended dialog's page
     /// (wire.md) and `user`, the old one for an identity change (AN3).
     mutating func endDialog(_ reason: DialogEndReason, user: GravityUser? = nil) -> [EngineAction] {
-        let page = dialog.context?.prepared.pageContext
+        let page = dialog.context?.start.prepared.pageContext
         return run(dialog.ended(reason), user: user, page: page)
     }
 

@@ -84,7 +84,8 @@ extension EngineMachine {
     /// change (D13): the dialog ends, reported with the ended dialog's page.
     private mutating func assistantChangeIfAny() -> [EngineAction] {
         // P8: another selector than the current dialog's.
-        guard let ready = preparation.ready, let current = dialog.context, current.prepared.selector != ready.selector
+        guard let ready = preparation.ready, let current = dialog.context,
+            current.start.prepared.selector != ready.selector
         else { return [] }
         return endDialog(.assistantChange)
     }

@@ -86,7 +86,7 @@ extension EngineMachine {
             case .dismiss(let opening):
                 result.append(.callHost(.dismiss(opening)))
             case .opened(_, let callers):
-                let prepared = dialog.context?.prepared ?? preparation.lastReady
+                let prepared = dialog.context?.start.prepared ?? preparation.lastReady
                 result.append(
                     lifecycle(
                         .dialogOpen,

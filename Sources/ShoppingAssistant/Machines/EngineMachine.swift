@@ -112,7 +112,7 @@ struct EngineMachine: Sendable {
     /// The chat model as a presenter sees it now (O9, D16, C7, D2), under the refs of the
     /// current opening (PR6). Cheap: it shares the dialog's storage.
     func snapshot() -> AssistantChatSnapshot {
-        let start = dialog.context?.prepared.configuration ?? preparation.lastReady?.configuration
+        let start = dialog.context?.start.prepared.configuration ?? preparation.lastReady?.configuration
         let scope = ChatScope(
             opening: presentation.currentOpening?.value ?? 0, dialog: dialog.epoch, identity: identity.epoch)
         let sending = dialog.isSending
@@ -159,7 +159,7 @@ struct EngineMachine: Sendable {
         -> EngineAction
     {
         let context =
-            page ?? dialog.context?.prepared.pageContext ?? preparation.lastReady?.pageContext
+            page ?? dialog.context?.start.prepared.pageContext ?? preparation.lastReady?.pageContext
             ?? PageContext(type: .other)
         let event = GravityCustomEvent(
             type: type.rawValue, name: type.displayName, customProps: props.compactMapValues { $0 })

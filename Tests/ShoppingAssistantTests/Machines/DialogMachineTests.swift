@@ -9,7 +9,7 @@ import Testing
         id: PreparationID(value: 1), selector: F.selector, pageContext: F.page, configuration: F.configuration,
         campaignId: "c-1")
     private static let start = DialogStart(
-        prepared: prepared, uid: "uid-1", tenant: F.section, identityEpoch: 1, page: F.page)
+        prepared: prepared, uid: "uid-1", tenant: F.section, page: F.page)
     private static let context = ShoppingRuntimeContext(
         tenantId: F.section, uid: "uid-1", selector: F.selector, campaignId: "c-1", page: F.page)
     private static func request(_ messageId: String, _ text: String = "Gift ideas") -> ShoppingMessageRequest {
