@@ -56,9 +56,11 @@ let package = Package(
             dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "AssistantREPL"],
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         ),
+        // glibc's count of the bytes in use on the heap, for the soak's memory curve.
+        .target(name: "CHeapStatistics"),
         .testTarget(
             name: "ShoppingAssistantTests",
-            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting"],
+            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "CHeapStatistics"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

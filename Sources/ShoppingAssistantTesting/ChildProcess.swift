@@ -16,6 +16,8 @@ package final class ChildProcess: Sendable {
     private struct State {
         var buffer = Data()
         var lines: [String] = []
+        /// The child's other output lines (its test library's report, for one).
+        var output: [String] = []
         var waiters: [(part: String, continuation: CheckedContinuation<String?, Never>)] = []
         var ended = false
     }
@@ -25,7 +27,11 @@ package final class ChildProcess: Sendable {
 
     /// Starts the child. `environment` is added to this process's environment (a `nil` value
     /// removes a variable).
-    package init(role: String, filter: String, environment: [String: String?] = [:]) throws {
+    /// `capturesStandardError` puts the child's standard error in `output` too (its test
+    /// library's report goes there); by default it is discarded.
+    package init(
+        role: String, filter: String, environment: [String: String?] = [:], capturesStandardError: Bool = false
+    ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
@@ -39,7 +45,11 @@ package final class ChildProcess: Sendable {
         process.environment = variables
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        if capturesStandardError {
+            process.standardError = output
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         process.standardInput = FileHandle.nullDevice
         self.process = process
         output.fileHandleForReading.readabilityHandler = { [state] handle in
@@ -54,7 +64,11 @@ package final class ChildProcess: Sendable {
                 while let newline = state.buffer.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: state.buffer[..<newline], as: UTF8.self)
                     state.buffer.removeSubrange(...newline)
-                    if let range = line.range(of: Self.marker) { state.lines.append(String(line[range.upperBound...])) }
+                    if let range = line.range(of: Self.marker) {
+                        state.lines.append(String(line[range.upperBound...]))
+                    } else {
+                        state.output.append(line)
+                    }
                 }
                 var ready: [(CheckedContinuation<String?, Never>, String?)] = []
                 state.waiters.removeAll { waiter in
@@ -94,6 +108,14 @@ package final class ChildProcess: Sendable {
 
     /// Every line reported so far.
     package var lines: [String] { state.withLock { $0.lines } }
+
+    /// Waits until the child has closed its output, so that every line it wrote is in.
+    package func outputClosed() async {
+        _ = await line(containing: "\u{0}")  // no reported line contains NUL: waits for the end
+    }
+
+    /// Every other line the child wrote so far (standard output, and standard error if captured).
+    package var output: [String] { state.withLock { $0.output } }
 
     /// Ends the child at once, as a crash would (SIGKILL).
     package func kill() {

@@ -90,7 +90,8 @@ public struct EngineTestBed: Sendable {
         registersHostObjects: Bool,
         activity: ActivityMonitor,
         wrap: (ScriptedTransport, ActivityMonitor) -> any HTTPTransport,
-        onUnexpected: @escaping @Sendable (String) -> Void
+        onUnexpected: @escaping @Sendable (String) -> Void,
+        tickerSlice: Duration? = nil
     ) async {
         self.activity = activity
         let clock = ManualClock(activity: activity)
@@ -106,7 +107,8 @@ public struct EngineTestBed: Sendable {
         self.uuids = uuids
         engine = AssistantEngine(
             configuration: configuration, transport: wrap(transport, activity), clock: clock,
-            identityStore: identityStore, uuid: { uuids.next() }, logger: logger, activity: activity)
+            identityStore: identityStore, uuid: { uuids.next() }, logger: logger, activity: activity,
+            tickerSlice: tickerSlice)
         if registersHostObjects {
             await engine.setAssistantProductBlockBuilder(builder)
             await engine.setAssistantActionHandler(handler)
@@ -128,7 +130,7 @@ public struct EngineTestBed: Sendable {
         let outcome = await withTaskGroup(of: Outcome.self) { group -> Outcome in
             group.addTask { await activity.waitUntilIdle() ? .idle : .cancelled }
             group.addTask {
-                try? await Task.sleep(for: limit)
+                await wallClockWait(limit)
                 return Task.isCancelled ? .cancelled : .timedOut
             }
             let first = await group.next() ?? .cancelled

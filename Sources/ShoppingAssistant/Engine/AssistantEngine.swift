@@ -58,9 +58,21 @@ public actor AssistantEngine {
     /// The task sleeping until `tickerTarget`, the earliest deadline, if any.
     var ticker: Task<Void, Never>?
     var tickerTarget: Duration?
+    /// The longest the ticker sleeps at once, or `nil` to sleep until the deadline (see
+    /// `tickerSlice(for:)`).
+    let tickerSlice: Duration?
     /// Host callbacks waiting their turn, and whether the task that performs them runs.
     var hostQueue: [(number: UInt64, call: HostCall)] = []
     var hostQueueRunning = false
+    /// Set while a request's own task feeds its answer to the machine: host calls the answer
+    /// queues are then performed by that task once the event has run, instead of by a new one.
+    var answerTaskDrains = false
+    /// The answer's task found the host queue idle and is to perform it.
+    var hostQueueLeftToAnswerTask = false
+    /// Tracking held while an answer's first host call (the reply's update) is on its way,
+    /// so that its delivery does not compete with the reply; `nil` when nothing is held.
+    /// Whatever is tracked meanwhile waits behind it, so tracking keeps its order.
+    var trackingHeldForAnswer: [Tracker.Job]?
     var lastHostCall: UInt64 = 0
     /// Completions that follow host calls in the same batch of actions: they take effect once
     /// that host call has returned, so a call returns after the host saw what it caused.
@@ -96,11 +108,13 @@ public actor AssistantEngine {
         identityStore: any IdentityStore = InMemoryIdentityStore(),
         uuid: @escaping @Sendable () -> UUID = { UUID() },
         logger: AssistantLogger? = nil,
-        activity: ActivityMonitor?
+        activity: ActivityMonitor?,
+        tickerSlice: Duration? = nil
     ) {
         self.activity = activity
         self.configuration = configuration
         self.clock = clock
+        self.tickerSlice = tickerSlice ?? Self.tickerSlice(for: clock)
         elapsed = Self.stopwatch(on: clock)
         self.identityStore = identityStore
         self.makeUUID = uuid
@@ -178,7 +192,10 @@ public actor AssistantEngine {
 
     /// Suspends until every queued lifecycle event and tracking URL has been attempted, or the
     /// calling task is cancelled.
-    public func flushTracking() async { await tracker.flush() }
+    public func flushTracking() async {
+        releaseHeldTracking()  // held only to let a reply reach the screen first
+        await tracker.flush()
+    }
 }
 
 /// A presenter held weakly (O5).

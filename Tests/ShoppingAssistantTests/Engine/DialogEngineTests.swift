@@ -8,19 +8,28 @@ import Testing
 
     // MARK: - Timeout and history reconciliation
 
-    // covers: D3, D5
-    @Test func replyArrivingAfter120SecondsIsATimeoutAndTheReplyFoundInHistoryIsAdoptedWithoutResending() async throws {
-        let h = await EngineHarness()
+    /// Prepares, sends a message whose reply comes after 121 s, and scripts the history read
+    /// that finds the reply (`am-h`), with the events of a reply (D3, D5).
+    static func sendWithReplyAfter121Seconds(
+        on h: EngineHarness
+    ) async throws -> (post: ScriptedTransport.Exchange, history: ScriptedTransport.Exchange, messageId: String) {
         await h.prepareReady()
         let post = h.transport.expect(
             .request(.post, pathSuffix: "/v1/messages"),
             .respondAfter(.seconds(121), Fixtures.reply(to: "late", assistantMessageId: "am-late")))
         h.expectEvents(2)  // chat_message_send, chat_message_reply
-        let messageId = try await h.sendAccepted(Self.text)
+        let messageId = try await h.sendAccepted(text)
         let threadId = try #require(await h.engine.currentThreadId)
         let history = h.transport.expect(
             .request(.get, pathSuffix: "/v1/threads/\(threadId)/messages"),
             .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: "am-h")))
+        return (post, history, messageId)
+    }
+
+    // covers: D3, D5
+    @Test func replyArrivingAfter120SecondsIsATimeoutAndTheReplyFoundInHistoryIsAdoptedWithoutResending() async throws {
+        let h = await EngineHarness()
+        let (post, history, messageId) = try await Self.sendWithReplyAfter121Seconds(on: h)
         await h.clock.waitForSleepers(2)  // the reply deadline and the reply still on its way
         #expect(h.transport.request(for: post) != nil)
         try #require(h.clock.pendingDeadlines.map(\.offset) == [.seconds(120), .seconds(121)])
@@ -44,6 +53,40 @@ import Testing
         await h.verify()
         #expect(h.sentEventTypes == ["chat_message_send", "chat_message_reply"])
         #expect(h.sentLifecycleEvents.last?.props["assistantMessageId"] == "am-h")
+    }
+
+    /// On the system's clocks the engine's ticker sleeps a second at a time (a cancelled
+    /// system sleep is kept until it was to end); the reply deadline still passes at exactly
+    /// 120 s, neither a slice early nor a slice late, whether time moves in steps or jumps.
+    // covers: D3
+    @Test func aTickerSleepingASecondAtATimeEndsTheWaitAtExactly120Seconds() async throws {
+        let h = await EngineHarness(tickerSlice: .seconds(1))
+        let (_, history, messageId) = try await Self.sendWithReplyAfter121Seconds(on: h)
+        await h.clock.waitForSleepers(2)  // one slice of the ticker, and the reply on its way
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(1), .seconds(121)])
+
+        for (step, slept) in [(Duration.seconds(1), Duration.seconds(2)), (.seconds(117), .seconds(119))] {
+            h.clock.advance(by: step)
+            await h.clock.waitForSleepers(2)  // the ticker woke, found nothing due, sleeps again
+            #expect(h.clock.pendingDeadlines.map(\.offset) == [slept, .seconds(121)])
+        }
+        h.clock.advance(by: .seconds(1))  // at 119 s
+        await h.clock.waitForSleepers(2)
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(120), .seconds(121)])
+        #expect(await h.engine.dialogState == .sending)
+        #expect(h.transport.request(for: history) == nil)
+
+        h.clock.advance(by: .seconds(1))
+        await h.engine.waitForReply()
+        #expect(await h.engine.chatSnapshot.messages.map(\.id) == [messageId, "am-h"])
+        #expect(h.clock.sleeperCount == 0)
+        await h.verify()
+    }
+
+    @Test func onlyTheSystemsClocksAreSleptOnInSlices() {
+        #expect(AssistantEngine.tickerSlice(for: ContinuousClock()) == .seconds(1))
+        #expect(AssistantEngine.tickerSlice(for: SuspendingClock()) == .seconds(1))
+        #expect(AssistantEngine.tickerSlice(for: ManualClock()) == nil)
     }
 
     // covers: D3

@@ -37,12 +37,15 @@ struct EngineHarness {
     ///   - refuse: action names the handler cannot handle (AC4).
     ///   - wrap: a transport in front of the router (cancellation behaviour, P2 and P4).
     ///   - responder: answers every request instead of the scripted transport.
+    ///   - tickerSlice: the longest the engine's deadline ticker sleeps at once; by default
+    ///     until the deadline, as on any clock but the system's.
     init(
         storedUID: String? = "u-8f3c", identityStore: (any IdentityStore)? = nil,
         configuration: AssistantEngineConfiguration = AssistantEngineConfiguration(
             apiKey: Fixtures.apiKey, section: Fixtures.section),
         register: Bool = true, refuse: Set<String> = [], logger: AssistantLogger? = nil,
-        wrap: (any HTTPTransport) -> any HTTPTransport = { $0 }, responder: RoutingTransport.Responder? = nil
+        wrap: (any HTTPTransport) -> any HTTPTransport = { $0 }, responder: RoutingTransport.Responder? = nil,
+        tickerSlice: Duration? = nil
     ) async {
         let store = identityStore ?? InMemoryIdentityStore(uid: storedUID)
         self.identityStore = store
@@ -58,7 +61,7 @@ struct EngineHarness {
                     activity: activity, responder: responder ?? { _, _ in .forward(to: scripted) })
                 router = made
                 return wrap(made)
-            }, onUnexpected: { Issue.record(Comment(rawValue: $0)) })
+            }, onUnexpected: { Issue.record(Comment(rawValue: $0)) }, tickerSlice: tickerSlice)
         guard let router else { preconditionFailure("the test bed builds its transport in its initialiser") }
         routes = router
     }

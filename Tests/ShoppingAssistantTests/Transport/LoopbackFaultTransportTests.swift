@@ -1,3 +1,4 @@
+import CHeapStatistics
 import Foundation
 import ShoppingAssistant
 import ShoppingAssistantTesting
@@ -335,10 +336,13 @@ struct TransportRig {
     }
 }
 
-/// This process's resident memory, from `/proc/self/status`.
+/// This process's resident memory, from `/proc/self/status`, and the C heap's bytes in use.
 struct ProcessMemory {
     var currentKiB: Int
     var peakKiB: Int
+    /// What the allocator has handed out and not had back: unlike RSS, free memory the
+    /// allocator keeps for later does not count.
+    var heapInUseKiB: Int
 
     static func current() -> ProcessMemory {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
@@ -346,6 +350,7 @@ struct ProcessMemory {
             guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
             return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
         }
-        return ProcessMemory(currentKiB: field("VmRSS"), peakKiB: field("VmHWM"))
+        return ProcessMemory(
+            currentKiB: field("VmRSS"), peakKiB: field("VmHWM"), heapInUseKiB: heap_statistics_bytes_in_use() / 1024)
     }
 }

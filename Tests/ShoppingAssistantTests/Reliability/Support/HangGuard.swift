@@ -1,5 +1,6 @@
 import Foundation
 import ShoppingAssistant
+import ShoppingAssistantTesting
 import Testing
 
 /// The guard for a child process: a fresh test binary that starts, discovers its tests and
@@ -25,7 +26,7 @@ func withinHangGuard<Value: Sendable>(
             }
         }
         let timer = Task {
-            try? await Task.sleep(for: .seconds(seconds))
+            await wallClockWait(.seconds(seconds))
             guard !Task.isCancelled else { return }
             take()?.resume(returning: nil)
         }

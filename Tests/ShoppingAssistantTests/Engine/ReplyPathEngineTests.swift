@@ -1,0 +1,56 @@
+import Foundation
+import ShoppingAssistant
+import ShoppingAssistantTesting
+import Testing
+
+/// The reply's way to the screen: the request's own task hands the reply to the presenter,
+/// and the reply's lifecycle events leave only once the presenter has it, so their delivery
+/// does not compete with the reply. Nothing is lost or reordered by the wait, and a flush
+/// does not wait for the presenter.
+@Suite(.timeLimit(.minutes(2))) struct ReplyPathEngineTests {
+    static let text = "Подарок для мамы до 3000 ₽"
+
+    /// An open chat with one message sent, its reply due in a second and the presenter's
+    /// next update (the one with the reply) held.
+    static func replyHeldAtThePresenter() async throws -> (EngineHarness, messageId: String) {
+        let h = await EngineHarness()
+        await h.openReady()
+        h.transport.expect(
+            .request(.post, pathSuffix: "/v1/messages"), .respondAfter(.seconds(1), Fixtures.reply(to: "m")))
+        h.expectEvents(2)  // chat_message_send, chat_message_reply
+        h.transport.expect(.get(ProductFixtures.replyImpression), .respond(ProductFixtures.ok))  // AN7: shown
+        let messageId = try await h.sendAccepted(text)  // returns once "sending" is on screen
+        h.presenter.hold(.update)
+        h.clock.advance(by: .seconds(1))
+        #expect(await h.presenter.waitUntilHolding(.update))
+        await h.settle()  // everything that can run has run; the update is still held
+        return (h, messageId)
+    }
+
+    // covers: AN1
+    @Test func theRepliesEventsLeaveOnceThePresenterHasTheReplyInTheirOrder() async throws {
+        let (h, messageId) = try await Self.replyHeldAtThePresenter()
+        #expect(h.sentEventTypes.filter { $0.hasPrefix("chat_message") }.isEmpty, "sent: \(h.sentEventTypes)")
+
+        h.presenter.release(.update)
+        await h.engine.waitForReply()
+        await h.settle()
+        #expect(h.presenter.latest?.messages.map(\.id) == [messageId, "am-17"])
+        #expect(
+            h.sentEventTypes.filter { $0.hasPrefix("chat_message") } == ["chat_message_send", "chat_message_reply"])
+        await h.verify()
+    }
+
+    // covers: AN1
+    @Test func aFlushDoesNotWaitForThePresenterToTakeTheReply() async throws {
+        let (h, _) = try await Self.replyHeldAtThePresenter()
+        await h.engine.flushTracking()
+        #expect(
+            h.sentEventTypes.filter { $0.hasPrefix("chat_message") } == ["chat_message_send", "chat_message_reply"])
+        #expect(h.presenter.isHolding(.update))
+
+        h.presenter.release(.update)
+        await h.engine.waitForReply()
+        await h.verify()
+    }
+}
