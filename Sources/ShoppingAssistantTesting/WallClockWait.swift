@@ -37,7 +37,8 @@ private final class WallClockAlarm: Sendable {
             guard !state.rung else { return true }
             let timer = DispatchSource.makeTimerSource(queue: .global())
             let (seconds, attoseconds) = limit.components
-            let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
+            // Clamped to about 68 years, so an absurd limit cannot wrap around to "now".
+            let nanoseconds = Int(clamping: min(seconds, 1 << 31)) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
             timer.schedule(deadline: .now() + .nanoseconds(max(0, nanoseconds)))
             timer.setEventHandler { [self] in ring() }
             state.continuation = continuation

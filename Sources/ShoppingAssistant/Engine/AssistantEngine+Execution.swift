@@ -5,6 +5,9 @@ import Foundation
 extension AssistantEngine {
     /// Feeds the machine an event and performs what it returns.
     func handle(_ event: (inout EngineMachine) -> [EngineAction]) {
+        // Tracking held for an answer leaves before anything else happens: the hold only
+        // keeps the tracker idle while the answer's first host call is on its way (below).
+        if !answerTaskDrains { releaseHeldTracking() }
         run(event(&machine))
     }
 
@@ -74,8 +77,11 @@ extension AssistantEngine {
                 timers.cancel(id)
                 rescheduleTicker()
             case .track(let jobs):
-                if answerTaskDrains, trackingHeldForAnswer == nil { trackingHeldForAnswer = [] }
-                if trackingHeldForAnswer != nil { trackingHeldForAnswer? += jobs } else { tracker.enqueue(jobs) }
+                if answerTaskDrains {
+                    trackingHeldForAnswer = (trackingHeldForAnswer ?? []) + jobs
+                } else {
+                    tracker.enqueue(jobs)
+                }
             case .callHost(let call):
                 if case .present(let opening, _, _) = call {
                     // One chat at a time: any earlier presentation is over by now.
@@ -118,7 +124,7 @@ extension AssistantEngine {
         answerTaskDrains = false
         guard hostQueueLeftToAnswerTask else { return releaseHeldTracking() }
         hostQueueLeftToAnswerTask = false
-        await drainHostQueue(releasingTrackingAfterFirstCall: true)
+        await drainHostQueue()  // the first host call's `handle` releases the held tracking
     }
 
     func releaseHeldTracking() {
@@ -150,26 +156,21 @@ extension AssistantEngine {
         let remaining = earliest - elapsed()
         let wait = tickerSlice.map { min(remaining, $0) } ?? remaining
         let clock = self.clock
+        tickerGeneration += 1
+        let generation = tickerGeneration
         ticker = spawn {
             if wait > .zero {
                 do { try await clock.sleep(for: wait) } catch { return }
             }
-            await self.deadlinesPassed()
+            await self.deadlinesPassed(ticker: generation)
         }
     }
 
-    /// How long the ticker sleeps at once on `clock`. On the system's clocks the runtime keeps
-    /// a cancelled `sleep` (its timer and a small task) until the time it was to end, and
-    /// the ticker is cancelled after almost every message, when its reply arrives well before
-    /// the 120 s deadline (D3): sleeping a second at a time keeps one second of those, not two
-    /// minutes (about 250 B a message, at a message a millisecond 30 MB). A clock of the
-    /// host's own (a manual one in tests) keeps nothing, and its ticker sleeps until the
-    /// deadline, so time in a test moves only where something waits.
-    package static func tickerSlice(for clock: any Clock<Duration>) -> Duration? {
-        clock is ContinuousClock || clock is SuspendingClock ? .seconds(1) : nil
-    }
-
-    private func deadlinesPassed() {
+    /// A ticker woke. One replaced after its sleep ended but before it reached the actor (its
+    /// cancellation came too late) is not the ticker any more and does nothing: the one that
+    /// replaced it keeps the deadlines, and there is never more than one.
+    private func deadlinesPassed(ticker generation: UInt64) {
+        guard generation == tickerGeneration else { return }
         ticker = nil
         tickerTarget = nil
         for id in timers.takeDue(at: elapsed()) {
@@ -190,15 +191,10 @@ extension AssistantEngine {
         }
     }
 
-    private func drainHostQueue(releasingTrackingAfterFirstCall releasesTracking: Bool = false) async {
-        var releasesTracking = releasesTracking
+    private func drainHostQueue() async {
         while !hostQueue.isEmpty {
             let (number, call) = hostQueue.removeFirst()
             await perform(call)
-            if releasesTracking {
-                releasesTracking = false
-                releaseHeldTracking()
-            }
             for (id, result) in completionsAfterHostCall.removeValue(forKey: number) ?? [] {
                 resume(id, with: result)
             }

@@ -58,8 +58,12 @@ public actor AssistantEngine {
     /// The task sleeping until `tickerTarget`, the earliest deadline, if any.
     var ticker: Task<Void, Never>?
     var tickerTarget: Duration?
-    /// The longest the ticker sleeps at once, or `nil` to sleep until the deadline (see
-    /// `tickerSlice(for:)`).
+    /// Counts the tickers started, so that a replaced one that wakes anyway knows it.
+    var tickerGeneration: UInt64 = 0
+    /// The longest the ticker sleeps at once, or `nil` to sleep until the deadline: a second
+    /// on the system's clocks, which keep a cancelled sleep until it was to end, and the
+    /// ticker is cancelled after nearly every message (see `SlicedSleep`). Waking with nothing
+    /// due, it goes back to sleep.
     let tickerSlice: Duration?
     /// Host callbacks waiting their turn, and whether the task that performs them runs.
     var hostQueue: [(number: UInt64, call: HostCall)] = []
@@ -69,9 +73,11 @@ public actor AssistantEngine {
     var answerTaskDrains = false
     /// The answer's task found the host queue idle and is to perform it.
     var hostQueueLeftToAnswerTask = false
-    /// Tracking held while an answer's first host call (the reply's update) is on its way,
-    /// so that its delivery does not compete with the reply; `nil` when nothing is held.
-    /// Whatever is tracked meanwhile waits behind it, so tracking keeps its order.
+    /// The tracking an answer caused, held while the answer's first host call (the reply's
+    /// update) is on its way, so that its delivery does not compete with the reply; `nil`
+    /// when nothing is held. It leaves as soon as anything else happens on the engine (that
+    /// host call returning, another answer, a call, a deadline) or a flush asks for it, so
+    /// tracking keeps its order and never waits for a presenter that does not return.
     var trackingHeldForAnswer: [Tracker.Job]?
     var lastHostCall: UInt64 = 0
     /// Completions that follow host calls in the same batch of actions: they take effect once
@@ -114,7 +120,7 @@ public actor AssistantEngine {
         self.activity = activity
         self.configuration = configuration
         self.clock = clock
-        self.tickerSlice = tickerSlice ?? Self.tickerSlice(for: clock)
+        self.tickerSlice = tickerSlice ?? SlicedSleep.slice(for: clock)
         elapsed = Self.stopwatch(on: clock)
         self.identityStore = identityStore
         self.makeUUID = uuid

@@ -90,7 +90,8 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         return try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
             group.addTask { try await self.follow(request) }
             group.addTask {
-                try await clock.sleep(for: deadline)
+                // Almost always cancelled by the answer: see `SlicedSleep` for why in slices.
+                try await SlicedSleep.sleep(on: clock, for: deadline, slice: SlicedSleep.slice(for: clock))
                 throw HTTPTransportError.timedOut
             }
             // Whichever ends first decides; the other is cancelled, which for the exchange

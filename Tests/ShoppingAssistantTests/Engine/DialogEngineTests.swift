@@ -83,12 +83,6 @@ import Testing
         await h.verify()
     }
 
-    @Test func onlyTheSystemsClocksAreSleptOnInSlices() {
-        #expect(AssistantEngine.tickerSlice(for: ContinuousClock()) == .seconds(1))
-        #expect(AssistantEngine.tickerSlice(for: SuspendingClock()) == .seconds(1))
-        #expect(AssistantEngine.tickerSlice(for: ManualClock()) == nil)
-    }
-
     // covers: D3
     @Test func replyWithin120SecondsIsAdoptedWithoutReadingHistory() async throws {
         let h = await EngineHarness()

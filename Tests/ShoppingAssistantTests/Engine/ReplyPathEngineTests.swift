@@ -4,9 +4,10 @@ import ShoppingAssistantTesting
 import Testing
 
 /// The reply's way to the screen: the request's own task hands the reply to the presenter,
-/// and the reply's lifecycle events leave only once the presenter has it, so their delivery
-/// does not compete with the reply. Nothing is lost or reordered by the wait, and a flush
-/// does not wait for the presenter.
+/// and the reply's lifecycle events leave once the presenter has it, so their delivery does
+/// not compete with the reply. The wait is only an idle tracker: anything else that happens
+/// on the engine, or a flush, sends them at once, in order, so a presenter that does not
+/// return never holds tracking back.
 @Suite(.timeLimit(.minutes(2))) struct ReplyPathEngineTests {
     static let text = "Подарок для мамы до 3000 ₽"
 
@@ -21,13 +22,13 @@ import Testing
         h.transport.expect(.get(ProductFixtures.replyImpression), .respond(ProductFixtures.ok))  // AN7: shown
         let messageId = try await h.sendAccepted(text)  // returns once "sending" is on screen
         h.presenter.hold(.update)
+        await h.clock.waitForSleepers(2)  // the reply deadline, and the reply on its way
         h.clock.advance(by: .seconds(1))
         #expect(await h.presenter.waitUntilHolding(.update))
         await h.settle()  // everything that can run has run; the update is still held
         return (h, messageId)
     }
 
-    // covers: AN1
     @Test func theRepliesEventsLeaveOnceThePresenterHasTheReplyInTheirOrder() async throws {
         let (h, messageId) = try await Self.replyHeldAtThePresenter()
         #expect(h.sentEventTypes.filter { $0.hasPrefix("chat_message") }.isEmpty, "sent: \(h.sentEventTypes)")
@@ -41,7 +42,23 @@ import Testing
         await h.verify()
     }
 
-    // covers: AN1
+    @Test func aPresenterThatDoesNotReturnHoldsBackNoTrackingOnceAnythingElseHappens() async throws {
+        let (h, _) = try await Self.replyHeldAtThePresenter()
+        h.expectEvents(1)  // chat_dialog_end
+        let engine = h.engine
+        let newChat = Task { await engine.startNewChat() }  // its update waits behind the held one
+        await h.settle()
+        #expect(
+            h.sentEventTypes.filter { $0 != "chat_dialog_open" }
+                == ["chat_message_send", "chat_message_reply", "chat_dialog_end"])
+        #expect(h.presenter.isHolding(.update))
+
+        h.presenter.release(.update)
+        await newChat.valueUnlessCancelled
+        await h.settle()
+        await h.verify()
+    }
+
     @Test func aFlushDoesNotWaitForThePresenterToTakeTheReply() async throws {
         let (h, _) = try await Self.replyHeldAtThePresenter()
         await h.engine.flushTracking()

@@ -48,6 +48,7 @@ struct SocketSoakTests {
             await child.outputClosed()
             return status
         }
+        if ended == nil { child.kill() }  // the guard failed the test; the child must not outlive it
         for line in child.lines { print(line) }
         // What the child's own test run recorded, for a failure to say why.
         let issues = child.output.filter { $0.hasPrefix("✘") || $0.hasPrefix("↳") }.prefix(40)
@@ -114,10 +115,11 @@ struct SocketSoakTests {
                 "RSS grew \(warm.memory.currentKiB) → \(last.memory.currentKiB) KiB")
             // The heap grows by what swift-corelibs-foundation never frees (about 1.2 KiB a
             // message of five HTTP calls: libcurl URL handles and strings); keeping as much as
-            // a stored reply (2.3 KiB) a message more would break this bound.
+            // a stored reply (2.3 KiB) a message more would break this bound; it has read
+            // 1.1–1.3 KiB.
             let heapPerMessage =
                 (last.memory.heapInUseKiB - warm.memory.heapInUseKiB) * 1024 / (last.messages - warm.messages)
-            #expect(heapPerMessage <= 1_536, "heap in use grew \(heapPerMessage) B a message after warm-up")
+            #expect(heapPerMessage <= 2_048, "heap in use grew \(heapPerMessage) B a message after warm-up")
             #expect(fdsAtEnd <= fdsAfterWarmUp, "file descriptors \(fdsAfterWarmUp) → \(fdsAtEnd)")
         }
     }
