@@ -78,7 +78,7 @@ extension AssistantEngine {
                 rescheduleTicker()
             case .track(let jobs):
                 if answerTaskDrains {
-                    trackingHeldForAnswer = (trackingHeldForAnswer ?? []) + jobs
+                    trackingHeldForAnswer += jobs
                 } else {
                     tracker.enqueue(jobs)
                 }
@@ -118,19 +118,21 @@ extension AssistantEngine {
         _ event: (inout EngineMachine, _ canHandle: (AssistantAction) -> Bool) -> [EngineAction]
     ) async {
         requests[id] = nil  // answered: nothing is to cancel it now
-        answerTaskDrains = !Task.isCancelled
+        let drains = !Task.isCancelled
+        let queueWasIdle = !hostQueueRunning
+        answerTaskDrains = drains
         let handler = self.handler
         handle { event(&$0) { handler?.canHandle($0) ?? false } }
         answerTaskDrains = false
-        guard hostQueueLeftToAnswerTask else { return releaseHeldTracking() }
-        hostQueueLeftToAnswerTask = false
+        // The queue started during the event was left to this task (`startHostQueue`).
+        guard drains, queueWasIdle, hostQueueRunning else { return releaseHeldTracking() }
         await drainHostQueue()  // the first host call's `handle` releases the held tracking
     }
 
     func releaseHeldTracking() {
-        guard let held = trackingHeldForAnswer else { return }
-        trackingHeldForAnswer = nil
-        tracker.enqueue(held)
+        guard !trackingHeldForAnswer.isEmpty else { return }
+        defer { trackingHeldForAnswer = [] }
+        tracker.enqueue(trackingHeldForAnswer)
     }
 
     /// Starts engine work as a task that the activity monitor counts until it ends.
@@ -153,14 +155,13 @@ extension AssistantEngine {
         if ticker != nil, let tickerTarget, tickerTarget == earliest { return }
         ticker?.cancel()
         tickerTarget = earliest
-        let remaining = earliest - elapsed()
-        let wait = tickerSlice.map { min(remaining, $0) } ?? remaining
-        let clock = self.clock
+        let wait = earliest - elapsed()
+        let (clock, slice) = (self.clock, tickerSlice)
         tickerGeneration += 1
         let generation = tickerGeneration
         ticker = spawn {
             if wait > .zero {
-                do { try await clock.sleep(for: wait) } catch { return }
+                do { try await SlicedSleep.sleep(on: clock, for: wait, slice: slice) } catch { return }
             }
             await self.deadlinesPassed(ticker: generation)
         }
@@ -184,11 +185,9 @@ extension AssistantEngine {
     private func startHostQueue() {
         guard !hostQueueRunning else { return }
         hostQueueRunning = true
-        if answerTaskDrains {
-            hostQueueLeftToAnswerTask = true
-        } else {
-            spawn { await self.drainHostQueue() }
-        }
+        // An answer's own task performs the queue once its event has run (`answered`).
+        guard !answerTaskDrains else { return }
+        spawn { await self.drainHostQueue() }
     }
 
     private func drainHostQueue() async {

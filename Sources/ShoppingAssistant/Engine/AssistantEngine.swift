@@ -62,8 +62,7 @@ public actor AssistantEngine {
     var tickerGeneration: UInt64 = 0
     /// The longest the ticker sleeps at once, or `nil` to sleep until the deadline: a second
     /// on the system's clocks, which keep a cancelled sleep until it was to end, and the
-    /// ticker is cancelled after nearly every message (see `SlicedSleep`). Waking with nothing
-    /// due, it goes back to sleep.
+    /// ticker is cancelled after nearly every message (see `SlicedSleep`).
     let tickerSlice: Duration?
     /// Host callbacks waiting their turn, and whether the task that performs them runs.
     var hostQueue: [(number: UInt64, call: HostCall)] = []
@@ -71,14 +70,11 @@ public actor AssistantEngine {
     /// Set while a request's own task feeds its answer to the machine: host calls the answer
     /// queues are then performed by that task once the event has run, instead of by a new one.
     var answerTaskDrains = false
-    /// The answer's task found the host queue idle and is to perform it.
-    var hostQueueLeftToAnswerTask = false
     /// The tracking an answer caused, held while the answer's first host call (the reply's
-    /// update) is on its way, so that its delivery does not compete with the reply; `nil`
-    /// when nothing is held. It leaves as soon as anything else happens on the engine (that
+    /// update) is on its way, so that its delivery does not compete with the reply. It leaves as soon as anything else happens on the engine (that
     /// host call returning, another answer, a call, a deadline) or a flush asks for it, so
     /// tracking keeps its order and never waits for a presenter that does not return.
-    var trackingHeldForAnswer: [Tracker.Job]?
+    var trackingHeldForAnswer: [Tracker.Job] = []
     var lastHostCall: UInt64 = 0
     /// Completions that follow host calls in the same batch of actions: they take effect once
     /// that host call has returned, so a call returns after the host saw what it caused.
