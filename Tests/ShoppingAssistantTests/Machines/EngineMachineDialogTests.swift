@@ -256,9 +256,7 @@ import Testing
     @Test func waitForReplyAfterTheReplyLandedWaitsForItsUpdate() throws {
         var machine = F.readyMachine()
         try F.open(&machine)
-        let sent = machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
-        let sending = try #require(F.hostCalls(sent).first)  // the "sending" snapshot, under way
-        let tag = DialogTag(dialog: machine.dialog.epoch, messageId: "m-1", attempt: 1)
+        let (tag, sending) = try F.sendWithItsUpdate(&machine, call: F.call(1))  // "sending" under way
         let landed = machine.shoppingAnswered(
             .message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: { _ in true })
         #expect(F.completions(landed).isEmpty)
@@ -275,9 +273,7 @@ import Testing
     @Test func aFailureNoteWaitsForTheFailuresUpdate() throws {
         var machine = F.readyMachine()
         try F.open(&machine)
-        let sent = machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
-        let sending = try #require(F.hostCalls(sent).first)  // the "sending" snapshot, under way
-        let tag = DialogTag(dialog: machine.dialog.epoch, messageId: "m-1", attempt: 1)
+        let (tag, sending) = try F.sendWithItsUpdate(&machine, call: F.call(1))  // "sending" under way
         let failed = machine.shoppingAnswered(
             .message(tag), .reply(.failure(F.failure(.server))), canHandle: { _ in true })
         let isNote: (EngineAction) -> Bool = {

@@ -193,9 +193,25 @@ enum MachineFixtures {
         _ machine: inout EngineMachine, _ text: String = "Gift ideas", messageId: String = "m-1",
         call: CallID = call(300)
     ) throws -> DialogTag {
+        try sendReturningActions(&machine, text, messageId: messageId, call: call).tag
+    }
+
+    /// Sends `text` with the chat open: the tag of its attempt in flight, and the update with
+    /// the "sending" snapshot, still under way.
+    static func sendWithItsUpdate(
+        _ machine: inout EngineMachine, _ text: String = "Gift ideas", messageId: String = "m-1",
+        call: CallID = call(300)
+    ) throws -> (tag: DialogTag, sending: HostCall) {
+        let (tag, actions) = try sendReturningActions(&machine, text, messageId: messageId, call: call)
+        return (tag, try #require(hostCalls(actions).first, "no update for the sending message: \(actions)"))
+    }
+
+    private static func sendReturningActions(
+        _ machine: inout EngineMachine, _ text: String, messageId: String, call: CallID
+    ) throws -> (tag: DialogTag, actions: [EngineAction]) {
         let actions = machine.sendCalled(call, text: text, messageId: messageId, newThreadId: "thread-1")
         try #require(actions.last == .complete(call, .send(.success(messageId))), "send refused: \(actions)")
-        return DialogTag(dialog: machine.dialog.epoch, messageId: messageId, attempt: 1)
+        return (DialogTag(dialog: machine.dialog.epoch, messageId: messageId, attempt: 1), actions)
     }
 
     /// Sends a message and lands a reply to it.
