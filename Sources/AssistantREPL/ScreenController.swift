@@ -1,8 +1,10 @@
 import ShoppingAssistant
 
 /// The host app's screen flow, exactly as behavior.md § E prescribes: the generation changes
-/// before the entry request (E3), the button is shown only after `.ready` for the current
-/// screen (E4, P7), and a stale task never shows anything.
+/// before the entry request (E3), `trackView` is started and not awaited, so a slow `/visit`
+/// or an in-app campaign being shown never delays the entry button (E5), the button is shown
+/// only after `.ready` for the current screen (E4, P7), and every `await` of the flow is
+/// followed by the generation check, so a stale task never shows anything.
 actor ScreenController {
     private let engine: AssistantEngine
     private let output: REPLOutput
@@ -12,11 +14,19 @@ actor ScreenController {
     private let activity: ActivityMonitor?
     private var generation = 0
     private var screenTask: Task<Void, Never>?
-    private var screenRunning = false
-    private var settleWaiters: [CheckedContinuation<Void, Never>] = []
     private(set) var page: PageContext?
     /// The entry button's title while it is shown.
     private(set) var entryButton: String?
+
+    /// What `settle()` waits for: the current screen's flow, and the page views under way.
+    private struct Settling: WaitingState {
+        var flowRunning = false
+        var pageViews = 0
+        var waiters = Waiters<Void, Void>()
+        var isSettled: Bool { !flowRunning && pageViews == 0 }
+    }
+
+    private let settling = Locked(Settling())
 
     init(
         engine: AssistantEngine, output: REPLOutput, entrySelector: String, assistantSelector: String,
@@ -33,56 +43,88 @@ actor ScreenController {
     func show(_ pageContext: PageContext) async {
         generation += 1
         screenTask?.cancel()
-        releaseSettleWaiters()
         let my = generation
         hideEntryButton()
         page = pageContext
-        await engine.trackView(pageContext: pageContext)
         let engine = self.engine
+        // E5: the page view is reported, not waited for: the flow goes on once it is on its way.
+        settling.withLock { $0.pageViews += 1 }
+        let pageView = await engine.beginTrackView(pageContext: pageContext)
+        spawn { [weak self] in
+            await pageView.value
+            self?.pageViewFinished()
+        }
+        guard my == generation else { return }  // E3, E5: a newer screen is showing
         let entrySelector = self.entrySelector
         let assistantSelector = self.assistantSelector
-        screenRunning = true
-        let body: @Sendable () async -> Void = {
-            await self.runScreen(
+        settling.withLock { $0.flowRunning = true }
+        screenTask = spawn { [weak self] in
+            await self?.runScreen(
                 my: my, pageContext: pageContext, engine: engine, entrySelector: entrySelector,
                 assistantSelector: assistantSelector)
-            await self.screenFinished(my)
+            await self?.screenFinished(my)
         }
-        screenTask = activity.map { $0.spawn(body) } ?? Task(operation: body)
     }
 
     private func runScreen(
         my: Int, pageContext: PageContext, engine: AssistantEngine, entrySelector: String, assistantSelector: String
     ) async {
-        do {
-            let entry = AssistantEntry.parse(
-                await engine.getContentBySelector(selector: entrySelector, pageContext: pageContext))
-            guard !Task.isCancelled, my == self.generation else { return }
-            guard let entry, entry.enabled else {
-                self.output.line(.dim, "(no assistant entry on this screen)")
-                return
-            }
-            let result = await engine.prepareAssistant(assistantSelector: assistantSelector, pageContext: pageContext)
-            guard !Task.isCancelled, my == self.generation else { return }
-            if result == .ready {
-                self.showEntryButton(entry.title)
-            } else {
-                self.output.line(.dim, "(assistant not offered: \(Self.describe(result)))")
-            }
+        let entry = AssistantEntry.parse(
+            await engine.getContentBySelector(selector: entrySelector, pageContext: pageContext))
+        guard !Task.isCancelled, my == generation else { return }  // E3
+        guard let entry, entry.enabled else {
+            output.line(.dim, "(no assistant entry on this screen)")
+            return
+        }
+        let result = await engine.prepareAssistant(assistantSelector: assistantSelector, pageContext: pageContext)
+        guard !Task.isCancelled, my == generation else { return }  // E3
+        if result == .ready {
+            showEntryButton(entry.title)
+        } else {
+            output.line(.dim, "(assistant not offered: \(Self.describe(result)))")
         }
     }
 
-    /// Wakes `settle()` callers, counting them runnable before this task ends (replay quiescence).
+    /// The flow of screen `my` ended; `settle()` callers go on unless a newer screen runs.
     private func screenFinished(_ my: Int) {
         guard my == generation else { return }
-        releaseSettleWaiters()
+        finishFlow()
+    }
+
+    private nonisolated func pageViewFinished() {
+        let waiters = settling.withLock { state -> [Waiters<Void, Void>.Waiter] in
+            state.pageViews -= 1
+            return state.isSettled ? state.waiters.takeAll() : []
+        }
+        resume(waiters)
+    }
+
+    private func finishFlow() {
+        let waiters = settling.withLock { state -> [Waiters<Void, Void>.Waiter] in
+            state.flowRunning = false
+            return state.isSettled ? state.waiters.takeAll() : []
+        }
+        resume(waiters)
+    }
+
+    /// Wakes `settle()` callers, counting them runnable first (replay quiescence).
+    private nonisolated func resume(_ waiters: [Waiters<Void, Void>.Waiter]) {
+        for waiter in waiters {
+            activity?.begin()
+            waiter.resume(returning: ())
+        }
+    }
+
+    @discardableResult
+    private nonisolated func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        activity.map { $0.spawn(body) } ?? Task(operation: body)
     }
 
     /// `onScreenHiddenOrIdentityChanged`.
     func hideOrIdentityChanged() {
         generation += 1
         screenTask?.cancel()
-        releaseSettleWaiters()
+        finishFlow()
         hideEntryButton()
     }
 
@@ -94,13 +136,11 @@ actor ScreenController {
         return result
     }
 
-    /// Waits for the current screen's entry and preparation to finish (piped mode).
+    /// Waits for the current screen's entry and preparation, and the page views under way, to
+    /// finish (piped mode, so that its output is deterministic); returns at once if the
+    /// waiting task is cancelled.
     func settle() async {
-        guard screenRunning else { return }
-        await withCheckedContinuation { continuation in
-            settleWaiters.append(continuation)
-            activity?.end()
-        }
+        await settling.wait(cancelled: (), activity: activity) { $0.isSettled ? .proceed(()) : .park(()) }
     }
 
     private func showEntryButton(_ title: String) {
@@ -110,16 +150,6 @@ actor ScreenController {
 
     private func hideEntryButton() {
         entryButton = nil
-    }
-
-    private func releaseSettleWaiters() {
-        screenRunning = false
-        let waiters = settleWaiters
-        settleWaiters = []
-        for waiter in waiters {
-            activity?.begin()
-            waiter.resume()
-        }
     }
 
     static func describe(_ result: AssistantPrepareResult) -> String {

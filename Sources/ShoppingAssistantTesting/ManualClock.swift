@@ -24,17 +24,10 @@ public final class ManualClock: Clock, Sendable {
         public var description: String { "t+\(offset)" }
     }
 
-    private struct Sleeper {
-        let id: UInt64
-        let deadline: Instant
-        let continuation: CheckedContinuation<Void, any Error>
-    }
-
-    private struct State {
+    private struct State: WaitingState {
         var now = Instant(offset: .zero)
-        var nextID: UInt64 = 0
-        var sleepers: [Sleeper] = []
-        var cancelledBeforeSleeping: Set<UInt64> = []
+        /// Sleepers, each with its deadline; `false` wakes a cancelled one.
+        var waiters = Waiters<Bool, Instant>()
     }
 
     private let state = Locked(State())
@@ -58,47 +51,19 @@ public final class ManualClock: Clock, Sendable {
     public var minimumResolution: Duration { .nanoseconds(1) }
 
     /// How many tasks are sleeping on this clock right now.
-    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    public var sleeperCount: Int { state.withLock { $0.waiters.count } }
 
     /// The deadlines of the current sleepers, earliest first.
-    public var pendingDeadlines: [Instant] { state.withLock { $0.sleepers.map(\.deadline).sorted() } }
+    public var pendingDeadlines: [Instant] { state.withLock { $0.waiters.tags.sorted() } }
 
     /// Suspends until the test advances the clock to `deadline`; returns at once when it has
     /// passed. Throws `CancellationError` when the sleeping task is cancelled, as `ContinuousClock`
     /// does, so timeouts cancelled by the engine never fire. `tolerance` is ignored.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
+        let woken = await state.wait(cancelled: false, activity: activity, parked: { self.sleeperWaiters.recheck() }) {
+            deadline <= $0.now ? .proceed(true) : .park(deadline)
         }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome = state.withLock { state -> Result<Void, any Error>? in
-                    if state.cancelledBeforeSleeping.remove(id) != nil { return .failure(CancellationError()) }
-                    if deadline <= state.now { return .success(()) }
-                    state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
-                    return nil
-                }
-                if let outcome {
-                    continuation.resume(with: outcome)
-                } else {
-                    activity?.end()
-                    sleeperWaiters.recheck()
-                }
-            }
-        } onCancel: {
-            let sleeper = state.withLock { state -> Sleeper? in
-                if let index = state.sleepers.firstIndex(where: { $0.id == id }) {
-                    return state.sleepers.remove(at: index)
-                }
-                state.cancelledBeforeSleeping.insert(id)
-                return nil
-            }
-            if let sleeper {
-                activity?.begin()
-                sleeper.continuation.resume(throwing: CancellationError())
-            }
-        }
+        if !woken { throw CancellationError() }
     }
 
     /// Moves time forward, waking every sleeper whose deadline has passed, earliest first.
@@ -110,23 +75,17 @@ public final class ManualClock: Clock, Sendable {
     /// Moves time to `target` (never backwards), waking sleepers in deadline order.
     public func advance(to target: Instant) {
         while true {
-            let next = state.withLock { state -> Sleeper? in
-                guard
-                    let index = state.sleepers.indices.min(by: {
-                        state.sleepers[$0].deadline < state.sleepers[$1].deadline
-                    }),
-                    state.sleepers[index].deadline <= target
-                else {
+            let next = state.withLock { state -> Waiters<Bool, Instant>.Waiter? in
+                guard let sleeper = state.waiters.takeFirst(by: <, where: { $0 <= target }) else {
                     if state.now < target { state.now = target }
                     return nil
                 }
-                let sleeper = state.sleepers.remove(at: index)
-                if state.now < sleeper.deadline { state.now = sleeper.deadline }
+                if state.now < sleeper.tag { state.now = sleeper.tag }
                 return sleeper
             }
             guard let next else { return }
             activity?.begin()
-            next.continuation.resume()
+            next.resume(returning: true)
         }
     }
 
@@ -143,6 +102,6 @@ public final class ManualClock: Clock, Sendable {
     /// deadline fails the test rather than hanging it.
     @discardableResult
     public func waitForSleepers(_ count: Int = 1) async -> Bool {
-        await sleeperWaiters.wait { [state] in state.withLock { $0.sleepers.count >= count } }
+        await sleeperWaiters.wait { [state] in state.withLock { $0.waiters.count >= count } }
     }
 }

@@ -11,15 +11,13 @@ package final class StepClock: Clock, Sendable {
     /// Time counted so far, as an offset from zero (the manual clock's instant serves).
     package typealias Instant = ManualClock.Instant
 
-    private struct State {
+    private struct State: WaitingState {
         /// Time counted up to the last start.
         var counted: Duration = .zero
         /// When the running period started on the base clock; nil while stopped.
         var runningSince: Duration?
-        var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
-        var nextWaiter: UInt64 = 0
-        /// Waiters cancelled before they were parked.
-        var cancelled: Set<UInt64> = []
+        /// Sleepers waiting for the next start; `false` wakes a cancelled one.
+        var waiters = Waiters<Bool, Void>()
     }
 
     private let state = Locked(State())
@@ -46,13 +44,12 @@ package final class StepClock: Clock, Sendable {
     /// on the base clock.
     package func start() {
         let now = elapsed()
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+        let waiters = state.withLock { state -> [Waiters<Bool, Void>.Waiter] in
             guard state.runningSince == nil else { return [] }
             state.runningSince = now
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            return state.waiters.takeAll()
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(returning: true) }
     }
 
     /// The command finished: time stands still until the next `start()`.
@@ -82,33 +79,7 @@ package final class StepClock: Clock, Sendable {
 
     /// Suspends until `start()`, or throws when the task is cancelled.
     private func waitForStart() async throws {
-        let id = state.withLock { state -> UInt64 in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome = state.withLock { state -> Bool? in
-                    if state.cancelled.remove(id) != nil { return false }
-                    if state.runningSince != nil { return true }
-                    state.waiters[id] = continuation
-                    return nil
-                }
-                switch outcome {
-                case true?: continuation.resume()
-                case false?: continuation.resume(throwing: CancellationError())
-                case nil: break
-                }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-                guard let waiter = state.waiters.removeValue(forKey: id) else {
-                    state.cancelled.insert(id)
-                    return nil
-                }
-                return waiter
-            }
-            waiter?.resume(throwing: CancellationError())
-        }
+        let started = await state.wait(cancelled: false) { $0.runningSince != nil ? .proceed(true) : .park(()) }
+        if !started { throw CancellationError() }
     }
 }

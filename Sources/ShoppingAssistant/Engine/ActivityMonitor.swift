@@ -10,11 +10,11 @@
 /// `package`: only our own replay drivers and test support count work; embedders reach it
 /// through `EngineTestBed` in ShoppingAssistantTesting.
 package final class ActivityMonitor: Sendable {
-    private struct State {
+    private struct State: WaitingState {
         var busy = 0
-        var nextWaiter: UInt64 = 0
-        var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
-        var cancelledEarly: Set<UInt64> = []
+        /// Tasks spawned through `spawn` that have not ended, parked or not.
+        var live = 0
+        var waiters = Waiters<Bool, Void>()
     }
 
     private let state = Locked(State())
@@ -24,6 +24,10 @@ package final class ActivityMonitor: Sendable {
     /// Units of work that can run now.
     package var busy: Int { state.withLock { $0.busy } }
 
+    /// Tasks started through `spawn` that have not ended yet, whether they can run or wait:
+    /// what is left of an engine after a shutdown (H2).
+    package var liveTasks: Int { state.withLock { $0.live } }
+
     /// A unit of work became runnable (spawned, or woken from a wait).
     package func begin() {
         state.withLock { $0.busy += 1 }
@@ -31,11 +35,10 @@ package final class ActivityMonitor: Sendable {
 
     /// A unit of work ended or parked on the clock or the transport.
     package func end() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+        let waiters = state.withLock { state -> [Waiters<Bool, Void>.Waiter] in
             state.busy -= 1
             guard state.busy <= 0 else { return [] }
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            return state.waiters.takeAll()
         }
         for waiter in waiters { waiter.resume(returning: true) }
     }
@@ -44,37 +47,19 @@ package final class ActivityMonitor: Sendable {
     /// cancelled first (a test's time limit), so a wait for quiescence never outlives it.
     @discardableResult
     package func waitUntilIdle() async -> Bool {
-        let id = state.withLock { state -> UInt64 in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let outcome = state.withLock { state -> Bool? in
-                    if state.cancelledEarly.remove(id) != nil { return false }
-                    if state.busy <= 0 { return true }
-                    state.waiters[id] = continuation
-                    return nil
-                }
-                if let outcome { continuation.resume(returning: outcome) }
-            }
-        } onCancel: {
-            // Not parked yet (or already resumed): the operation sees the mark and returns at once.
-            let waiter = state.withLock { state in
-                let waiter = state.waiters.removeValue(forKey: id)
-                if waiter == nil { state.cancelledEarly.insert(id) }
-                return waiter
-            }
-            waiter?.resume(returning: false)
-        }
+        await state.wait(cancelled: false) { $0.busy <= 0 ? .proceed(true) : .park(()) }
     }
 
     /// Runs `body` as one unit of work in a new task.
     @discardableResult
     package func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        begin()
+        state.withLock { state in
+            state.busy += 1
+            state.live += 1
+        }
         return Task {
             await body()
+            self.state.withLock { $0.live -= 1 }
             self.end()
         }
     }

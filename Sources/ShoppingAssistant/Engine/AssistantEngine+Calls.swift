@@ -12,7 +12,7 @@ extension AssistantEngine {
     public func prepareAssistant(
         assistantSelector: String, pageContext: PageContext, timeout: Duration = .seconds(10)
     ) async -> AssistantPrepareResult {
-        let result = await call {
+        let result = await call(refusal: .prepare(.cancelled)) {
             $0.prepareCalled($1, selector: assistantSelector, page: pageContext, timeout: timeout)
         }
         guard case .prepare(let outcome) = result else {
@@ -29,11 +29,11 @@ extension AssistantEngine {
     public func openAssistant(presenter: any AssistantPresenter) async -> AssistantOpenResult {
         let shown = machine.presentation.shownOpening
         let alive = shown.map { presenters[$0]?.presenter != nil } ?? true
-        presenterBeingOpened = presenter
         let availability = presenter.availability
-        let result = await call { $0.openCalled($1, presenter: availability, presenterAlive: alive) }
+        let result = await call(refusal: .open(.notReady), offering: presenter) {
+            $0.openCalled($1, presenter: availability, presenterAlive: alive)
+        }
         guard case .open(let outcome) = result else { preconditionFailure("openAssistant completed with \(result)") }
-        if outcome != .opened, presenterBeingOpened === presenter { presenterBeingOpened = nil }
         return outcome
     }
 
@@ -57,7 +57,10 @@ extension AssistantEngine {
     public func sendMessage(_ text: String) async -> Result<String, AssistantSendRefusal> {
         let messageId = makeUUID().uuidString.lowercased()
         let threadId = makeUUID().uuidString.lowercased()  // D15: fresh per dialog, never `ses`
-        return sendResult(await call { $0.sendCalled($1, text: text, messageId: messageId, newThreadId: threadId) })
+        return sendResult(
+            await call(refusal: .send(.failure(.notReady))) {
+                $0.sendCalled($1, text: text, messageId: messageId, newThreadId: threadId)
+            })
     }
 
     /// Sends a start-screen or reply suggest as the user's message (C7).
@@ -66,14 +69,16 @@ extension AssistantEngine {
         let messageId = makeUUID().uuidString.lowercased()
         let threadId = makeUUID().uuidString.lowercased()
         return sendResult(
-            await call { $0.suggestCalled($1, index: index, messageId: messageId, newThreadId: threadId) })
+            await call(refusal: .send(.failure(.notReady))) {
+                $0.suggestCalled($1, index: index, messageId: messageId, newThreadId: threadId)
+            })
     }
 
     /// Sends a failed message again with the same ID and the same bytes (D6). After an
     /// uncertain outcome the server may process it twice: there is no exactly-once promise (D7).
     @discardableResult
     public func retryMessage(id messageId: String) async -> Result<String, AssistantSendRefusal> {
-        sendResult(await call { $0.retryCalled($1, messageId: messageId) })
+        sendResult(await call(refusal: .send(.failure(.notReady))) { $0.retryCalled($1, messageId: messageId) })
     }
 
     private func sendResult(_ result: CallResult) -> Result<String, AssistantSendRefusal> {
@@ -89,7 +94,9 @@ extension AssistantEngine {
     /// Rates a reply once, by its assistant message ID (D11), or says why it cannot.
     @discardableResult
     public func rateReply(assistantMessageId: String, rating: AssistantRating) async -> AssistantRatingResult {
-        let result = await call { $0.rateCalled($1, assistantMessageId: assistantMessageId, rating: rating) }
+        let result = await call(refusal: .rating(.unknownReply)) {
+            $0.rateCalled($1, assistantMessageId: assistantMessageId, rating: rating)
+        }
         guard case .rating(let outcome) = result else { preconditionFailure("rateReply completed with \(result)") }
         return outcome
     }
@@ -111,14 +118,17 @@ extension AssistantEngine {
     public func performAssistantProductAction(
         product ref: AssistantProductRef, action: AssistantProductAction
     ) async -> AssistantInteractionResult {
-        interactionResult(await call { $0.productActionCalled($1, ref: ref, action: action) })
+        interactionResult(
+            await call(refusal: .interaction(.staleReference)) { $0.productActionCalled($1, ref: ref, action: action) })
     }
 
     /// Presses reply button `index` of the reply `assistantMessageId` (AC1–AC6): closes the
     /// chat, then hands the action to the handler once. No product tracking is sent (AC6).
     public func performReplyButton(assistantMessageId: String, index: Int) async -> AssistantInteractionResult {
         interactionResult(
-            await call { $0.replyButtonPressed($1, assistantMessageId: assistantMessageId, index: index) })
+            await call(refusal: .interaction(.staleReference)) {
+                $0.replyButtonPressed($1, assistantMessageId: assistantMessageId, index: index)
+            })
     }
 
     private func interactionResult(_ result: CallResult) -> AssistantInteractionResult {
@@ -148,6 +158,15 @@ extension AssistantEngine {
         _ = await call { $0.trackViewCalled($1, page: pageContext) }
     }
 
+    /// Reports a page view as `trackView` does, but returns as soon as it is on its way, with a
+    /// task that ends when `trackView` would return: a screen flow that must not wait for the
+    /// page view (E5) still reports it before anything else it asks of the engine, so what it
+    /// sends has one order.
+    package func beginTrackView(pageContext: PageContext) -> Task<Void, Never> {
+        let id = begin(refusal: .done) { $0.trackViewCalled($1, page: pageContext) }
+        return spawn { _ = await self.result(of: id) }
+    }
+
     /// Sends custom events: `POST /event` (B5).
     public func triggerEvent(events: [CustomEvent], pageContext: PageContext) async {
         _ = await call { $0.triggerEventCalled($1, events: events, page: pageContext) }
@@ -157,7 +176,7 @@ extension AssistantEngine {
     /// `nil` on a network or decoding error, which is logged. A successful answer starts
     /// content load tracking for its contents (B7). Never blocked by a presentation lock (B6).
     public func getContentBySelector(selector: String, pageContext: PageContext) async -> ContentResponse? {
-        let result = await call { $0.contentCalled($1, selector: selector, page: pageContext) }
+        let result = await call(refusal: .content(nil)) { $0.contentCalled($1, selector: selector, page: pageContext) }
         guard case .content(let content) = result else {
             preconditionFailure("getContentBySelector completed with \(result)")
         }
@@ -192,13 +211,15 @@ extension AssistantEngine {
         handle { $0.appLockChanged(locked: false) }
     }
 
-    /// Called on every change of who holds the presentation lock (B6).
+    /// Called on every change of who holds the presentation lock (B6), synchronously from the
+    /// engine: keep it short. It may call the engine back from a task it starts (H1).
     public func setPresentationLockListener(_ listener: (@Sendable (PresentationLocks) -> Void)?) {
         lockListener = listener
     }
 
-    /// Receives auto-shown in-app campaigns. While any presentation lock is held they are
-    /// dropped, not queued (B6, O7).
+    /// Receives auto-shown in-app campaigns, one at a time, in the order they arrived. While
+    /// any presentation lock is held they are dropped, not queued (B6, O7). The handler may
+    /// call and await any engine method (H1).
     public func setInAppCampaignHandler(_ handler: (@Sendable (InAppCampaign) async -> Void)?) {
         inAppCampaignHandler = handler
     }

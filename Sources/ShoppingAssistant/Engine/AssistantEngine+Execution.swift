@@ -3,24 +3,48 @@ import Foundation
 // MARK: - Executing what the machine decided
 
 extension AssistantEngine {
-    /// Feeds the machine an event and performs what it returns.
+    /// Feeds the machine an event and performs what it returns; host callbacks it asks for
+    /// start as tasks of their own.
     func handle(_ event: (inout EngineMachine) -> [EngineAction]) {
-        // Tracking held for an answer leaves before anything else happens: the hold only
-        // keeps the tracker idle while the answer's first host call is on its way (below).
-        if !answerTaskDrains { releaseHeldTracking() }
-        run(event(&machine))
+        start(run(machine.receive(event)))
     }
 
-    /// Runs a public call that waits for the machine: parks the caller under a new `CallID`,
-    /// feeds `event`, and returns what the machine completes the call with. Cancelling the
-    /// calling task is an event too (`callCancelled`): the machine decides what it means (P4).
-    func call(_ event: @escaping (inout EngineMachine, CallID) -> [EngineAction]) async -> CallResult {
+    /// Runs a public call that waits for the machine: feeds `event` under a new `CallID` and
+    /// returns what the machine completes the call with — at once when it decided in that
+    /// event, else once it does, the caller parked meanwhile. Cancelling the calling task is an
+    /// event too (`callCancelled`): the machine decides what it means (P4, H1). Once the engine
+    /// is shut down, the machine answers `refusal` (H2).
+    ///
+    /// `presenter` is the presenter an `openAssistant` call offers: kept under the call's ID
+    /// until the call returns, so that the machine's present names it by that ID.
+    func call(
+        refusal: CallResult = .done, offering presenter: (any AssistantPresenter)? = nil,
+        _ event: @escaping (inout EngineMachine, CallID) -> [EngineAction]
+    ) async -> CallResult {
+        let id = begin(refusal: refusal, offering: presenter, event)
+        return await result(of: id)
+    }
+
+    /// Feeds a call's event under a new `CallID` and returns the ID, for `result(of:)`. A call
+    /// made from inside a host callback says so in its ID (`HostCallbackScope`): the machine
+    /// never makes it wait for the host (H1).
+    func begin(
+        refusal: CallResult, offering presenter: (any AssistantPresenter)? = nil,
+        _ event: @escaping (inout EngineMachine, CallID) -> [EngineAction]
+    ) -> CallID {
         nextCall += 1
-        let id = CallID(value: nextCall)
+        let id = CallID(value: nextCall, insideHostCallback: HostCallbackScope.isActive)
+        if let presenter { offeredPresenters[id] = presenter }
+        start(run(machine.receive(call: id, refusal: refusal, event)))
+        return id
+    }
+
+    /// What the machine completes call `id` with: at once if it already did, else once it does.
+    func result(of id: CallID) async -> CallResult {
+        if let result = completedBeforeParking.removeValue(forKey: id) { return result }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<CallResult, Never>) in
                 parked[id] = continuation
-                handle { event(&$0, id) }
                 if Task.isCancelled { handle { $0.callCancelled(id) } }
                 park(id)
             }
@@ -37,34 +61,35 @@ extension AssistantEngine {
         activity?.end()
     }
 
-    /// The one place a parked caller resumes; counted as runnable again first.
-    private func resume(_ id: CallID, with result: CallResult) {
+    /// The one place a call ends: a parked caller resumes (counted as runnable again first);
+    /// a call decided in its own event returns without parking.
+    private func complete(_ id: CallID, with result: CallResult) {
+        offeredPresenters[id] = nil
         guard let continuation = parked.removeValue(forKey: id) else {
-            preconditionFailure("\(id) completed but nobody waits for it")
+            completedBeforeParking[id] = result
+            return
         }
         if parkedCounted.remove(id) != nil { activity?.begin() }
         continuation.resume(returning: result)
     }
 
-    /// Performs the machine's actions, in order. The only switch over `EngineAction`.
-    ///
-    /// Actions take effect in order: a completion that follows a host callback in the same
-    /// batch takes effect once that callback has returned.
-    func run(_ actions: [EngineAction]) {
-        var lastHostCallOfBatch: UInt64?
+    /// Performs the machine's actions, in order, and returns the host callbacks to start. The
+    /// only switch over `EngineAction`.
+    func run(_ actions: [EngineAction]) -> [(HostCallID, HostCall)] {
+        var hostCalls: [(HostCallID, HostCall)] = []
         for action in actions {
             switch action {
             case .sendGravity(let id, let request, let epoch):
                 let gravity = self.gravity
-                requests[id] = spawn {
+                requests[id] = spawn { [weak self] in
                     let answer = await gravity.perform(request)
-                    await self.answered(id) { machine, _ in machine.gravityAnswered(id, answer, identityEpoch: epoch) }
+                    await self?.answered(id) { machine, _ in machine.gravityAnswered(id, answer, identityEpoch: epoch) }
                 }
             case .sendShopping(let id, let request):
                 let shopping = self.shopping
-                requests[id] = spawn {
+                requests[id] = spawn { [weak self] in
                     let answer = await shopping.perform(request)
-                    await self.answered(id) { machine, canHandle in
+                    await self?.answered(id) { machine, canHandle in
                         machine.shoppingAnswered(id, answer, canHandle: canHandle)
                     }
                 }
@@ -77,62 +102,54 @@ extension AssistantEngine {
                 timers.cancel(id)
                 rescheduleTicker()
             case .track(let jobs):
-                if answerTaskDrains {
-                    trackingHeldForAnswer += jobs
-                } else {
-                    tracker.enqueue(jobs)
-                }
-            case .callHost(let call):
-                if case .present(let opening, _, _) = call {
+                tracker.enqueue(jobs)
+            case .callHost(let id, let call):
+                if case .present(let opening, _, _, let caller) = call {
                     // One chat at a time: any earlier presentation is over by now.
-                    presenters = [opening: WeakPresenter(presenter: presenterBeingOpened)]
-                    presenterBeingOpened = nil
+                    presenters = [opening: WeakPresenter(presenter: offeredPresenters[caller])]
                 }
-                lastHostCall += 1
-                hostQueue.append((lastHostCall, call))
-                lastHostCallOfBatch = lastHostCall
-                startHostQueue()
+                hostCalls.append((id, call))
             case .notifyLocks(let locks):
                 lockListener?(locks)
             case .persistUID(let uid):
                 identityStore.saveUid(uid)
             case .complete(let id, let result):
-                if let host = lastHostCallOfBatch {
-                    completionsAfterHostCall[host, default: []].append((id, result))
-                } else {
-                    resume(id, with: result)
-                }
+                complete(id, with: result)
             case .log(let level, let message):
                 logger.log(level, message)
+            case .stopEverything:
+                for request in requests.values { request.cancel() }
+                requests = [:]
+                timers = EngineTimers()
+                rescheduleTicker()
             }
         }
+        return hostCalls
     }
 
     /// Feeds a request's answer to the machine from the request's own task, which then
-    /// performs the host calls the answer queued (the reply's update, for one): the reply
-    /// reaches the presenter without waiting for another task to be started and scheduled.
-    /// A cancelled request's task leaves them to a task of their own, as presenters may
-    /// check for cancellation.
+    /// performs the first host callback the answer asked for (the reply's update, for one)
+    /// itself: the reply reaches the presenter without waiting for another task to start.
+    /// Nothing waits for this task, so awaiting the host here holds nothing up (H1); further
+    /// callbacks start as tasks of their own. A cancelled request's task starts them all.
     private func answered(
         _ id: RequestID,
         _ event: (inout EngineMachine, _ canHandle: (AssistantAction) -> Bool) -> [EngineAction]
     ) async {
         requests[id] = nil  // answered: nothing is to cancel it now
-        let drains = !Task.isCancelled
-        let queueWasIdle = !hostQueueRunning
-        answerTaskDrains = drains
         let handler = self.handler
-        handle { event(&$0) { handler?.canHandle($0) ?? false } }
-        answerTaskDrains = false
-        // The queue started during the event was left to this task (`startHostQueue`).
-        guard drains, queueWasIdle, hostQueueRunning else { return releaseHeldTracking() }
-        await drainHostQueue()  // the first host call's `handle` releases the held tracking
+        var calls = run(machine.receive { event(&$0) { handler?.canHandle($0) ?? false } })
+        guard !Task.isCancelled, !calls.isEmpty else { return start(calls) }
+        let first = calls.removeFirst()
+        start(calls)
+        await perform(first.0, first.1)
     }
 
-    func releaseHeldTracking() {
-        guard !trackingHeldForAnswer.isEmpty else { return }
-        defer { trackingHeldForAnswer = [] }
-        tracker.enqueue(trackingHeldForAnswer)
+    /// Starts each host callback as a task of its own: none waits for another (H1).
+    private func start(_ calls: [(HostCallID, HostCall)]) {
+        for (id, call) in calls {
+            spawn { [weak self] in await self?.perform(id, call) }
+        }
     }
 
     /// Starts engine work as a task that the activity monitor counts until it ends.
@@ -159,11 +176,11 @@ extension AssistantEngine {
         let (clock, slice) = (self.clock, tickerSlice)
         tickerGeneration += 1
         let generation = tickerGeneration
-        ticker = spawn {
+        ticker = spawn { [weak self] in
             if wait > .zero {
                 do { try await SlicedSleep.sleep(on: clock, for: wait, slice: slice) } catch { return }
             }
-            await self.deadlinesPassed(ticker: generation)
+            await self?.deadlinesPassed(ticker: generation)
         }
     }
 
@@ -180,48 +197,43 @@ extension AssistantEngine {
         rescheduleTicker()
     }
 
-    // MARK: - Host callbacks: one at a time, in order
+    // MARK: - Host callbacks (H1)
 
-    private func startHostQueue() {
-        guard !hostQueueRunning else { return }
-        hostQueueRunning = true
-        // An answer's own task performs the queue once its event has run (`answered`).
-        guard !answerTaskDrains else { return }
-        spawn { await self.drainHostQueue() }
-    }
-
-    private func drainHostQueue() async {
-        while !hostQueue.isEmpty {
-            let (number, call) = hostQueue.removeFirst()
-            await perform(call)
-            for (id, result) in completionsAfterHostCall.removeValue(forKey: number) ?? [] {
-                resume(id, with: result)
-            }
-        }
-        hostQueueRunning = false
-    }
-
-    /// Performs one host callback, then tells the machine it returned. A presenter that went
-    /// away is reported instead of called (O5).
-    private func perform(_ call: HostCall) async {
+    /// Performs one host callback, then tells the machine it returned. The callback runs
+    /// marked as one (`HostCallbackScope`), so an engine call it makes never waits for the
+    /// host (H1). A presenter that went away is reported instead of called (O5).
+    private func perform(_ id: HostCallID, _ call: HostCall) async {
         switch call {
-        case .present(let opening, let snapshot, _):
-            guard let presenter = presenters[opening]?.presenter else { return handle { $0.presenterGone(opening) } }
-            await presenter.presentAssistant(snapshot)
+        case .present(let opening, let snapshot, _, _):
+            guard let presenter = presenters[opening]?.presenter else { return handle { $0.presenterGone(id) } }
+            await HostCallbackScope.$isActive.withValue(true) { await presenter.presentAssistant(snapshot) }
         case .update(let opening, let snapshot, _):
-            guard let presenter = presenters[opening]?.presenter else { return handle { $0.presenterGone(opening) } }
-            await presenter.updateAssistant(snapshot)
+            guard let presenter = presenters[opening]?.presenter else { return handle { $0.presenterGone(id) } }
+            await HostCallbackScope.$isActive.withValue(true) { await presenter.updateAssistant(snapshot) }
         case .dismiss(let opening):
             // Still registered while it dismisses: the chat is closing, not gone (O5).
-            if let presenter = presenters[opening]?.presenter { await presenter.dismissAssistant() }
+            if let presenter = presenters[opening]?.presenter {
+                await HostCallbackScope.$isActive.withValue(true) { await presenter.dismissAssistant() }
+            }
             presenters[opening] = nil
         case .handOver(let action):
-            await handler?.handle(action)
-        case .showInAppCampaign(let campaign, _):
-            await inAppCampaignHandler?(campaign)
+            if let handler {
+                await HostCallbackScope.$isActive.withValue(true) { await handler.handle(action) }
+            }
+        case .showInAppCampaign(let campaign):
+            if let inAppCampaignHandler {
+                await HostCallbackScope.$isActive.withValue(true) { await inAppCampaignHandler(campaign) }
+            }
         }
-        handle { $0.hostCallFinished(call) }
+        handle { $0.hostCallFinished(id) }
     }
+}
+
+/// Marks the task of a host callback the engine is performing, so that an engine call made
+/// from inside it (or from a task it starts with `Task { }`, which inherits the mark) never
+/// waits for the host (H1).
+enum HostCallbackScope {
+    @TaskLocal static var isActive = false
 }
 
 // MARK: - The clients' side of the machine's requests

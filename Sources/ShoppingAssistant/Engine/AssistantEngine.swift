@@ -10,8 +10,10 @@ import Foundation
 /// back as an event. The actor decides nothing. See docs/ARCHITECTURE.md.
 ///
 /// Host callbacks (`AssistantPresenter`, `AssistantActionHandler`, the in-app campaign
-/// handler) are called one at a time, in order, from a serial queue; the synchronous ones
-/// (`canHandle`, the block builder) are called from the actor.
+/// handler) run outside the engine's ordering, each channel in order (the presenter's calls
+/// one at a time, hand-overs one at a time, campaigns one at a time), and any of them may call
+/// and await any engine method (H1); the synchronous ones (`canHandle`, the block builder, the
+/// lock listener) are called from the actor. `shutdown()` ends an engine (H2).
 public actor AssistantEngine {
     // MARK: - Seams
 
@@ -40,8 +42,8 @@ public actor AssistantEngine {
     /// The presenter of each presentation still on screen, held weakly: a presenter that goes
     /// away counts as a dismissal (O5).
     var presenters: [OpeningID: WeakPresenter] = [:]
-    /// The presenter `openAssistant` was given, until the machine names its presentation.
-    var presenterBeingOpened: (any AssistantPresenter)?
+    /// The presenter each `openAssistant` call still under way offered, by its call.
+    var offeredPresenters: [CallID: any AssistantPresenter] = [:]
     var lockListener: (@Sendable (PresentationLocks) -> Void)?
     var inAppCampaignHandler: (@Sendable (InAppCampaign) async -> Void)?
 
@@ -49,6 +51,8 @@ public actor AssistantEngine {
 
     /// Callers parked until the machine completes their call.
     var parked: [CallID: CheckedContinuation<CallResult, Never>] = [:]
+    /// Calls the machine completed in the event that started them: they return without parking.
+    var completedBeforeParking: [CallID: CallResult] = [:]
     /// Parked callers no longer counted as runnable work (replay quiescence).
     var parkedCounted: Set<CallID> = []
     var nextCall: UInt64 = 0
@@ -64,21 +68,6 @@ public actor AssistantEngine {
     /// on the system's clocks, which keep a cancelled sleep until it was to end, and the
     /// ticker is cancelled after nearly every message (see `SlicedSleep`).
     let tickerSlice: Duration?
-    /// Host callbacks waiting their turn, and whether the task that performs them runs.
-    var hostQueue: [(number: UInt64, call: HostCall)] = []
-    var hostQueueRunning = false
-    /// Set while a request's own task feeds its answer to the machine: host calls the answer
-    /// queues are then performed by that task once the event has run, instead of by a new one.
-    var answerTaskDrains = false
-    /// The tracking an answer caused, held while the answer's first host call (the reply's
-    /// update) is on its way, so that its delivery does not compete with the reply. It leaves as soon as anything else happens on the engine (that
-    /// host call returning, another answer, a call, a deadline) or a flush asks for it, so
-    /// tracking keeps its order and never waits for a presenter that does not return.
-    var trackingHeldForAnswer: [Tracker.Job] = []
-    var lastHostCall: UInt64 = 0
-    /// Completions that follow host calls in the same batch of actions: they take effect once
-    /// that host call has returned, so a call returns after the host saw what it caused.
-    var completionsAfterHostCall: [UInt64: [(call: CallID, result: CallResult)]] = [:]
 
     /// Creates an engine.
     ///
@@ -192,11 +181,40 @@ public actor AssistantEngine {
     /// the newest `configuration.trackingLogCapacity` records.
     public var trackingLog: [TrackingRecord] { tracker.log }
 
-    /// Suspends until every queued lifecycle event and tracking URL has been attempted, or the
-    /// calling task is cancelled.
+    /// Suspends until every lifecycle event and tracking URL queued before this call has been
+    /// attempted, or the calling task is cancelled.
     public func flushTracking() async {
-        releaseHeldTracking()  // held only to let a reply reach the screen first
+        handle { $0.flushRequested() }  // tracking held for the presenter leaves now
         await tracker.flush()
+    }
+
+    // MARK: - Shutdown (H2)
+
+    /// Shuts the engine down (H2): every request and deadline is cancelled, queued tracking is
+    /// given `flushDeadline` on the engine's clock to leave and is dropped after it, and every
+    /// caller still waiting returns — a preparation with `.cancelled`, a call waiting for the
+    /// host with what was decided for it, a Gravity call without its answer. Returns once
+    /// nothing the engine started runs any more (host callbacks under way are the host's own).
+    ///
+    /// Every later call is refused at once: `prepareAssistant` returns `.cancelled`,
+    /// `openAssistant` and the sends `.notReady`, product actions and reply buttons
+    /// `.staleReference`, `rateReply` `.unknownReply`, `getContentBySelector` `nil`; the other
+    /// calls do nothing. The presenter is not called: a chat still on screen is the host's to
+    /// remove. Shutting down twice is harmless.
+    public func shutdown(flushDeadline: Duration = .seconds(2)) async {
+        let wasRunning = !machine.isShutDown
+        _ = await call { $0.shutdownCalled($1) }
+        guard wasRunning else { return }
+        await tracker.finish(within: flushDeadline, on: clock)
+        presenters = [:]
+        offeredPresenters = [:]
+    }
+
+    /// An engine released without a shutdown stops waiting for its requests and deadlines;
+    /// tracking already queued still leaves (AN4, AN9).
+    deinit {
+        for request in requests.values { request.cancel() }
+        ticker?.cancel()
     }
 }
 

@@ -43,12 +43,18 @@ final class Tracker: Sendable {
         case url(String, user: GravityUser)
     }
 
-    private struct State {
+    private struct State: WaitingState {
         var queue: [Job] = []
         var draining = false
-        var idleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter: UInt64 = 0
-        var cancelledEarly: Set<UInt64> = []
+        /// Jobs ever queued, and jobs attempted so far (in order): a flush waits for the count
+        /// of jobs queued before it.
+        var queued: UInt64 = 0
+        var attempted: UInt64 = 0
+        /// The engine shut down: nothing more is queued or delivered (H2).
+        var stopped = false
+        var drainTask: Task<Void, Never>?
+        /// Flushes, each waiting for `attempted` to reach its count.
+        var waiters = Waiters<Void, UInt64>()
         var log: RingBuffer<TrackingRecord>
     }
 
@@ -73,46 +79,54 @@ final class Tracker: Sendable {
     func enqueue(_ jobs: [Job]) {
         guard !jobs.isEmpty else { return }
         let start = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
             state.queue += jobs
+            state.queued += UInt64(jobs.count)
             guard !state.draining else { return false }
             state.draining = true
             return true
         }
-        if start {
-            if let activity { activity.spawn { await self.drain() } } else { Task { await self.drain() } }
+        guard start else { return }
+        // Holds the tracker: what is queued is still delivered if the engine goes away without a
+        // shutdown (no promise at process exit, AN4, AN9).
+        let body: @Sendable () async -> Void = { await self.drain() }
+        let task = activity.map { $0.spawn(body) } ?? Task(operation: body)
+        state.withLock { state in
+            if state.draining { state.drainTask = task }
         }
     }
 
-    /// Suspends until everything queued so far has been attempted, or the calling task is
-    /// cancelled.
+    /// Suspends until everything queued before this call has been attempted (later jobs do
+    /// not hold it up), or the calling task is cancelled, or the tracker stopped.
     func flush() async {
-        let id = state.withLock { state -> UInt64 in
-            state.nextWaiter += 1
-            return state.nextWaiter
+        await state.wait(cancelled: (), activity: activity) { state in
+            state.attempted >= state.queued || state.stopped ? .proceed(()) : .park(state.queued)
         }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.cancelledEarly.remove(id) != nil { return true }
-                    if !state.draining && state.queue.isEmpty { return true }
-                    state.idleWaiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() } else { activity?.end() }  // parked until drained
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard let waiter = state.idleWaiters.removeValue(forKey: id) else {
-                    state.cancelledEarly.insert(id)
-                    return nil
-                }
-                return waiter
-            }
-            if let waiter {
-                activity?.begin()
-                waiter.resume()
-            }
+    }
+
+    /// Gives what is queued `deadline` on `clock` to leave, then stops (H2).
+    func finish(within deadline: Duration, on clock: any Clock<Duration>) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.flush() }
+            group.addTask { try? await clock.sleep(for: deadline) }
+            await group.next()
+            group.cancelAll()
         }
+        stop()
+    }
+
+    /// Drops whatever is still queued, stops the delivery under way and lets every flush
+    /// return; nothing is delivered afterwards (H2).
+    func stop() {
+        let (task, waiters) = state.withLock { state -> (Task<Void, Never>?, [Waiters<Void, UInt64>.Waiter]) in
+            state.stopped = true
+            state.queue = []
+            state.attempted = state.queued
+            defer { state.drainTask = nil }
+            return (state.drainTask, state.waiters.takeAll())
+        }
+        task?.cancel()
+        resume(waiters)
     }
 
     private func drain() async {
@@ -123,23 +137,32 @@ final class Tracker: Sendable {
             let batch = state.withLock { state -> [Job] in
                 var batch: [Job] = []
                 swap(&batch, &state.queue)
-                if batch.isEmpty { state.draining = false }
+                if batch.isEmpty {
+                    state.draining = false
+                    state.drainTask = nil
+                }
                 return batch
             }
             guard !batch.isEmpty else { break }
             for job in batch {
+                if Task.isCancelled { return }
                 let record = await deliver(job)
-                state.withLock { $0.log.append(record) }
+                let done = state.withLock { state -> [Waiters<Void, UInt64>.Waiter] in
+                    guard !state.stopped else { return [] }
+                    state.log.append(record)
+                    state.attempted += 1
+                    let attempted = state.attempted
+                    return state.waiters.take { $0 <= attempted }
+                }
+                resume(done)
             }
         }
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            guard !state.draining else { return [] }
-            defer { state.idleWaiters = [:] }
-            return Array(state.idleWaiters.values)
-        }
+    }
+
+    private func resume(_ waiters: [Waiters<Void, UInt64>.Waiter]) {
         for waiter in waiters {
             activity?.begin()
-            waiter.resume()
+            waiter.resume(returning: ())
         }
     }
 

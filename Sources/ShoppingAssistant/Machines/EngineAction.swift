@@ -2,7 +2,19 @@
 /// caller under this ID and resumes it when the machine says `.complete(id, …)`.
 struct CallID: Hashable, Sendable, CustomStringConvertible {
     let value: UInt64
-    var description: String { "call#\(value)" }
+    /// The call was made from inside a host callback (H1): it must never wait for the host,
+    /// since the host may be waiting for it.
+    var insideHostCallback = false
+
+    var description: String { insideHostCallback ? "call#\(value) (inside a host callback)" : "call#\(value)" }
+}
+
+/// Identifies one host callback under way; its return comes back as `hostCallFinished(id)`,
+/// and a return the machine no longer expects (an older opening's, one after a shutdown) is
+/// dropped.
+struct HostCallID: Hashable, Sendable, CustomStringConvertible {
+    let value: UInt64
+    var description: String { "host call#\(value)" }
 }
 
 /// Names one request the engine sent; its answer comes back as an event under the same ID,
@@ -50,6 +62,22 @@ enum GravityCall: Hashable, Sendable {
     case choose(selector: String, settings: GravityContentSettings, envelope: GravityClient.Envelope)
     case visit(GravityClient.Envelope)
     case event([GravityCustomEvent], GravityClient.Envelope)
+
+    /// The same request sent as `user`: one that waited at the session gate carries the
+    /// session the first answer brought (B8).
+    func sent(as user: GravityUser) -> GravityCall {
+        switch self {
+        case .choose(let selector, let settings, var envelope):
+            envelope.user = user
+            return .choose(selector: selector, settings: settings, envelope: envelope)
+        case .visit(var envelope):
+            envelope.user = user
+            return .visit(envelope)
+        case .event(let events, var envelope):
+            envelope.user = user
+            return .event(events, envelope)
+        }
+    }
 }
 
 /// A Shopping API request, as the machine decided it.
@@ -72,26 +100,43 @@ enum CallResult: Hashable, Sendable {
     case done
 }
 
-/// A host callback the actor performs, one at a time and in order; the machine hears back
-/// with `hostCallFinished(_:)` and moves on.
+/// A host callback for the actor to start now (H1). Callbacks run outside the engine's
+/// ordering: the machine keeps each channel in order by starting a channel's next call only
+/// once the previous one returned — the presenter's present, updates and dismiss one at a
+/// time (per opening), hand-overs one at a time, in-app campaigns one at a time — and nothing
+/// else ever waits in line behind a callback.
 enum HostCall: Hashable, Sendable {
-    /// Show the chat with its first snapshot (O1).
-    case present(OpeningID, AssistantChatSnapshot, revision: UInt64)
+    /// Show the chat with its first snapshot (O1) on the presenter given to the `openAssistant`
+    /// call `presenter`.
+    case present(OpeningID, AssistantChatSnapshot, revision: UInt64, presenter: CallID)
     /// A newer snapshot of the chat on screen.
     case update(OpeningID, AssistantChatSnapshot, revision: UInt64)
     /// Remove the chat screen (O5).
     case dismiss(OpeningID)
     /// Navigation the assistant asks for, after the chat closed (PR10, AC5).
     case handOver(AssistantAction)
-    /// An auto-shown in-app campaign, when no presentation lock holds it back (B6, O7); the
-    /// call that fetched it returns once it is shown.
-    case showInAppCampaign(InAppCampaign, for: CallID)
+    /// An auto-shown in-app campaign, when no presentation lock holds it back (B6, O7).
+    case showInAppCampaign(InAppCampaign)
 }
 
-/// A caller that returns once the chat has closed and its hand-overs are done (PR10, AC5).
-struct CloseWaiter: Hashable, Sendable {
-    let call: CallID
-    let result: CallResult
+/// What a host callback under way was for, without its payload: how the machine reads its
+/// return (and checks that it is still about the current opening).
+enum HostCallPurpose: Hashable, Sendable {
+    case present(OpeningID, revision: UInt64)
+    case update(OpeningID, revision: UInt64)
+    case dismiss(OpeningID)
+    case handOver
+    case campaign
+
+    init(_ call: HostCall) {
+        switch call {
+        case .present(let opening, _, let revision, _): self = .present(opening, revision: revision)
+        case .update(let opening, _, let revision): self = .update(opening, revision: revision)
+        case .dismiss(let opening): self = .dismiss(opening)
+        case .handOver: self = .handOver
+        case .showInAppCampaign: self = .campaign
+        }
+    }
 }
 
 /// Everything the engine machine can ask the actor to do. The actor executes these in order
@@ -109,8 +154,9 @@ enum EngineAction: Hashable, Sendable {
     case cancelTimer(TimerID)
     /// Queue a lifecycle event or tracking URLs for delivery, bound to who and where (AN1–AN9).
     case track([Tracker.Job])
-    /// Perform a host callback after the ones already queued.
-    case callHost(HostCall)
+    /// Start a host callback now, outside the engine's ordering (H1); its return comes back
+    /// as `hostCallFinished(id)`.
+    case callHost(HostCallID, HostCall)
     /// Tell the lock listener who holds the presentation lock now (B6).
     case notifyLocks(PresentationLocks)
     /// Persist the SDK-managed uid (`nil` forgets it) (B3).
@@ -119,4 +165,7 @@ enum EngineAction: Hashable, Sendable {
     case complete(CallID, CallResult)
     /// Write a line to the engine's logger.
     case log(AssistantLogLevel, String)
+    /// The engine is shut down (H2): stop every request and deadline; nothing more will be
+    /// asked of the actor.
+    case stopEverything
 }

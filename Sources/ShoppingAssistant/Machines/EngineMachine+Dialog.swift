@@ -14,7 +14,7 @@ extension EngineMachine {
         }
         switch dialog.sendRequested(text: text, messageId: messageId, newThreadId: newThreadId, start: start) {
         case .failure(let refusal): return refuse(call, refusal)
-        case .success(let actions): return run(actions) + [.complete(call, .send(.success(messageId)))]
+        case .success(let actions): return run(actions) + returnOnceShown(call, .send(.success(messageId)))
         }
     }
 
@@ -29,8 +29,14 @@ extension EngineMachine {
     mutating func retryCalled(_ call: CallID, messageId: String) -> [EngineAction] {
         switch dialog.retryRequested(messageId: messageId) {
         case .failure(let refusal): return refuse(call, refusal)
-        case .success(let actions): return run(actions) + [.complete(call, .send(.success(messageId)))]
+        case .success(let actions): return run(actions) + returnOnceShown(call, .send(.success(messageId)))
         }
+    }
+
+    /// `call` returns with `result` once the presenter of the chat on screen has what the call
+    /// changed (the message sending, the rating, the new chat), or at once when no chat is shown.
+    private mutating func returnOnceShown(_ call: CallID, _ result: CallResult) -> [EngineAction] {
+        hold([.complete(call, result)], until: .delivered(revision: dialog.revision))
     }
 
     private func refuse(_ call: CallID, _ refusal: AssistantSendRefusal) -> [EngineAction] {
@@ -39,36 +45,21 @@ extension EngineMachine {
 
     /// "New chat": a fresh dialog on the latest ready start screen (D13, D16).
     mutating func newChatCalled(_ call: CallID) -> [EngineAction] {
-        endDialog(.newChat) + [.complete(call, .done)]
+        endDialog(.newChat) + returnOnceShown(call, .done)
     }
 
     /// `rateReply`: once per reply, by its assistant message ID (D11).
     mutating func rateCalled(_ call: CallID, assistantMessageId: String, rating: AssistantRating) -> [EngineAction] {
         switch dialog.rateRequested(assistantMessageId: assistantMessageId, rating) {
         case .refused(let reason): return [.complete(call, .rating(reason))]
-        case .rated(let actions): return run(actions) + [.complete(call, .rating(.sent))]
+        case .rated(let actions): return run(actions) + returnOnceShown(call, .rating(.sent))
         }
     }
 
     /// `waitForReply`: returns when nothing is in flight and the presenter, if any, has the
     /// outcome.
     mutating func waitForReplyCalled(_ call: CallID) -> [EngineAction] {
-        guard dialog.isSending else { return awaitDelivery(of: [call]) }
-        replyWaiters.append(call)
-        return []
-    }
-
-    /// A `waitForReply` caller was cancelled: it returns; the message goes on (O8, D12).
-    mutating func replyWaitCancelled(_ call: CallID) -> [EngineAction] {
-        if let index = replyWaiters.firstIndex(of: call) {
-            replyWaiters.remove(at: index)
-            return [.complete(call, .done)]
-        }
-        if let index = afterDelivery.firstIndex(where: { $0.action == .complete(call, .done) }) {
-            afterDelivery.remove(at: index)
-            return [.complete(call, .done)]
-        }
-        return []
+        hold([.complete(call, .done)], until: .settled)
     }
 
     // MARK: Answers and deadlines
@@ -163,7 +154,7 @@ extension EngineMachine {
             case .settled:
                 let held = takeTrackingAfterOutcome()
                 if !held.isEmpty { result.append(.track(held)) }
-                result += replySettled()
+                result += releaseReached()  // `waitForReply` callers wait on for this outcome's delivery
             case .diagnostics(let lines):
                 result += notes(lines.map { "dialog: \($0)" })
             }
@@ -177,56 +168,10 @@ extension EngineMachine {
         return trackingAfterOutcome
     }
 
-    /// Nothing is in flight: `waitForReply` callers return now, or once the presenter has been
-    /// given this outcome.
-    private mutating func replySettled() -> [EngineAction] {
-        let waiters = replyWaiters
-        replyWaiters = []
-        return awaitDelivery(of: waiters)
-    }
-
-    /// `callers` return once the presenter has the current dialog: at once when no chat is
-    /// shown or it has it already, else when that revision is delivered. An outcome that landed
-    /// while its update is still on its way is not "given" yet (D2).
-    private mutating func awaitDelivery(of callers: [CallID]) -> [EngineAction] {
-        onceDelivered(callers.map { .complete($0, .done) })
-    }
-
-    /// Notes on the outcome the dialog has now: written as `awaitDelivery` returns callers, so
-    /// that a note never comes before what it is about reaches the screen.
+    /// Notes on the outcome the dialog has now: written once the presenter has that outcome,
+    /// so that a note never comes before what it is about reaches the screen.
     private mutating func notes(_ lines: [String]) -> [EngineAction] {
-        onceDelivered(lines.map { .log(.info, $0) })
-    }
-
-    /// `actions` now, when no chat is shown or its presenter has the current dialog; else once
-    /// the presenter has it.
-    private mutating func onceDelivered(_ actions: [EngineAction]) -> [EngineAction] {
-        guard presentation.currentOpening != nil, deliveredRevision < dialog.revision else { return actions }
-        afterDelivery += actions.map { (dialog.revision, $0) }
-        return []
-    }
-
-    /// A snapshot of `revision` reached the presenter.
-    mutating func snapshotDelivered(revision: UInt64) -> [EngineAction] {
-        deliveredRevision = max(deliveredRevision, revision)
-        let ready = afterDelivery.filter { $0.revision <= revision }.map(\.action)
-        afterDelivery.removeAll { $0.revision <= revision }
-        return Self.notesFirst(ready)
-    }
-
-    /// The chat closed or went away: nothing more will be delivered; notes are written and
-    /// waiters return.
-    mutating func deliveriesStopped() -> [EngineAction] {
-        let ready = afterDelivery.map(\.action)
-        afterDelivery = []
-        deliveredRevision = 0  // a new presentation starts with nothing delivered
-        return Self.notesFirst(ready)
-    }
-
-    /// Notes before the callers they concern return, each kind in the order it waited.
-    private static func notesFirst(_ actions: [EngineAction]) -> [EngineAction] {
-        let isNote: (EngineAction) -> Bool = { if case .log = $0 { return true } else { return false } }
-        return actions.filter(isNote) + actions.filter { !isNote($0) }
+        hold(lines.map { .log(.info, $0) }, until: .delivered(revision: dialog.revision))
     }
 
     private func track(_ event: DialogMachine.Lifecycle, user: GravityUser?, page: PageContext?) -> EngineAction {

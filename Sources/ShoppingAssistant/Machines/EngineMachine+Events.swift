@@ -16,16 +16,18 @@ enum ShoppingResult: Sendable {
 extension EngineMachine {
     /// A Gravity request answered; `identityEpoch` is the identity it was sent for.
     mutating func gravityAnswered(_ id: RequestID, _ answer: GravityResult, identityEpoch: UInt64) -> [EngineAction] {
+        let actions: [EngineAction]
         switch (id, answer) {
         case (.configuration(let preparation), .content(let result)):
-            return configurationAnswered(preparation, result, identityEpoch: identityEpoch)
+            actions = configurationAnswered(preparation, result, identityEpoch: identityEpoch)
         case (.host(let call), .content(let result)):
-            return contentAnswered(call, result, identityEpoch: identityEpoch)
+            actions = contentAnswered(call, result, identityEpoch: identityEpoch)
         case (.host(let call), .campaigns(let result)):
-            return campaignsAnswered(call, result, identityEpoch: identityEpoch)
+            actions = campaignsAnswered(call, result, identityEpoch: identityEpoch)
         default:
             preconditionFailure("\(id) cannot be answered with \(answer)")
         }
+        return actions + sessionGateAnswered(id)  // B8: after its `user` was taken
     }
 
     /// A Shopping API request answered. `canHandle` is the action handler's synchronous
@@ -52,13 +54,6 @@ extension EngineMachine {
         case .preparation(let preparation): return preparationDeadlinePassed(preparation)
         case .reply(let tag): return replyDeadlinePassed(tag)
         }
-    }
-
-    /// The task of a caller parked in the engine was cancelled: a preparation ends as
-    /// `.cancelled` (P4); a `waitForReply` returns (the message goes on, O8); other calls run
-    /// to their end.
-    mutating func callCancelled(_ call: CallID) -> [EngineAction] {
-        prepareCancelled(call) + replyWaitCancelled(call)
     }
 
     /// Which of a reply's buttons are offered: routed (AC3) and handled (AC4).

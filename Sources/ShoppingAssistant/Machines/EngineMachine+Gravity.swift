@@ -3,25 +3,22 @@
 extension EngineMachine {
     /// `trackView`: `POST /visit` (B5). The assistant never calls it itself (E4).
     mutating func trackViewCalled(_ call: CallID, page: PageContext) -> [EngineAction] {
-        hostRequests[call] = .trackView
-        return [.sendGravity(.host(call), .visit(envelope(page)), identityEpoch: identity.epoch)]
+        hostRequests[call] = (.trackView, abandoned: false)
+        return sendGravity(.host(call), .visit(envelope(page)))
     }
 
     /// `triggerEvent`: `POST /event` (B5).
     mutating func triggerEventCalled(_ call: CallID, events: [CustomEvent], page: PageContext) -> [EngineAction] {
-        hostRequests[call] = .triggerEvent
+        hostRequests[call] = (.triggerEvent, abandoned: false)
         let wire = events.map { GravityCustomEvent(type: $0.type, name: $0.name, customProps: $0.customProps) }
-        return [.sendGravity(.host(call), .event(wire, envelope(page)), identityEpoch: identity.epoch)]
+        return sendGravity(.host(call), .event(wire, envelope(page)))
     }
 
     /// `getContentBySelector`: `POST /choose` (B5). Never blocked by a presentation lock (B6).
     mutating func contentCalled(_ call: CallID, selector: String, page: PageContext) -> [EngineAction] {
-        hostRequests[call] = .content(selector: selector)
-        return [
-            .sendGravity(
-                .host(call), .choose(selector: selector, settings: settings.contentSettings, envelope: envelope(page)),
-                identityEpoch: identity.epoch)
-        ]
+        hostRequests[call] = (.content(selector: selector), abandoned: false)
+        return sendGravity(
+            .host(call), .choose(selector: selector, settings: settings.contentSettings, envelope: envelope(page)))
     }
 
     /// `setOptions`: the `options` (and `data[].options`) of the following requests.
@@ -31,24 +28,27 @@ extension EngineMachine {
         return []
     }
 
-    /// A host call's `/visit` or `/event` answered: keep the `user` (B3), show the in-app
+    /// A host call's `/visit` or `/event` answered: keep the `user` (B3, B9), show the in-app
     /// campaigns unless a presentation lock is held, when they are dropped, not queued (B6, O7).
+    /// The call returns once its campaigns are shown (or at once, from inside a host callback,
+    /// H1, or after its caller was cancelled).
     mutating func campaignsAnswered(
         _ call: CallID, _ result: Result<GravityClient.Answer<[InAppCampaign]>, WireFailure>, identityEpoch: UInt64
     ) -> [EngineAction] {
-        guard let request = hostRequests.removeValue(forKey: call) else {
+        guard let (request, abandoned) = hostRequests.removeValue(forKey: call) else {
             preconditionFailure("an answer for \(call), which sent no Gravity request")
         }
         let endpoint = request == .trackView ? "POST /visit (trackView)" : "POST /event (triggerEvent)"
+        let completion: [EngineAction] = abandoned ? [] : [.complete(call, .done)]
         switch result {
         case .failure(.cancelled):
-            return [.complete(call, .done)]
+            return completion
         case .failure(.failed(let error, _)):
             // B5: only the log says so.
-            return [.log(.error, "gravity \(endpoint) failed: \(error)"), .complete(call, .done)]
+            return [.log(.error, "gravity \(endpoint) failed: \(error)")] + completion
         case .success(let answer):
             var actions = identityAnswered(answer.user, epoch: identityEpoch)
-            var shown = 0
+            var shown: [InAppCampaign] = []
             for campaign in answer.value {
                 if presentation.locks.isLocked {  // B6, O7: dropped, not queued
                     actions.append(
@@ -57,47 +57,66 @@ extension EngineMachine {
                             "in-app campaign \(campaign.campaignId) suppressed: presentation locked by \(presentation.locks)"
                         ))
                 } else {
-                    actions.append(.callHost(.showInAppCampaign(campaign, for: call)))
-                    shown += 1
+                    shown.append(campaign)
                 }
             }
-            guard shown > 0 else { return actions + [.complete(call, .done)] }
-            campaignShows[call] = shown  // the call returns once they are shown
-            return actions
+            campaigns.arrived(shown, for: call)
+            return actions + hold(completion, until: .campaignsShown(call)) + showNextCampaign()
         }
-    }
-
-    /// An in-app campaign of `call` was shown.
-    mutating func campaignShown(for call: CallID) -> [EngineAction] {
-        guard let left = campaignShows[call] else { return [] }
-        guard left <= 1 else {
-            campaignShows[call] = left - 1
-            return []
-        }
-        campaignShows[call] = nil
-        return [.complete(call, .done)]
     }
 
     /// A host call's `/choose` answered: only the selector's entries (B5); content load
-    /// tracking for its contents (B7); `nil` and a logged error on failure.
+    /// tracking for its contents (B7); `nil` and a logged error on failure. An answer whose
+    /// caller was cancelled only brings its `user` (B9).
     mutating func contentAnswered(
         _ call: CallID, _ result: Result<GravityClient.Answer<ContentResponse>, WireFailure>, identityEpoch: UInt64
     ) -> [EngineAction] {
-        guard case .content(let selector) = hostRequests.removeValue(forKey: call) else {
+        guard let (request, abandoned) = hostRequests.removeValue(forKey: call),
+            case .content(let selector) = request
+        else {
             preconditionFailure("a /choose answer for \(call), which asked for no content")
         }
         switch result {
         case .failure(.cancelled):
-            return [.complete(call, .content(nil))]
+            return abandoned ? [] : [.complete(call, .content(nil))]
         case .failure(.failed(let error, _)):
-            return [
-                .log(.error, "gravity POST /choose (getContentBySelector \(selector)) failed: \(error)"),
-                .complete(call, .content(nil)),
-            ]
+            let note = EngineAction.log(
+                .error, "gravity POST /choose (getContentBySelector \(selector)) failed: \(error)")
+            return abandoned ? [note] : [note, .complete(call, .content(nil))]
         case .success(let answer):
             var actions = identityAnswered(answer.user, epoch: identityEpoch)
+            guard !abandoned else { return actions }
             if identityEpoch == identity.epoch { actions += trackURLs(answer.value.loadTrackingURLs) }  // B7
             return actions + [.complete(call, .content(answer.value))]
+        }
+    }
+
+    // MARK: - The session gate (B8)
+
+    /// Sends a Gravity request now, or holds it at the session gate until the first answer of
+    /// the session (B8).
+    mutating func sendGravity(_ id: RequestID, _ call: GravityCall) -> [EngineAction] {
+        let request = SessionGate.Waiting(id: id, call: call, identityEpoch: identity.epoch)
+        guard sessionGate.requested(request, needsSession: identity.needsSession) else {
+            return [.log(.debug, "\(id) waits for the session's first Gravity answer")]  // B8
+        }
+        return [.sendGravity(id, call, identityEpoch: identity.epoch)]
+    }
+
+    /// Stops waiting for a Gravity request: one still at the gate is never sent; the first
+    /// request of a session, let go, releases the gate as a failed one does (B8).
+    mutating func cancelGravity(_ id: RequestID) -> [EngineAction] {
+        if sessionGate.withdrawn(id) { return [] }
+        return [.cancelRequest(id)] + sessionGateAnswered(id)
+    }
+
+    /// A Gravity request answered (its `user` already adopted): what waited at the gate goes,
+    /// carrying the session it brought (B8).
+    mutating func sessionGateAnswered(_ id: RequestID) -> [EngineAction] {
+        sessionGate.answered(id, needsSession: identity.needsSession).map { request in
+            // A request decided for an older identity keeps the user it was decided for (AN3).
+            let call = request.identityEpoch == identity.epoch ? request.call.sent(as: identity.wire) : request.call
+            return .sendGravity(request.id, call, identityEpoch: request.identityEpoch)
         }
     }
 
@@ -120,17 +139,18 @@ extension EngineMachine {
 
     private mutating func changeIdentity(_ change: IdentityChange, call: CallID) -> [EngineAction] {
         guard presentation.isClosed else {  // AN3: the chat closes as the old user first
-            pendingIdentityChanges.append((change, call))
+            pendingIdentityChanges.append(change)
             return [.log(.info, "closing the chat: identity change")] + close(nil, .done)
+                + hold([.complete(call, .done)], until: .closed)
         }
         return applyIdentityChange(change) + [.complete(call, .done)]
     }
 
-    /// Identity changes that waited for the chat to close, now that it has.
+    /// Identity changes that waited for the chat to close, now that it has; their callers return.
     mutating func applyIdentityChangesWaitingForTheClose() -> [EngineAction] {
         let waiting = pendingIdentityChanges
         pendingIdentityChanges = []
-        return waiting.flatMap { applyIdentityChange($0.change) + [.complete($0.call, .done)] }
+        return waiting.flatMap { applyIdentityChange($0) }
     }
 
     /// The identity switches; the old dialog ends as the old user (AN3, D13, D17); a start
@@ -148,6 +168,9 @@ extension EngineMachine {
         actions.append(.log(.info, "identity changed"))
         actions += endDialog(.identityChange, user: previous)  // D13, D17, AN3
         actions += run(preparation.identityChanged())  // B3: the old user's start screen is not the new one's
+        for request in sessionGate.identityChanged() {  // B8: the gate starts again for the new identity
+            actions += sendGravity(request.id, request.call.sent(as: identity.wire))
+        }
         return actions
     }
 }

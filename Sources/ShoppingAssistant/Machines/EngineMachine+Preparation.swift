@@ -57,15 +57,13 @@ extension EngineMachine {
         for action in actions {
             switch action {
             case .fetchConfiguration(let id, let selector, let page):
-                result.append(
-                    .sendGravity(
-                        .configuration(id),
-                        .choose(selector: selector, settings: settings.contentSettings, envelope: envelope(page)),
-                        identityEpoch: identity.epoch))
+                result += sendGravity(
+                    .configuration(id),
+                    .choose(selector: selector, settings: settings.contentSettings, envelope: envelope(page)))
             case .startTimeout(let id, let duration):
                 result.append(.startTimer(.preparation(id), after: duration))
             case .stopWork(let id):
-                result += [.cancelTimer(.preparation(id)), .cancelRequest(.configuration(id))]
+                result += [.cancelTimer(.preparation(id))] + cancelGravity(.configuration(id))
             case .trackContentLoad(let urls):
                 result += trackURLs(urls)  // B7
             case .finish(let id, let outcome):

@@ -2,7 +2,8 @@
 
 extension EngineMachine {
     /// `openAssistant` (O1–O4). `presenterAlive` is false when the presenter of a chat still
-    /// shown has gone away: that chat is closed first (O5), not "already open".
+    /// shown has gone away: that chat is closed first (O5), not "already open". The call
+    /// returns once the presenter has shown the chat.
     mutating func openCalled(_ call: CallID, presenter: AssistantPresenterAvailability, presenterAlive: Bool)
         -> [EngineAction]
     {
@@ -11,30 +12,29 @@ extension EngineMachine {
             actions.append(.log(.info, "the presenter went away: closing the chat"))
             actions += run(presentation.dismissed(nil))  // O5: presenter loss
         }
-        switch presentation.openCalled(call, isReady: preparation.ready != nil, presenter: presenter) {
+        switch presentation.openCalled(isReady: preparation.ready != nil, presenter: presenter) {
         case .refused(let refusal):
             return actions + [.log(.info, "openAssistant: \(refusal)"), .complete(call, .open(refusal))]
-        case .opening(let opened):
+        case .opening(let opening, let opened):
             products.openingBegan()  // PR6: each opening hands out new refs
-            return actions + run(opened)
+            presentingCall = call
+            actions += run(opened)
+            return actions + hold([.complete(call, .open(.opened))], until: .presented(opening))  // O1
         }
     }
 
-    /// `closeAssistant` (O5). A message already sent is not cancelled (O8, D12).
+    /// `closeAssistant` (O5): returns once the chat is closed and what waited for the close has
+    /// been handed over. A message already sent is not cancelled (O8, D12).
     mutating func closeCalled(_ call: CallID) -> [EngineAction] {
         // O5: the lock is released only once the presenter has dismissed the chat.
         if !presentation.isClosed { return [.log(.info, "closing the chat: closeAssistant")] + close(call, .done) }
-        return [.complete(call, .done)]
+        return hold([.complete(call, .done)], until: .handedOver(afterCloses: presentation.closesHandedOver))
     }
 
     /// `assistantWasDismissed`: the presenter dismissed the chat by itself (the mobile "Back").
+    /// Returns once the engine has taken the chat as closed; hand-overs go on by themselves.
     mutating func dismissedByPresenter(_ call: CallID) -> [EngineAction] {
         run(presentation.dismissed(nil)) + [.complete(call, .done)]  // O5: the mobile "Back"
-    }
-
-    /// The actor found the presenter gone when it was to be called for `opening` (O5).
-    mutating func presenterGone(_ opening: OpeningID) -> [EngineAction] {
-        [.log(.info, "the presenter went away: closing the chat")] + run(presentation.dismissed(opening))  // O5
     }
 
     /// `lockPresentation` / `unlockPresentation` (B6): idempotent, not counted.
@@ -42,30 +42,14 @@ extension EngineMachine {
         run(locked ? presentation.lockedByApp() : presentation.unlockedByApp())
     }
 
-    /// A host callback the actor performed has returned.
-    mutating func hostCallFinished(_ call: HostCall) -> [EngineAction] {
-        switch call {
-        case .present(let opening, _, let revision):
-            return snapshotDelivered(revision: revision) + run(presentation.presentFinished(opening))
-        case .update(let opening, _, let revision):
-            return run(presentation.updateFinished(opening, revision: revision))
-        case .dismiss(let opening):
-            return run(presentation.dismissed(opening))
-        case .handOver:
-            return run(presentation.handOverFinished())
-        case .showInAppCampaign(_, let caller):
-            return campaignShown(for: caller)
-        }
-    }
-
     /// Starts closing the chat; `caller` returns with `result` once it is closed and what waited
     /// for the close has been handed over (PR10, AC5).
     mutating func close(_ caller: CallID?, _ result: CallResult, thenHandOver action: AssistantAction? = nil)
         -> [EngineAction]
     {
-        run(
-            presentation.closeRequested(
-                by: caller.map { CloseWaiter(call: $0, result: result) }, thenHandOver: action))
+        let closing = run(presentation.closeRequested(thenHandOver: action))
+        guard let caller else { return closing }
+        return closing + hold([.complete(caller, result)], until: .handedOver(afterCloses: presentation.closesHandedOver))
     }
 
     /// Performs what the presentation machine decided.
@@ -76,16 +60,19 @@ extension EngineMachine {
             case .notifyLocks(let locks):
                 result += [.log(.info, "presentation lock: \(locks)"), .notifyLocks(locks)]
             case .present(let opening):
+                guard let caller = presentingCall else { preconditionFailure("\(opening) is presented for no call") }
                 _ = dialog.changes.take()  // the first snapshot is all new; count changes from here
-                result.append(.callHost(.present(opening, snapshot(), revision: dialog.revision)))
+                result.append(
+                    hostCall(.present(opening, snapshot(), revision: dialog.revision, presenter: caller)))
             case .update(let opening):
                 result += repliesShown()
                 let changed = dialog.changes.take()
                 result.append(
-                    .callHost(.update(opening, snapshot().telling(changed: changed), revision: dialog.revision)))
+                    hostCall(.update(opening, snapshot().telling(changed: changed), revision: dialog.revision)))
             case .dismiss(let opening):
-                result.append(.callHost(.dismiss(opening)))
-            case .opened(_, let callers):
+                result.append(hostCall(.dismiss(opening)))
+            case .presented:
+                presentingCall = nil
                 let prepared = dialog.context?.start.prepared ?? preparation.lastReady
                 result.append(
                     lifecycle(
@@ -95,20 +82,20 @@ extension EngineMachine {
                             "campaignId": prepared?.campaignId,
                         ]))
                 result += repliesShown()  // AN7: the replies on the screen just presented
-                result += callers.map { .complete($0, .open(.opened)) }
+                result += releaseReached()  // O1: `openAssistant` returns
             case .closed:
+                presentingCall = nil
                 result.append(lifecycle(.dialogClose, props: ["threadId": dialog.context?.threadId]))
                 products.transitionEnded()
-                result += deliveriesStopped()
+                deliveredRevision = 0  // a new presentation starts with nothing delivered
                 result += applyIdentityChangesWaitingForTheClose()  // AN3: after the old user's close
-            case .handOver(let handOvers):
-                for handOver in handOvers {
-                    result += [
-                        .log(.info, "handing \(handOver.name) to the action handler"), .callHost(.handOver(handOver)),
-                    ]
-                }
-            case .closeFinished(let waiters):
-                result += waiters.map { .complete($0.call, $0.result) }
+                result += releaseReached()  // deliveries stopped; the close is done
+            case .handOver(let handOver):
+                result += [
+                    .log(.info, "handing \(handOver.name) to the action handler"), hostCall(.handOver(handOver)),
+                ]
+            case .handedOver:
+                result += releaseReached()
             case .delivered(let revision):
                 result += snapshotDelivered(revision: revision)
             }

@@ -53,25 +53,33 @@ struct EngineMachine: Sendable {
     var nextPreparation: UInt64 = 0
     /// Whose `prepareAssistant` call each preparation answers.
     var preparers: [PreparationID: CallID] = [:]
-    /// Host Gravity calls waiting for their answer.
-    var hostRequests: [CallID: HostRequest] = [:]
-    /// In-app campaigns handed to the host and not shown yet, by the call that fetched them;
-    /// the call returns once they are (B6).
-    var campaignShows: [CallID: Int] = [:]
-    /// `waitForReply` callers: while a message is in flight, then until the presenter has the
-    /// outcome (snapshot `revision`).
-    var replyWaiters: [CallID] = []
-    /// What waits for the presenter to have a dialog `revision`: the completions of
-    /// `waitForReply` callers, and notes on that outcome, so the log tells of what the user has
-    /// already seen (D2).
-    var afterDelivery: [(revision: UInt64, action: EngineAction)] = []
+    /// Host Gravity calls waiting for their answer; `abandoned` once their caller was
+    /// cancelled and returned (the answer is still read for its `user`, B9).
+    var hostRequests: [CallID: (request: HostRequest, abandoned: Bool)] = [:]
+    /// The `openAssistant` call whose presenter the chat being presented is on.
+    var presentingCall: CallID?
+    /// Host callbacks under way, by ID, with what each was for.
+    var hostCalls: [HostCallID: HostCallPurpose] = [:]
+    var nextHostCall: UInt64 = 0
+    /// Gravity requests waiting for the first answer of a session (B8).
+    var sessionGate = SessionGate()
+    /// In-app campaigns on their way to the host, one at a time (B6).
+    var campaigns = InAppCampaignQueue()
+    /// Completions and notes held until the host has seen what they are about (`HostMilestone`).
+    var held = HeldActions()
     /// The newest dialog revision the presenter of the chat shown has returned from.
     var deliveredRevision: UInt64 = 0
     /// The `chat_message_send` of the message in flight, bound to its identity and page,
     /// held until the message's outcome (see `run(_:user:page:)` of the dialog's actions).
     var trackingAfterOutcome: [Tracker.Job] = []
-    /// Identity changes waiting for the chat to close, with their callers.
-    var pendingIdentityChanges: [(change: IdentityChange, call: CallID)] = []
+    /// Tracking caused by an event that also gave the presenter a snapshot: it leaves with the
+    /// next event (usually the presenter returning), so that delivering it does not compete
+    /// with the presenter for the machine, and never waits for a presenter that does not return.
+    var trackingAfterPresenter: [Tracker.Job] = []
+    /// Identity changes waiting for the chat to close.
+    var pendingIdentityChanges: [IdentityChange] = []
+    /// The engine was shut down (H2): every later call is refused and nothing else happens.
+    var isShutDown = false
 
     init(settings: Settings, storedUID: String?) {
         self.settings = settings

@@ -36,6 +36,14 @@ struct IdentityState: Sendable, Hashable {
         canonicalUID = storedUID
     }
 
+    /// No Gravity session is known for the current identity yet: the first Gravity request
+    /// opens one alone (B8). A manual user whose app gave a session id has one; one whose app
+    /// gave none takes the session of Gravity's first answer (`manualSes`), so it waits too.
+    var needsSession: Bool {
+        guard let manual else { return managedSes == nil }
+        return (manual.sessionId ?? manualSes) == nil
+    }
+
     /// What Gravity requests send as `user` (wire.md § Gravity API V2).
     var wire: GravityUser {
         if let manual { return GravityUser(custom: manual.userId, ses: manual.sessionId ?? manualSes) }

@@ -7,9 +7,12 @@ struct OpeningID: Hashable, Sendable, CustomStringConvertible {
 /// Opening and closing the chat (O1–O6), the presentation locks (B6), snapshot delivery to
 /// the presenter, and what waits for a close (PR10, AC5), as a value type.
 ///
-/// The presenter is called one call at a time (present, update, dismiss, hand-over all go
-/// through the actor's serial host queue), so snapshots reach it in order; while a call is
-/// under way a newer snapshot waits, and only the newest is delivered next.
+/// The presenter is one channel: one call at a time for the current opening (present, then
+/// updates, then dismiss), so snapshots reach it in order; while a call is under way a newer
+/// snapshot waits, and only the newest is delivered next; a close asked for meanwhile
+/// dismisses right after it. Hand-overs are a channel of their own, one at a time, after the
+/// close. Nothing here waits for anything else: what waits for these milestones is held by
+/// the root machine (`HostMilestone`).
 struct PresentationMachine: Sendable {
     enum State: Sendable, Hashable {
         case closed
@@ -29,34 +32,40 @@ struct PresentationMachine: Sendable {
         case update(OpeningID)
         /// Ask the presenter to dismiss the chat.
         case dismiss(OpeningID)
-        /// The chat is presented: report it and answer the callers of `open` (O1).
-        case opened(OpeningID, callers: [CallID])
+        /// The presenter has shown the chat, or it closed before it had: report the opening;
+        /// `openAssistant` may return (O1).
+        case presented(OpeningID)
         /// The chat is fully closed: the lock is released (O5, O6).
         case closed(OpeningID)
-        /// Hand queued navigation to the host, in order, after the close (PR10, AC5).
-        case handOver([AssistantAction])
-        /// These callers waited for the close and what followed it; they may return.
-        case closeFinished([CloseWaiter])
-        /// A snapshot was delivered: callers waiting for the presenter to see an outcome
-        /// (`waitForReply`) may return.
+        /// Hand one queued navigation to the host, after the close (PR10, AC5).
+        case handOver(AssistantAction)
+        /// The chat is closed and every hand-over queued for it has returned.
+        case handedOver
+        /// The presenter returned from a snapshot of `revision`.
         case delivered(revision: UInt64)
+    }
+
+    /// Whether the chat opens, or why not.
+    enum OpenOutcome: Sendable, Hashable {
+        case opening(OpeningID, [Action])
+        case refused(AssistantOpenResult)
     }
 
     private(set) var state: State = .closed
     private(set) var locks = PresentationLocks()
     private var lastOpening: UInt64 = 0
-    /// A present or update call is under way.
-    private var delivering = false
+    /// The opening whose present, update or dismiss is under way: one presenter call at a time.
+    private var presenterCall: OpeningID?
     /// A newer snapshot than the one being delivered waits.
     private var pendingUpdate = false
-    /// Callers of `openAssistant` waiting for the present to finish.
-    private var openers: [CallID] = []
+    /// A close was asked for while a presenter call was under way: dismiss right after it.
+    private var pendingDismiss = false
     /// Navigation to hand over once the close completes (PR10, AC5).
     private var afterClose: [AssistantAction] = []
-    /// Hand-overs given to the host and not finished yet.
-    private var handOversInFlight = 0
-    /// Callers waiting for the close and its hand-overs to finish.
-    private var closeWaiters: [CloseWaiter] = []
+    /// A hand-over was given to the host and has not returned.
+    private var handOverInFlight = false
+    /// How many times a close finished with its hand-overs (`.handedOver`).
+    private(set) var closesHandedOver: UInt64 = 0
 
     /// The opening whose refs are current: the chat is being presented or is open (PR8).
     var currentOpening: OpeningID? {
@@ -81,17 +90,14 @@ struct PresentationMachine: Sendable {
         return false
     }
 
+    /// Navigation is queued for after the close, or being handed over.
+    var handOversPending: Bool { handOverInFlight || !afterClose.isEmpty }
+
     // MARK: - Opening (O1–O5)
 
     /// `openAssistant`. `isReady` is whether the latest preparation is ready (O2);
     /// `presenter` is the presenter's availability (O3).
-    /// Whether the chat opens, or why not.
-    enum OpenOutcome: Sendable, Hashable {
-        case opening([Action])
-        case refused(AssistantOpenResult)
-    }
-
-    mutating func openCalled(_ call: CallID, isReady: Bool, presenter: AssistantPresenterAvailability) -> OpenOutcome {
+    mutating func openCalled(isReady: Bool, presenter: AssistantPresenterAvailability) -> OpenOutcome {
         guard state == .closed else { return .refused(.alreadyOpen) }  // O4
         guard isReady else { return .refused(.notReady) }  // O2
         guard presenter == .available else { return .refused(.invalidPresenter) }  // O3
@@ -99,68 +105,99 @@ struct PresentationMachine: Sendable {
         let id = OpeningID(value: lastOpening)
         state = .presenting(id)
         locks.assistant = true  // O5: the lock is taken before presenting
-        delivering = true
+        presenterCall = id
         pendingUpdate = false
-        openers = [call]
-        return .opening([.notifyLocks(locks), .present(id)])
+        pendingDismiss = false
+        return .opening(id, [.notifyLocks(locks), .present(id)])
     }
 
-    /// The presenter returned from `presentAssistant`.
-    mutating func presentFinished(_ id: OpeningID) -> [Action] {
-        guard state == .presenting(id) else { return finishedDelivery() }
-        state = .open(id)
-        let callers = openers
-        openers = []
-        return [.opened(id, callers: callers)] + finishedDelivery()
+    /// The presenter returned from `presentAssistant` of `id`, which showed `revision`. A
+    /// return for another opening than the one under way changes nothing.
+    mutating func presentFinished(_ id: OpeningID, revision: UInt64) -> [Action] {
+        guard presenterCall == id else { return [] }
+        presenterCall = nil
+        var actions: [Action] = []
+        if state == .presenting(id) {
+            state = .open(id)
+            actions.append(.presented(id))
+        }
+        return actions + [.delivered(revision: revision)] + nextPresenterCall()
     }
 
     // MARK: - Snapshots
 
-    /// The chat model changed: deliver it now, or after the call under way.
+    /// The chat model changed: deliver it now, or after the presenter call under way.
     mutating func snapshotChanged() -> [Action] {
-        guard case .open(let id) = state else {
-            if case .presenting = state { pendingUpdate = true }
-            return []
-        }
-        guard !delivering else {
+        switch state {
+        case .presenting:
             pendingUpdate = true
             return []
+        case .open(let id):
+            guard presenterCall == nil else {
+                pendingUpdate = true
+                return []
+            }
+            presenterCall = id
+            return [.update(id)]
+        case .closing, .closed:
+            return []
         }
-        delivering = true
-        return [.update(id)]
     }
 
-    /// The presenter returned from `updateAssistant` with the snapshot of `revision`.
+    /// The presenter returned from `updateAssistant` of `id` with the snapshot of `revision`.
+    /// A return for another opening (one the presenter dismissed meanwhile) is not a delivery
+    /// to the chat on screen and changes nothing.
     mutating func updateFinished(_ id: OpeningID, revision: UInt64) -> [Action] {
-        [.delivered(revision: revision)] + finishedDelivery()
+        guard presenterCall == id else { return [] }
+        presenterCall = nil
+        return [.delivered(revision: revision)] + nextPresenterCall()
     }
 
-    private mutating func finishedDelivery() -> [Action] {
-        delivering = false
-        guard pendingUpdate else { return [] }
-        pendingUpdate = false
-        return snapshotChanged()
+    /// The presenter's next call once it is free: a dismissal asked for meanwhile, or the
+    /// newest snapshot.
+    private mutating func nextPresenterCall() -> [Action] {
+        switch state {
+        case .closing(let id) where pendingDismiss:
+            pendingDismiss = false
+            presenterCall = id
+            return [.dismiss(id)]
+        case .open(let id) where pendingUpdate:
+            pendingUpdate = false
+            presenterCall = id
+            return [.update(id)]
+        default:
+            return []
+        }
     }
 
     // MARK: - Closing (O5, O6, PR10, AC5)
 
     /// `closeAssistant` (or a tap or button that closes): dismiss, then release the lock once
-    /// dismissed. `caller`, if any, returns after the close and its hand-overs.
-    mutating func closeRequested(by caller: CloseWaiter?, thenHandOver action: AssistantAction? = nil) -> [Action] {
+    /// dismissed; `action`, if any, is handed over after the close.
+    mutating func closeRequested(thenHandOver action: AssistantAction? = nil) -> [Action] {
         if let action { afterClose.append(action) }
         switch state {
         case .presenting(let id), .open(let id):
             state = .closing(id)
-            if let caller { closeWaiters.append(caller) }
+            pendingUpdate = false
+            guard presenterCall == nil else {
+                pendingDismiss = true  // after the call under way: the presenter sees calls in order
+                return []
+            }
+            presenterCall = id
             return [.dismiss(id)]
         case .closing:
-            if let caller { closeWaiters.append(caller) }
             return []
         case .closed:
             // Nothing to close; anything queued is handed over now.
-            if let caller { closeWaiters.append(caller) }
             return handOverQueued()
         }
+    }
+
+    /// The presenter returned from `dismissAssistant` of `id`.
+    mutating func dismissFinished(_ id: OpeningID) -> [Action] {
+        guard presenterCall == id, state == .closing(id) else { return [] }
+        return dismissed(id)
     }
 
     /// The presenter finished dismissing, dismissed by itself (the mobile "Back"), or went
@@ -171,41 +208,34 @@ struct PresentationMachine: Sendable {
             return []
         case .presenting(let id), .open(let id), .closing(let id):
             guard opening == nil || opening == id else { return [] }  // an older presentation's dismissal
+            let wasPresenting = state == .presenting(id)
             state = .closed
             locks.assistant = false  // O6: only the assistant's own lock
-            delivering = false
+            presenterCall = nil
             pendingUpdate = false
-            let openers = self.openers
-            self.openers = []
+            pendingDismiss = false
             // A presenter that dismissed itself before it finished presenting was still opened.
-            let opened: [Action] = openers.isEmpty ? [] : [.opened(id, callers: openers)]
-            return opened + [.notifyLocks(locks), .closed(id)] + handOverQueued()
+            let presented: [Action] = wasPresenting ? [.presented(id)] : []
+            return presented + [.notifyLocks(locks), .closed(id)] + handOverQueued()
         }
     }
 
     private mutating func handOverQueued() -> [Action] {
-        // PR10, AC5: hand-overs only once closed, one batch at a time; callers return after them.
-        guard handOversInFlight == 0 else { return [] }
-        guard !afterClose.isEmpty else { return finishClose() }
-        let actions = afterClose
-        afterClose = []
-        handOversInFlight = actions.count
-        return [.handOver(actions)]
+        // PR10, AC5: hand-overs only once closed, one at a time, in order.
+        guard !handOverInFlight else { return [] }
+        guard !afterClose.isEmpty else {
+            closesHandedOver += 1
+            return [.handedOver]
+        }
+        handOverInFlight = true
+        return [.handOver(afterClose.removeFirst())]
     }
 
-    /// The host returned from one hand-over.
+    /// The host returned from the hand-over under way.
     mutating func handOverFinished() -> [Action] {
-        guard handOversInFlight > 0 else { return [] }
-        handOversInFlight -= 1
-        guard handOversInFlight == 0 else { return [] }
-        return afterClose.isEmpty ? finishClose() : handOverQueued()
-    }
-
-    private mutating func finishClose() -> [Action] {
-        guard !closeWaiters.isEmpty else { return [] }
-        let callers = closeWaiters
-        closeWaiters = []
-        return [.closeFinished(callers)]
+        guard handOverInFlight else { return [] }
+        handOverInFlight = false
+        return handOverQueued()
     }
 
     // MARK: - The app's lock (B6)

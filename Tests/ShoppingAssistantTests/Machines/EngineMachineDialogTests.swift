@@ -232,7 +232,7 @@ import Testing
         let tag = try F.send(&machine)
         let close = machine.closeCalled(F.call(7))
         #expect(!close.contains { if case .cancelRequest = $0 { return true } else { return false } })
-        _ = machine.hostCallFinished(.dismiss(F.opening(1)))
+        F.finishHostCalls(&machine)
         _ = machine.shoppingAnswered(
             .message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: { _ in true })
         #expect(machine.snapshot().messages.count == 2)
@@ -262,8 +262,9 @@ import Testing
         #expect(F.completions(landed).isEmpty)
         #expect(machine.waitForReplyCalled(F.call(2)) == [])  // the reply's update is not delivered
         let afterSending = machine.hostCallFinished(sending)
-        #expect(F.completions(afterSending).isEmpty)  // the "sending" snapshot does not count
-        let replyUpdate = try #require(F.hostCalls(afterSending).first)
+        // The "sending" snapshot is what the send waited for, not what the wait waits for.
+        #expect(F.completions(afterSending) == [.complete(F.call(1), .send(.success("m-1")))])
+        let replyUpdate = try #require(F.hostCalls(afterSending).first?.id)
         #expect(F.completions(machine.hostCallFinished(replyUpdate)) == [.complete(F.call(2), .done)])
         #expect(machine.waitForReplyCalled(F.call(3)) == [.complete(F.call(3), .done)])
     }
@@ -283,7 +284,40 @@ import Testing
         #expect(!failed.contains(where: isNote))
         let afterSending = machine.hostCallFinished(sending)
         #expect(!afterSending.contains(where: isNote))  // the "sending" snapshot does not count
-        let failureUpdate = try #require(F.hostCalls(afterSending).first)
+        let failureUpdate = try #require(F.hostCalls(afterSending).first?.id)
         #expect(machine.hostCallFinished(failureUpdate).filter(isNote).count == 1)
+    }
+
+    /// A send returns once the presenter shows the message as sending — or at once with the
+    /// chat closed, or from inside a host callback (H1).
+    // covers: D2, H1
+    @Test func aSendReturnsOnceThePresenterShowsItUnlessMadeFromInsideACallback() throws {
+        var machine = F.readyMachine()
+        try F.open(&machine)
+        let (_, sending) = try F.sendWithItsUpdate(&machine, call: F.call(1))
+        #expect(machine.held.entries.map(\.action) == [.complete(F.call(1), .send(.success("m-1")))])
+        #expect(F.completions(machine.hostCallFinished(sending)) == [.complete(F.call(1), .send(.success("m-1")))])
+
+        var inside = F.readyMachine()
+        try F.open(&inside)
+        let call = F.callFromInsideAHostCallback(2)
+        let actions = inside.sendCalled(call, text: "Gift ideas", messageId: "m-2", newThreadId: "thread-2")
+        #expect(F.completions(actions) == [.complete(call, .send(.success("m-2")))])
+    }
+
+    /// `waitForReply` made from inside the update it would wait for returns once the message is
+    /// settled, without waiting for the presenter (H1); a cancelled one returns at once.
+    // covers: H1, O8
+    @Test func aWaitForReplyFromInsideACallbackOrCancelledReturnsWithoutThePresenter() throws {
+        var machine = F.readyMachine()
+        try F.open(&machine)
+        let (tag, _) = try F.sendWithItsUpdate(&machine, call: F.call(1))
+        let inside = F.callFromInsideAHostCallback(2)
+        #expect(machine.waitForReplyCalled(inside) == [])
+        #expect(machine.waitForReplyCalled(F.call(3)) == [])
+        #expect(machine.callCancelled(F.call(3)) == [.complete(F.call(3), .done)])
+        let landed = machine.shoppingAnswered(
+            .message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: { _ in true })
+        #expect(F.completions(landed) == [.complete(inside, .done)])
     }
 }

@@ -91,7 +91,7 @@ import Testing
         _ = machine.prepareCalled(F.call(2), selector: "other-assistant", page: F.otherPage, timeout: .seconds(10))
         let actions = machine.gravityAnswered(
             .configuration(F.preparation(2)), .content(.failure(F.failure(.server))), identityEpoch: 1)
-        #expect(F.hostCalls(actions) == [])
+        #expect(F.hostCallKinds(actions) == [])
         #expect(machine.currentThreadId == "thread-1")
         #expect(machine.isAssistantOpen)
     }

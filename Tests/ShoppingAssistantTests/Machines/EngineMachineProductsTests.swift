@@ -17,6 +17,7 @@ import Testing
         try F.open(&machine)
         let tag = try F.send(&machine)
         _ = machine.shoppingAnswered(.message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: canHandle)
+        F.finishHostCalls(&machine)  // the presenter has the reply
         return machine
     }
 
@@ -29,19 +30,18 @@ import Testing
     @Test func anAcceptedTapQueuesTheClickClosesAndHandsTheProductOverAfterTheClose() throws {
         var machine = try Self.openWithReply()
         let product = try Self.product(machine)
+        let dismiss = F.nextHostCall(machine)
         #expect(
             F.withoutLogs(machine.productActionCalled(F.call(1), ref: product.ref, action: .tap)) == [
-                .track([.url("https://t.example/c1", user: Self.user)]), .callHost(.dismiss(Self.one)),
+                .track([.url("https://t.example/c1", user: Self.user)]), .callHost(dismiss, .dismiss(Self.one)),
             ])
+        let handOver = F.nextHostCall(machine)
         #expect(
-            F.withoutLogs(machine.hostCallFinished(.dismiss(Self.one))) == [
+            F.withoutLogs(machine.hostCallFinished(dismiss)) == [
                 .notifyLocks(PresentationLocks()), F.event("chat_dialog_close", ["threadId": "thread-1"]),
-                .callHost(.handOver(.openProduct(product))),
+                .callHost(handOver, .handOver(.openProduct(product))),
             ])
-        #expect(
-            machine.hostCallFinished(.handOver(.openProduct(product))) == [
-                .complete(F.call(1), .interaction(.accepted))
-            ])
+        #expect(machine.hostCallFinished(handOver) == [.complete(F.call(1), .interaction(.accepted))])
     }
 
     // covers: PR9
@@ -52,8 +52,46 @@ import Testing
         #expect(
             F.withoutLogs(machine.productActionCalled(F.call(2), ref: product.ref, action: .tap))
                 == [.complete(F.call(2), .interaction(.duplicate))])
-        let closed = machine.hostCallFinished(.dismiss(Self.one))
-        #expect(F.hostCalls(closed) == [.handOver(.openProduct(product))])
+        let closed = try F.finish(&machine, .dismiss(Self.one))
+        #expect(F.hostCallKinds(closed) == [.handOver(.openProduct(product))])
+    }
+
+    // A tap made from inside a host callback (an update that taps for the user) is answered at
+    // once: the close and hand-over it starts follow once the callback has returned.
+    // covers: H1, PR10
+    @Test func aTapFromInsideAHostCallbackIsAcceptedAtOnce() throws {
+        var machine = try Self.openWithReply()
+        let product = try Self.product(machine)
+        let call = F.callFromInsideAHostCallback(1)
+        let actions = machine.productActionCalled(call, ref: product.ref, action: .tap)
+        #expect(F.completions(actions) == [.complete(call, .interaction(.accepted))])
+        let closed = try F.finish(&machine, .dismiss(Self.one))
+        #expect(F.hostCallKinds(closed) == [.handOver(.openProduct(product))])
+        #expect(F.completions(try F.finish(&machine, .handOver)) == [])
+    }
+
+    // A tap whose caller is cancelled while the hand-over is under way returns `.accepted`
+    // at once; the hand-over goes on.
+    // covers: H1, PR10
+    @Test func aCancelledTapReturnsAcceptedAndTheHandOverGoesOn() throws {
+        var machine = try Self.openWithReply()
+        let product = try Self.product(machine)
+        _ = machine.productActionCalled(F.call(1), ref: product.ref, action: .tap)
+        _ = try F.finish(&machine, .dismiss(Self.one))
+        #expect(machine.callCancelled(F.call(1)) == [.complete(F.call(1), .interaction(.accepted))])
+        #expect(F.completions(try F.finish(&machine, .handOver)) == [])
+    }
+
+    // The caller of a tap returns once its own hand-over is done, even if the handler opened the
+    // chat again meanwhile.
+    // covers: PR10, H1
+    @Test func aTapReturnsOnceHandedOverEvenIfTheChatIsOpenAgain() throws {
+        var machine = try Self.openWithReply()
+        let product = try Self.product(machine)
+        _ = machine.productActionCalled(F.call(1), ref: product.ref, action: .tap)
+        _ = try F.finish(&machine, .dismiss(Self.one))
+        _ = machine.openCalled(F.callFromInsideAHostCallback(2), presenter: .available, presenterAlive: true)
+        #expect(F.completions(try F.finish(&machine, .handOver)) == [.complete(F.call(1), .interaction(.accepted))])
     }
 
     // covers: PR8
@@ -61,7 +99,7 @@ import Testing
         var machine = try Self.openWithReply()
         let product = try Self.product(machine)
         _ = machine.closeCalled(F.call(1))
-        _ = machine.hostCallFinished(.dismiss(Self.one))
+        _ = try F.finish(&machine, .dismiss(Self.one))
         try F.open(&machine, call: F.call(2))
         #expect(
             F.withoutLogs(machine.productActionCalled(F.call(3), ref: product.ref, action: .tap))
@@ -86,19 +124,20 @@ import Testing
     @Test func aReplyButtonClosesTheChatThenHandsItsActionOverWithoutProductTracking() throws {
         var machine = try Self.openWithReply()
         let button = try #require(machine.snapshot().messages.last?.buttons.first)
+        let dismiss = F.nextHostCall(machine)
         let pressed = machine.replyButtonPressed(F.call(1), assistantMessageId: "am-1", index: 0)
         #expect(
             F.withoutLogs(pressed) == [
                 F.event(
                     "chat_action",
                     ["threadId": "thread-1", "assistantMessageId": "am-1", "action": "open_support_chat"]),
-                .callHost(.dismiss(Self.one)),
+                .callHost(dismiss, .dismiss(Self.one)),
             ])
-        let closed = machine.hostCallFinished(.dismiss(Self.one))
-        #expect(F.hostCalls(closed) == [.handOver(button.action)])
+        let closed = machine.hostCallFinished(dismiss)
+        #expect(F.hostCallKinds(closed) == [.handOver(button.action)])
         #expect(F.trackedURLs(pressed + closed) == [])
         #expect(F.completions(closed) == [])
-        #expect(machine.hostCallFinished(.handOver(button.action)) == [.complete(F.call(1), .interaction(.accepted))])
+        #expect(try F.finish(&machine, .handOver) == [.complete(F.call(1), .interaction(.accepted))])
     }
 
     // covers: AC4
@@ -116,7 +155,6 @@ import Testing
     @Test func registeringAnotherHandlerAsksAgainWhichButtonsAreOffered() throws {
         var machine = try Self.openWithReply { _ in false }
         #expect(machine.snapshot().messages.last?.buttons.map(\.isEnabled) == [false, false])
-        F.finishDeliveries(&machine, opening: Self.one)
         let actions = machine.handlerRegistered { _ in true }
         #expect(machine.snapshot().messages.last?.buttons.map(\.isEnabled) == [true, true])
         #expect(F.hostCalls(actions).count == 1)

@@ -19,6 +19,8 @@ enum MachineFixtures {
         section: section, appVersion: appVersion, options: GravityOptions(), contentSettings: GravityContentSettings())
 
     static func call(_ value: UInt64) -> CallID { CallID(value: value) }
+    /// A call made from inside a host callback (H1).
+    static func callFromInsideAHostCallback(_ value: UInt64) -> CallID { CallID(value: value, insideHostCallback: true) }
     static func preparation(_ value: UInt64) -> PreparationID { PreparationID(value: value) }
     static func opening(_ value: UInt64) -> OpeningID { OpeningID(value: value) }
 
@@ -177,15 +179,13 @@ enum MachineFixtures {
         return machine
     }
 
-    /// Opens the chat and lets the presenter finish presenting.
-    static func open(_ machine: inout EngineMachine, call: CallID = call(200)) throws {
+    /// Opens the chat and lets the presenter finish presenting; returns what that returned.
+    @discardableResult
+    static func open(_ machine: inout EngineMachine, call: CallID = call(200)) throws -> [EngineAction] {
         let actions = machine.openCalled(call, presenter: .available, presenterAlive: true)
         let present = try #require(
-            actions.compactMap { action -> HostCall? in
-                if case .callHost(let host) = action, case .present = host { return host }
-                return nil
-            }.first)
-        _ = machine.hostCallFinished(present)
+            hostCalls(actions).first { if case .present = $0.call { return true } else { return false } })
+        return machine.hostCallFinished(present.id)
     }
 
     /// Sends `text` and returns the tag of its attempt in flight.
@@ -201,16 +201,18 @@ enum MachineFixtures {
     static func sendWithItsUpdate(
         _ machine: inout EngineMachine, _ text: String = "Gift ideas", messageId: String = "m-1",
         call: CallID = call(300)
-    ) throws -> (tag: DialogTag, sending: HostCall) {
+    ) throws -> (tag: DialogTag, sending: HostCallID) {
         let (tag, actions) = try sendReturningActions(&machine, text, messageId: messageId, call: call)
-        return (tag, try #require(hostCalls(actions).first, "no update for the sending message: \(actions)"))
+        return (tag, try #require(hostCalls(actions).first?.id, "no update for the sending message: \(actions)"))
     }
 
     private static func sendReturningActions(
         _ machine: inout EngineMachine, _ text: String, messageId: String, call: CallID
     ) throws -> (tag: DialogTag, actions: [EngineAction]) {
         let actions = machine.sendCalled(call, text: text, messageId: messageId, newThreadId: "thread-1")
-        try #require(actions.last == .complete(call, .send(.success(messageId))), "send refused: \(actions)")
+        let held = machine.held.entries.contains { $0.action == .complete(call, .send(.success(messageId))) }
+        try #require(
+            actions.last == .complete(call, .send(.success(messageId))) || held, "send refused: \(actions)")
         return (DialogTag(dialog: machine.dialog.epoch, messageId: messageId, attempt: 1), actions)
     }
 
@@ -227,20 +229,48 @@ enum MachineFixtures {
             canHandle: { _ in true })
     }
 
-    /// Lets the presenter return from every snapshot delivery under way or waiting.
-    static func finishDeliveries(_ machine: inout EngineMachine, opening: OpeningID) {
-        var next: HostCall? = .update(opening, machine.snapshot(), revision: machine.snapshotRevision)
-        while let call = next {
-            next = hostCalls(machine.hostCallFinished(call)).first { call in
-                if case .update = call { return true } else { return false }
-            }
+    /// Lets the presenter return from every host call under way, and from those that follow,
+    /// until none is left; returns everything that returned.
+    @discardableResult
+    static func finishHostCalls(_ machine: inout EngineMachine) -> [EngineAction] {
+        var all: [EngineAction] = []
+        while let id = machine.hostCalls.keys.min(by: { $0.value < $1.value }) {
+            all += machine.hostCallFinished(id)
         }
+        return all
     }
 
-    /// The host calls among `actions`.
-    static func hostCalls(_ actions: [EngineAction]) -> [HostCall] {
-        actions.compactMap { if case .callHost(let call) = $0 { return call } else { return nil } }
+    /// The ID the machine's next host call will get.
+    static func nextHostCall(_ machine: EngineMachine) -> HostCallID { HostCallID(value: machine.nextHostCall + 1) }
+
+    /// The host call under way for `purpose`.
+    static func hostCall(_ machine: EngineMachine, _ purpose: HostCallPurpose) throws -> HostCallID {
+        try #require(machine.hostCalls.first { $0.value == purpose }?.key, "no host call under way for \(purpose)")
     }
+
+    /// Lets the host return from the call under way for `purpose`; what the machine returned.
+    static func finish(_ machine: inout EngineMachine, _ purpose: HostCallPurpose) throws -> [EngineAction] {
+        machine.hostCallFinished(try hostCall(machine, purpose))
+    }
+
+    /// The presenter's call under way, whatever it is.
+    static func presenterCall(_ machine: EngineMachine) throws -> HostCallID {
+        try #require(
+            machine.hostCalls.first {
+                switch $0.value {
+                case .present, .update, .dismiss: return true
+                case .handOver, .campaign: return false
+                }
+            }?.key, "no presenter call under way")
+    }
+
+    /// The host calls among `actions`, with their IDs.
+    static func hostCalls(_ actions: [EngineAction]) -> [(id: HostCallID, call: HostCall)] {
+        actions.compactMap { if case .callHost(let id, let call) = $0 { return (id, call) } else { return nil } }
+    }
+
+    /// The host calls among `actions`, without their IDs.
+    static func hostCallKinds(_ actions: [EngineAction]) -> [HostCall] { hostCalls(actions).map(\.call) }
 
     /// The completions among `actions`.
     static func completions(_ actions: [EngineAction]) -> [EngineAction] {
