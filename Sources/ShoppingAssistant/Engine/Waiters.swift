@@ -69,7 +69,10 @@ package struct Waiters<Wakeup: Sendable, Tag: Sendable>: Sendable {
     /// Removes and returns the parked caller that comes first by `precedes` among those that
     /// match (the earliest deadline, say).
     package mutating func takeFirst(by precedes: (Tag, Tag) -> Bool, where matches: (Tag) -> Bool) -> Waiter? {
-        guard let index = parked.indices.filter({ matches(parked[$0].tag) }).min(by: { precedes(parked[$0].tag, parked[$1].tag) })
+        guard
+            let index = parked.indices.filter({ matches(parked[$0].tag) }).min(by: {
+                precedes(parked[$0].tag, parked[$1].tag)
+            })
         else { return nil }
         return parked.remove(at: index)
     }

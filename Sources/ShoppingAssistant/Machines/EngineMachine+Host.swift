@@ -86,7 +86,8 @@ extension EngineMachine {
         guard let purpose = hostCalls.removeValue(forKey: id) else { return [] }
         switch purpose {
         case .present(let opening, _), .update(let opening, _), .dismiss(let opening):
-            return [.log(.info, "the presenter went away: closing the chat")] + run(presentation.dismissed(opening))  // O5
+            // O5: a presenter that went away dismissed the chat.
+            return [.log(.info, "the presenter went away: closing the chat")] + run(presentation.dismissed(opening))
         case .handOver, .campaign:
             preconditionFailure("\(id) was not a presenter call")
         }
@@ -107,7 +108,8 @@ extension EngineMachine {
         let reached = isReached(milestone)
         return actions.filter { action in
             if reached { return true }
-            if case .complete(let call, _) = action, call.insideHostCallback, milestone.isTheHosts { return true }  // H1
+            // H1: never held for the host, which may be waiting for this very call.
+            if case .complete(let call, _) = action, call.insideHostCallback, milestone.isTheHosts { return true }
             held.append(action, until: milestone)
             return false
         }

@@ -49,7 +49,8 @@ extension EngineMachine {
     {
         let closing = run(presentation.closeRequested(thenHandOver: action))
         guard let caller else { return closing }
-        return closing + hold([.complete(caller, result)], until: .handedOver(afterCloses: presentation.closesHandedOver))
+        return closing
+            + hold([.complete(caller, result)], until: .handedOver(afterCloses: presentation.closesHandedOver))
     }
 
     /// Performs what the presentation machine decided.

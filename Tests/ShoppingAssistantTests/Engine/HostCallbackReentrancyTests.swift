@@ -107,7 +107,10 @@ final class ReentrantWorld: Sendable {
         let presenter = self.presenter
         switch callback {
         case .present, .lockListener, .campaign:
-            try await run { await $0.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage) }
+            try await run {
+                await $0.prepareAssistant(
+                    assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.productPage)
+            }
         case .update:
             try await open()
         case .dismiss, .handle, .builder:
@@ -222,7 +225,8 @@ final class ReentrantWorld: Sendable {
         let ref = snapshot.messages.last { $0.productBlock != nil }?.productBlock?.products.first?.ref
         switch call {
         case .prepare:
-            return "\(await engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage))"
+            return
+                "\(await engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage))"
         case .open: return "\(await engine.openAssistant(presenter: ReentrantPresenter.spare))"
         case .close:
             await engine.closeAssistant()
@@ -243,7 +247,8 @@ final class ReentrantWorld: Sendable {
             return "waited"
         case .impression, .tap:
             guard let ref else { return "no product on screen" }
-            return "\(await engine.performAssistantProductAction(product: ref, action: call == .tap ? .tap : .visibleImpression))"
+            return
+                "\(await engine.performAssistantProductAction(product: ref, action: call == .tap ? .tap : .visibleImpression))"
         case .replyButton:
             return "\(await engine.performReplyButton(assistantMessageId: lastReply?.id ?? "none", index: 0))"
         case .trackView:
@@ -251,7 +256,8 @@ final class ReentrantWorld: Sendable {
             return "tracked"
         case .triggerEvent:
             await engine.triggerEvent(
-                events: [CustomEvent(type: "custom", name: "Custom", customProps: ["k": "v"])], pageContext: Fixtures.homePage)
+                events: [CustomEvent(type: "custom", name: "Custom", customProps: ["k": "v"])],
+                pageContext: Fixtures.homePage)
             return "triggered"
         case .content:
             return "\(await engine.getContentBySelector(selector: "entry", pageContext: Fixtures.homePage) != nil)"

@@ -13,7 +13,8 @@ import Testing
         _ = machine.trackViewCalled(call, page: F.page)
         return machine.gravityAnswered(
             .host(call),
-            .campaigns(.success(GravityClient.Answer(value: campaigns, user: GravityAnsweredUser(uid: "uid-1", ses: "s-1")))),
+            .campaigns(
+                .success(GravityClient.Answer(value: campaigns, user: GravityAnsweredUser(uid: "uid-1", ses: "s-1")))),
             identityEpoch: epoch)
     }
 
@@ -49,7 +50,8 @@ import Testing
         let last = machine.hostCallFinished(next)
         #expect(F.hostCallKinds(last) == [])
         #expect(F.completions(last) == [.complete(F.call(1), .done)])
-        #expect(last.contains { if case .log(.info, let line) = $0 { line.contains("promo-3 suppressed") } else { false } })
+        #expect(
+            last.contains { if case .log(.info, let line) = $0 { line.contains("promo-3 suppressed") } else { false } })
     }
 
     // A campaign handler (or any callback) that reports a page view is not made to wait for the
@@ -107,7 +109,8 @@ import Testing
         _ = machine.trackViewCalled(F.call(1), page: F.page)
         _ = machine.contentCalled(F.call(2), selector: "entry", page: F.page)
         _ = machine.contentCalled(F.call(3), selector: "other", page: F.page)
-        let failed = machine.gravityAnswered(.host(F.call(1)), .campaigns(.failure(F.failure(.network))), identityEpoch: 1)
+        let failed = machine.gravityAnswered(
+            .host(F.call(1)), .campaigns(.failure(F.failure(.network))), identityEpoch: 1)
         let sent = failed.compactMap { action -> RequestID? in
             if case .sendGravity(let id, _, _) = action { return id } else { return nil }
         }

@@ -32,7 +32,8 @@ import Testing
         #expect(
             F.withoutLogs(actions) == [
                 .notifyLocks(PresentationLocks(assistant: true)),
-                .callHost(present, .present(Self.one, snapshot, revision: machine.snapshotRevision, presenter: F.call(1))),
+                .callHost(
+                    present, .present(Self.one, snapshot, revision: machine.snapshotRevision, presenter: F.call(1))),
             ])
         #expect(
             machine.hostCallFinished(present) == [

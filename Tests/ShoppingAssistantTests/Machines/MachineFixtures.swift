@@ -20,7 +20,9 @@ enum MachineFixtures {
 
     static func call(_ value: UInt64) -> CallID { CallID(value: value) }
     /// A call made from inside a host callback (H1).
-    static func callFromInsideAHostCallback(_ value: UInt64) -> CallID { CallID(value: value, insideHostCallback: true) }
+    static func callFromInsideAHostCallback(_ value: UInt64) -> CallID {
+        CallID(value: value, insideHostCallback: true)
+    }
     static func preparation(_ value: UInt64) -> PreparationID { PreparationID(value: value) }
     static func opening(_ value: UInt64) -> OpeningID { OpeningID(value: value) }
 

@@ -106,7 +106,9 @@ import Testing
         #expect(machine.snapshotChanged() == [], "no update once closing")
         #expect(machine.updateFinished(Self.first, revision: 2) == [.delivered(revision: 2), .dismiss(Self.first)])
         #expect(
-            machine.dismissFinished(Self.first) == [.notifyLocks(PresentationLocks()), .closed(Self.first), .handedOver])
+            machine.dismissFinished(Self.first) == [
+                .notifyLocks(PresentationLocks()), .closed(Self.first), .handedOver,
+            ])
     }
 
     // covers: O1, O5
