@@ -81,17 +81,21 @@ extension AssistantEngine {
             switch action {
             case .sendGravity(let id, let request, let epoch):
                 let gravity = self.gravity
-                requests[id] = spawn { [weak self] in
+                requests[id] = spawn(.request) { [weak self] in
                     let answer = await gravity.perform(request)
-                    await self?.answered(id) { machine, _ in machine.gravityAnswered(id, answer, identityEpoch: epoch) }
+                    let next = await self?.answered(id) { machine, _ in
+                        machine.gravityAnswered(id, answer, identityEpoch: epoch)
+                    }
+                    await next?.perform(reportingTo: WeakEngine(engine: self))
                 }
             case .sendShopping(let id, let request):
                 let shopping = self.shopping
-                requests[id] = spawn { [weak self] in
+                requests[id] = spawn(.request) { [weak self] in
                     let answer = await shopping.perform(request)
-                    await self?.answered(id) { machine, canHandle in
+                    let next = await self?.answered(id) { machine, canHandle in
                         machine.shoppingAnswered(id, answer, canHandle: canHandle)
                     }
+                    await next?.perform(reportingTo: WeakEngine(engine: self))
                 }
             case .cancelRequest(let id):
                 requests.removeValue(forKey: id)?.cancel()
@@ -127,36 +131,43 @@ extension AssistantEngine {
         return hostCalls
     }
 
-    /// Feeds a request's answer to the machine from the request's own task, which then
-    /// performs the first host callback the answer asked for (the reply's update, for one)
-    /// itself: the reply reaches the presenter without waiting for another task to start.
-    /// Nothing waits for this task, so awaiting the host here holds nothing up (H1); further
-    /// callbacks start as tasks of their own. A cancelled request's task starts them all.
+    /// Feeds a request's answer to the machine from the request's own task, and returns the
+    /// first host callback the answer asked for (the reply's update, for one) for that task to
+    /// perform itself: the reply reaches the presenter without waiting for another task to
+    /// start. Nothing waits for a request's task, so awaiting the host there holds nothing up
+    /// (H1); further callbacks start as tasks of their own. A cancelled request's task starts
+    /// them all.
     private func answered(
         _ id: RequestID,
         _ event: (inout EngineMachine, _ canHandle: (AssistantAction) -> Bool) -> [EngineAction]
-    ) async {
+    ) -> HostCallbackRun? {
         requests[id] = nil  // answered: nothing is to cancel it now
         let handler = self.handler
         var calls = run(machine.receive { event(&$0) { handler?.canHandle($0) ?? false } })
-        guard !Task.isCancelled, !calls.isEmpty else { return start(calls) }
-        let first = calls.removeFirst()
+        guard !Task.isCancelled, !calls.isEmpty else {
+            start(calls)
+            return nil
+        }
+        let (first, call) = calls.removeFirst()
         start(calls)
-        await perform(first.0, first.1)
+        return callback(first, call)
     }
 
     /// Starts each host callback as a task of its own: none waits for another (H1).
     private func start(_ calls: [(HostCallID, HostCall)]) {
         for (id, call) in calls {
-            spawn { [weak self] in await self?.perform(id, call) }
+            guard let run = callback(id, call) else { continue }
+            spawn(.hostCallback) { [weak self] in await run.perform(reportingTo: WeakEngine(engine: self)) }
         }
     }
 
-    /// Starts engine work as a task that the activity monitor counts until it ends.
+    /// Starts engine work as a task that the activity monitor counts until it ends, and that a
+    /// shutdown waits for (unless it is a host callback: the host's own).
     @discardableResult
-    nonisolated func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        if let activity { return activity.spawn(body) }
-        return Task(operation: body)
+    nonisolated func spawn(_ kind: EngineTasks.Kind = .engine, _ body: @escaping @Sendable () async -> Void)
+        -> Task<Void, Never>
+    {
+        tasks.start(kind, activity: activity, body)
     }
 
     // MARK: - Deadlines: one ticker
@@ -199,34 +210,75 @@ extension AssistantEngine {
 
     // MARK: - Host callbacks (H1)
 
-    /// Performs one host callback, then tells the machine it returned. The callback runs
-    /// marked as one (`HostCallbackScope`), so an engine call it makes never waits for the
-    /// host (H1). A presenter that went away is reported instead of called (O5).
-    private func perform(_ id: HostCallID, _ call: HostCall) async {
+    /// What performing host call `id` takes: the host object, looked up now, so that the
+    /// callback then runs without the engine (a presenter that never returns keeps nothing of
+    /// the engine alive, H2). A presenter that went away is reported instead (O5); `nil` then.
+    private func callback(_ id: HostCallID, _ call: HostCall) -> HostCallbackRun? {
+        let target: HostCallbackRun.Target
         switch call {
         case .present(let opening, let snapshot, _, _):
-            guard let presenter = presenters[opening]?.presenter else { return handle { $0.presenterGone(id) } }
-            await HostCallbackScope.$isActive.withValue(true) { await presenter.presentAssistant(snapshot) }
+            guard let presenter = presenters[opening]?.presenter else {
+                handle { $0.presenterGone(id) }
+                return nil
+            }
+            target = .present(presenter, snapshot)
         case .update(let opening, let snapshot, _):
-            guard let presenter = presenters[opening]?.presenter else { return handle { $0.presenterGone(id) } }
-            await HostCallbackScope.$isActive.withValue(true) { await presenter.updateAssistant(snapshot) }
+            guard let presenter = presenters[opening]?.presenter else {
+                handle { $0.presenterGone(id) }
+                return nil
+            }
+            target = .update(presenter, snapshot)
         case .dismiss(let opening):
             // Still registered while it dismisses: the chat is closing, not gone (O5).
-            if let presenter = presenters[opening]?.presenter {
-                await HostCallbackScope.$isActive.withValue(true) { await presenter.dismissAssistant() }
-            }
-            presenters[opening] = nil
+            target = .dismiss(presenters[opening]?.presenter, opening)
         case .handOver(let action):
-            if let handler {
-                await HostCallbackScope.$isActive.withValue(true) { await handler.handle(action) }
-            }
+            target = .handOver(handler, action)
         case .showInAppCampaign(let campaign):
-            if let inAppCampaignHandler {
-                await HostCallbackScope.$isActive.withValue(true) { await inAppCampaignHandler(campaign) }
+            target = .campaign(inAppCampaignHandler, campaign)
+        }
+        return HostCallbackRun(id: id, target: target)
+    }
+
+    /// A host callback returned: the machine hears it; a dismissed chat's presenter is let go.
+    fileprivate func hostCallbackReturned(_ run: HostCallbackRun) {
+        if case .dismiss(_, let opening) = run.target { presenters[opening] = nil }
+        handle { $0.hostCallFinished(run.id) }
+    }
+}
+
+/// One host callback to perform, outside the engine: it holds the host object and the
+/// engine only weakly, and reports its return as `hostCallFinished`.
+struct HostCallbackRun: Sendable {
+    enum Target: Sendable {
+        case present(any AssistantPresenter, AssistantChatSnapshot)
+        case update(any AssistantPresenter, AssistantChatSnapshot)
+        case dismiss((any AssistantPresenter)?, OpeningID)
+        case handOver((any AssistantActionHandler)?, AssistantAction)
+        case campaign((@Sendable (InAppCampaign) async -> Void)?, InAppCampaign)
+    }
+
+    let id: HostCallID
+    let target: Target
+
+    /// Runs the callback marked as one (`HostCallbackScope`), so an engine call it makes never
+    /// waits for the host (H1), then tells `engine`, if it is still there.
+    func perform(reportingTo engine: WeakEngine) async {
+        await HostCallbackScope.$isActive.withValue(true) {
+            switch target {
+            case .present(let presenter, let snapshot): await presenter.presentAssistant(snapshot)
+            case .update(let presenter, let snapshot): await presenter.updateAssistant(snapshot)
+            case .dismiss(let presenter, _): await presenter?.dismissAssistant()
+            case .handOver(let handler, let action): await handler?.handle(action)
+            case .campaign(let handler, let campaign): await handler?(campaign)
             }
         }
-        handle { $0.hostCallFinished(id) }
+        await engine.engine?.hostCallbackReturned(self)
     }
+}
+
+/// An engine held weakly, for work that must not keep it alive (H2).
+struct WeakEngine: Sendable {
+    weak var engine: AssistantEngine?
 }
 
 /// Marks the task of a host callback the engine is performing, so that an engine call made

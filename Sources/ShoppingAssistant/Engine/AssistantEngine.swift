@@ -58,6 +58,8 @@ public actor AssistantEngine {
     var nextCall: UInt64 = 0
     /// Requests in flight, so that a stale one can be let go.
     var requests: [RequestID: Task<Void, Never>] = [:]
+    /// Every task the engine started and that has not ended, for a shutdown to wait for (H2).
+    let tasks = EngineTasks()
     var timers = EngineTimers()
     /// The task sleeping until `tickerTarget`, the earliest deadline, if any.
     var ticker: Task<Void, Never>?
@@ -188,6 +190,9 @@ public actor AssistantEngine {
         await tracker.flush()
     }
 
+    /// The engine's tasks still running, by kind, for tests that check a shutdown left none.
+    package nonisolated var runningTaskKinds: [String] { tasks.kinds.map { "\($0)" } }
+
     // MARK: - Shutdown (H2)
 
     /// Shuts the engine down (H2): every request and deadline is cancelled, queued tracking is
@@ -205,9 +210,31 @@ public actor AssistantEngine {
         let wasRunning = !machine.isShutDown
         _ = await call { $0.shutdownCalled($1) }
         guard wasRunning else { return }
-        await tracker.finish(within: flushDeadline, on: clock)
         presenters = [:]
         offeredPresenters = [:]
+        // Queued tracking gets the deadline; the cancelled requests and the ticker end at once
+        // on any transport that honours cancellation, and are waited for within it too.
+        let (tracker, tasks, clock) = (self.tracker, self.tasks, self.clock)
+        let over = Signal(activity: activity)
+        let work = unlisted {
+            await tracker.flush()
+            await tasks.waitForEngineTasks()
+            over.fire()
+        }
+        let deadline = unlisted {
+            try? await clock.sleep(for: flushDeadline)
+            over.fire()
+        }
+        await over.wait()
+        work.cancel()
+        deadline.cancel()
+        tracker.stop()
+    }
+
+    /// Work of the shutdown itself: counted for replay quiescence, but not among the tasks the
+    /// shutdown waits for.
+    private nonisolated func unlisted(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        activity.map { $0.spawn(body) } ?? Task(operation: body)
     }
 
     /// An engine released without a shutdown stops waiting for its requests and deadlines;

@@ -104,17 +104,6 @@ final class Tracker: Sendable {
         }
     }
 
-    /// Gives what is queued `deadline` on `clock` to leave, then stops (H2).
-    func finish(within deadline: Duration, on clock: any Clock<Duration>) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.flush() }
-            group.addTask { try? await clock.sleep(for: deadline) }
-            await group.next()
-            group.cancelAll()
-        }
-        stop()
-    }
-
     /// Drops whatever is still queued, stops the delivery under way and lets every flush
     /// return; nothing is delivered afterwards (H2).
     func stop() {

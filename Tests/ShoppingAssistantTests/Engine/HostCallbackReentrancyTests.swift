@@ -300,6 +300,7 @@ final class ReentrantWorld: Sendable {
             let state = await (engine.preparationState, engine.dialogState, engine.isAssistantOpen)
             return "\(state)"
         case .shutdown:
+            await engine.shutdown()
             return "shut down"
         }
     }
