@@ -74,6 +74,7 @@ public actor AssistantEngine {
     /// Creates an engine.
     ///
     /// - Parameters:
+    ///   - configuration: the key, the section, the services' URLs and what is reported (B1).
     ///   - transport: the only network boundary; `URLSessionTransport` in production.
     ///   - clock: drives the 10 s and 120 s timeouts; a manual clock in tests.
     ///   - identityStore: where the SDK-managed uid persists (B3).

@@ -33,8 +33,10 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     public static let defaultShoppingBaseURL = URL(string: "https://shopping-assistant-api.gravityfield.ai")!
     /// `attributes.app_platform` (B4): the platform the engine runs on.
     public static let platform = "linux"
-    /// This engine's version, reported in `attributes.sdk_version` (B4).
-    public static let sdkVersion = "1.0.0"
+    /// This package's version, the one place it is defined: reported in
+    /// `attributes.sdk_version` (B4) and in the default `userAgent`, and printed by
+    /// `assistant --version`. Its release notes are in CHANGELOG.md.
+    public static let sdkVersion = "0.1.0"
 
     /// Only `apiKey` and `section` are required (B1); `nil` base URLs mean production.
     /// Nothing is checked here: a key the server rejects surfaces as `.failure(unauthorized)`

@@ -120,7 +120,7 @@ import Testing
         let ctx = object(Fixtures.body(built.transport.request(for: visit))["ctx"])
         #expect(
             ctx["attributes"] as? [String: String] == [
-                "app_version": "3.2.1-Beta", "sdk_version": "1.0.0", "app_platform": "linux",
+                "app_version": "3.2.1-Beta", "sdk_version": "0.1.0", "app_platform": "linux",
             ])
         await built.verify()
     }
