@@ -113,7 +113,7 @@ package struct REPLEnvironment: Sendable {
         case .memory(let uid): identityStore = InMemoryIdentityStore(uid: uid)
         case .file(let url): identityStore = FileIdentityStore(fileURL: url)
         }
-        recorder = policy.recordingSummary.map { [identityStore, clock] summary in
+        recorder = policy.recordingSummary.map { [identityStore, clock, time] summary in
             var settings = Transcript.Settings()
             settings.width = policy.settings.width
             settings.uid = identityStore.loadUid()
@@ -122,7 +122,8 @@ package struct REPLEnvironment: Sendable {
             settings.assistantSelector = policy.settings.assistantSelector
             settings.logLevel = policy.configuration.logLevel
             return TranscriptRecorder(
-                settings: settings, configuration: policy.configuration, summary: summary, clock: clock)
+                settings: settings, configuration: policy.configuration, summary: summary, clock: clock,
+                clockIsVirtual: time != nil)
         }
         transport = recorder?.recording(backend) ?? backend
         let uuid: @Sendable () -> UUID

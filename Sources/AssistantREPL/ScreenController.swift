@@ -27,11 +27,15 @@ actor ScreenController {
     }
 
     private let settling = Locked(Settling())
+    /// Runs once a screen's page view is on its way, before the flow goes on: a test's seam for
+    /// what happens when another screen is shown meanwhile.
+    private let pageViewReported: (@Sendable () async -> Void)?
 
     init(
         engine: AssistantEngine, output: REPLOutput, entrySelector: String, assistantSelector: String,
-        activity: ActivityMonitor? = nil
+        activity: ActivityMonitor? = nil, pageViewReported: (@Sendable () async -> Void)? = nil
     ) {
+        self.pageViewReported = pageViewReported
         self.engine = engine
         self.activity = activity
         self.output = output
@@ -49,11 +53,8 @@ actor ScreenController {
         let engine = self.engine
         // E5: the page view is reported, not waited for: the flow goes on once it is on its way.
         settling.withLock { $0.pageViews += 1 }
-        let pageView = await engine.beginTrackView(pageContext: pageContext)
-        spawn { [weak self] in
-            await pageView.value
-            self?.pageViewFinished()
-        }
+        await engine.beginTrackView(pageContext: pageContext) { [weak self] in self?.pageViewFinished() }
+        await pageViewReported?()
         guard my == generation else { return }  // E3, E5: a newer screen is showing
         let entrySelector = self.entrySelector
         let assistantSelector = self.assistantSelector

@@ -1,8 +1,19 @@
+import ShoppingAssistant
+
 /// The demo store's catalogue: a fixed list in source, so every run (and every recorded
 /// transcript) sees the same products in the same order.
 package enum DemoCatalog {
     /// The demo shop site that product and category URLs point to.
     package static let shopHost = "demo-store.example"
+
+    /// Screens whose page view (`/visit`) answers with an auto-shown in-app campaign, as a live
+    /// section that runs campaigns does: the headphones' product page (where the demo's gift
+    /// question leads, so a tap on a card hands over to a screen that is showing a campaign,
+    /// rule H1) and the cart.
+    package static let campaignScreens: [DemoCampaignScreen] = [
+        DemoCampaignScreen(type: .product, data: "ELC-2001", campaignId: "demo-c-promo-headphones"),
+        DemoCampaignScreen(type: .cart, data: nil, campaignId: "demo-c-cart-reminder"),
+    ]
 
     /// Every product, in display order.
     package static let products: [DemoProduct] = [
@@ -227,5 +238,22 @@ package enum DemoCatalog {
             tracking: tracking,
             rating: rating
         )
+    }
+}
+
+/// A screen whose page view brings an in-app campaign (`DemoCatalog.campaignScreens`).
+package struct DemoCampaignScreen: Sendable, Hashable {
+    /// The page type, as the engine sends it (`ctx.type`, upper case on the wire).
+    package let type: PageContext.PageType
+    /// The first `ctx.data` value the screen must have (a SKU); `nil` matches any.
+    package let data: String?
+    /// The campaign the page view announces.
+    package let campaignId: String
+
+    /// Whether a page view's `ctx` is this screen.
+    func matches(_ ctx: JSONValue?) -> Bool {
+        guard ctx?["type"]?.stringValue == type.rawValue else { return false }
+        guard let data else { return true }
+        return ctx?["data"]?.arrayValue?.first?.stringValue == data
     }
 }

@@ -46,8 +46,15 @@ extension DemoStore {
         public var assistantPageTypes: Set<PageContext.PageType>?
         /// The shape of the assistant campaign.
         public var assistantCampaignShape = AssistantCampaignShape.normal
-        /// Whether `/visit` and `/event` answer with an auto-shown in-app campaign (to show B6/O7).
+        /// Whether `/visit` and `/event` answer with an auto-shown in-app campaign on every
+        /// page (to show B6/O7).
         public var promoCampaignOnVisit = false
+        /// Whether the page views of `DemoCatalog.campaignScreens` answer with their campaign.
+        public var campaignScreens = true
+        /// How long a page view that brings a campaign takes to answer: choosing a campaign takes
+        /// the demo's server a moment, so the screen's entry flow (which never waits for the page
+        /// view, E5) is done first and a piped session prints in one order.
+        public var campaignVisitLatency: Duration = .milliseconds(300)
         /// The only Gravity key accepted; `nil` accepts any non-empty bearer key.
         public var apiKey: String?
         /// The only `tenant_id` accepted by the Shopping API; `nil` accepts any non-empty one.

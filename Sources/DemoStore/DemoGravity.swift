@@ -51,7 +51,8 @@ struct DemoGravity: Sendable {
             }
             return DemoHTTP.json(200, .object(["user": user.json, "campaigns": campaigns(configuration)]))
         default:
-            return DemoHTTP.json(200, .object(["user": user.json, "campaigns": campaigns(configuration)]))
+            return DemoHTTP.json(
+                200, .object(["user": user.json, "campaigns": campaigns(configuration, screen: body["ctx"])]))
         }
     }
 
@@ -228,11 +229,19 @@ struct DemoGravity: Sendable {
 
     // MARK: - /visit, /event
 
-    private func campaigns(_ configuration: DemoStore.Configuration) -> DemoJSON {
-        guard configuration.promoCampaignOnVisit else { return .array([]) }
-        return .array([
-            .object(["campaignId": "demo-c-promo", "trigger": "screenview", "priority": .int(1), "delayTime": .int(0)])
-        ])
+    private func campaigns(_ configuration: DemoStore.Configuration, screen: JSONValue? = nil) -> DemoJSON {
+        var ids: [String] = configuration.promoCampaignOnVisit ? ["demo-c-promo"] : []
+        if let screen = Self.campaignScreen(of: screen, configuration) { ids.append(screen.campaignId) }
+        return .array(
+            ids.map {
+                .object(["campaignId": .string($0), "trigger": "screenview", "priority": .int(1), "delayTime": .int(0)])
+            })
+    }
+
+    /// The campaign screen a page view's `ctx` is, if the configuration shows them.
+    static func campaignScreen(of ctx: JSONValue?, _ configuration: DemoStore.Configuration) -> DemoCampaignScreen? {
+        guard configuration.campaignScreens else { return nil }
+        return DemoCatalog.campaignScreens.first { $0.matches(ctx) }
     }
 
     private mutating func record(_ event: JSONValue, uid: String) {

@@ -345,7 +345,13 @@ extension DemoStore {
                 _ = handle(endpoint, route: route, request: request)
                 return Decision(sequence: sequence, delay: delay, plan: .loseConnection)
             case .slowReply, .slowChoose, nil:
-                return answer(handle(endpoint, route: route, request: request), after: delay)
+                let response = handle(endpoint, route: route, request: request)
+                if delay == nil, endpoint == .visit,
+                    DemoGravity.campaignScreen(of: JSONValue.parse(request.body)?["ctx"], configuration) != nil
+                {
+                    return answer(response, after: configuration.campaignVisitLatency)
+                }
+                return answer(response, after: delay)
             }
         }
 

@@ -42,11 +42,30 @@ import Testing
         let navigated = try #require(printed.firstIndex { $0.hasPrefix("→ navigate: product page SKU ELC-2001") })
         let shown = try #require(printed.firstIndex(of: "(screen: product ELC-2001)"))
         #expect(closed < navigated && navigated < shown)
-        #expect(printed.last == Self.entryButton)
+        // The headphones' page view brings an in-app campaign (the demo's campaign screens): it is
+        // shown after the entry button, which never waits for the page view (E5).
+        #expect(printed.suffix(2) == [Self.entryButton, "(in-app campaign shown: demo-c-promo-headphones)"])
         #expect(repl.visits == 2)
         #expect(await repl.session.prompt() == "product ELC-2001 [Спросите помощника]> ")
         // The new screen's button opens the same dialog (D14): the reply is still there.
         #expect(await repl.run(":open").printed.contains { $0.hasPrefix("assistant › Подобрал") })
+    }
+
+    // The session of issue 20: a tap whose handler navigates to a screen that shows an in-app
+    // campaign. The handler's navigation reports the page view while the hand-over is still
+    // under way; the campaign is shown meanwhile, and the session goes on.
+    // covers: H1, E5, PR10
+    @Test func aTapToAScreenThatShowsACampaignEndsAndTheSessionGoesOn() async throws {
+        let repl = try await DemoREPL()
+        await repl.run(lines: [":product KIT-1001", ":open", "Нужны наушники"])
+        let printed = await repl.run(":tap 1").printed
+        #expect(
+            printed == [
+                "── chat closed ──", "(presentation lock: none)",
+                "→ navigate: product page SKU ELC-2001 (Наушники беспроводные Tune 520BT)",
+                "(screen: product ELC-2001)", Self.entryButton, "(in-app campaign shown: demo-c-promo-headphones)",
+            ])
+        #expect(await repl.run(":open").printed.contains("(presentation lock: assistant)"))
     }
 
     @Test func aStaleTapNavigatesNowhere() async throws {

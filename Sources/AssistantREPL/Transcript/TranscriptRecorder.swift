@@ -22,12 +22,15 @@ package final class TranscriptRecorder: Sendable {
     /// The session's clock: latencies are measured on it, so a piped demo session on virtual
     /// time records the virtual delay (a slow reply's 5 s), not the wall time it took.
     let clock: any Clock<Duration>
+    /// `clock` is virtual: latencies on it are exact, not noise.
+    let clockIsVirtual: Bool
 
     package init(
         settings: Transcript.Settings, configuration: AssistantEngineConfiguration, summary: String,
-        clock: any Clock<Duration> = ContinuousClock()
+        clock: any Clock<Duration> = ContinuousClock(), clockIsVirtual: Bool = false
     ) {
         self.clock = clock
+        self.clockIsVirtual = clockIsVirtual
         state = Locked(
             State(
                 transcript: Transcript(
@@ -116,8 +119,12 @@ struct RecordingTransport: HTTPTransport {
         do {
             let response = try await inner.send(request)
             let took = elapsed()
-            // Sub-second latencies are noise in a replay; longer ones can change what happens.
-            let latency: Duration = took >= .seconds(1) ? .milliseconds(took.components.seconds * 1000) : .zero
+            // On virtual time a latency is what the backend decided, exactly, and it decides
+            // what happens first (a page view answering after the entry flow); on real time a
+            // sub-second latency is noise in a replay, and longer ones count in whole seconds.
+            let latency: Duration =
+                recorder.clockIsVirtual
+                ? took : took >= .seconds(1) ? .milliseconds(took.components.seconds * 1000) : .zero
             let answer = CanonicalJSON.value(response.body)
             recorder.classify.learn(from: answer)
             let headers = TranscriptRecorder.recordedHeaders.compactMap { name in

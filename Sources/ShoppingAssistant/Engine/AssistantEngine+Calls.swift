@@ -158,13 +158,16 @@ extension AssistantEngine {
         _ = await call { $0.trackViewCalled($1, page: pageContext) }
     }
 
-    /// Reports a page view as `trackView` does, but returns as soon as it is on its way, with a
-    /// task that ends when `trackView` would return: a screen flow that must not wait for the
-    /// page view (E5) still reports it before anything else it asks of the engine, so what it
-    /// sends has one order.
-    package func beginTrackView(pageContext: PageContext) -> Task<Void, Never> {
+    /// Reports a page view as `trackView` does, but returns as soon as it is on its way, and
+    /// calls `finished` when `trackView` would return: a screen flow that must not wait for
+    /// the page view (E5) still reports it before anything else it asks of the engine, so what
+    /// it sends has one order.
+    package func beginTrackView(pageContext: PageContext, finished: @escaping @Sendable () -> Void) {
         let id = begin(refusal: .done) { $0.trackViewCalled($1, page: pageContext) }
-        return spawn { _ = await self.result(of: id) }
+        spawn {
+            _ = await self.result(of: id)
+            finished()
+        }
     }
 
     /// Sends custom events: `POST /event` (B5).

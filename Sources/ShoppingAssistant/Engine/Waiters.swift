@@ -30,6 +30,11 @@ package struct Waiters<Wakeup: Sendable, Tag: Sendable>: Sendable {
     /// How many callers are parked.
     package var count: Int { parked.count }
 
+    /// Tickets still remembered for callers that have not parked (registering, or cancelled
+    /// before they could): empty whenever no caller is between its ticket and its parking, so a
+    /// cancellation never leaves anything behind.
+    package var unsettledTickets: Int { registering.count + cancelledBeforeParking.count }
+
     /// What the parked callers wait for, in the order they parked.
     package var tags: [Tag] { parked.map(\.tag) }
 
