@@ -19,7 +19,7 @@ extension AssistantEngine {
     /// until the call returns, so that the machine's present names it by that ID.
     func call(
         refusal: CallResult = .done, offering presenter: (any AssistantPresenter)? = nil,
-        _ event: @escaping (inout EngineMachine, CallID) -> [EngineAction]
+        _ event: (inout EngineMachine, CallID) -> [EngineAction]
     ) async -> CallResult {
         let id = begin(refusal: refusal, offering: presenter, event)
         return await result(of: id)
@@ -30,7 +30,7 @@ extension AssistantEngine {
     /// never makes it wait for the host (H1).
     func begin(
         refusal: CallResult, offering presenter: (any AssistantPresenter)? = nil,
-        _ event: @escaping (inout EngineMachine, CallID) -> [EngineAction]
+        _ event: (inout EngineMachine, CallID) -> [EngineAction]
     ) -> CallID {
         nextCall += 1
         let id = CallID(value: nextCall, insideHostCallback: HostCallbackScope.isActive)
@@ -64,7 +64,7 @@ extension AssistantEngine {
     /// The one place a call ends: a parked caller resumes (counted as runnable again first);
     /// a call decided in its own event returns without parking.
     private func complete(_ id: CallID, with result: CallResult) {
-        offeredPresenters[id] = nil
+        if !offeredPresenters.isEmpty { offeredPresenters[id] = nil }
         guard let continuation = parked.removeValue(forKey: id) else {
             completedBeforeParking[id] = result
             return
@@ -119,8 +119,8 @@ extension AssistantEngine {
                 identityStore.saveUid(uid)
             case .complete(let id, let result):
                 complete(id, with: result)
-            case .log(let level, let message):
-                logger.log(level, message)
+            case .log(let level, let line):
+                logger.log(level, line.description)
             case .stopEverything:
                 for request in requests.values { request.cancel() }
                 requests = [:]

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One entry of the analytics log, for inspection (REPL `:log`, tests).
 public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
@@ -59,6 +60,9 @@ final class Tracker: Sendable {
     }
 
     private let state: Locked<State>
+    /// Jobs queued and not yet taken by the drain, read without the lock by a drain that waits
+    /// for more work, so that it does not contend with `enqueue` for the lock.
+    private let pending = Atomic<Int>(0)
     private let gravity: GravityClient
     private let call: WireCall
 
@@ -82,6 +86,7 @@ final class Tracker: Sendable {
             guard !state.stopped else { return false }
             state.queue += jobs
             state.queued += UInt64(jobs.count)
+            pending.add(jobs.count, ordering: .releasing)
             guard !state.draining else { return false }
             state.draining = true
             return true
@@ -118,6 +123,11 @@ final class Tracker: Sendable {
         resume(waiters)
     }
 
+    /// How many times an idle drain yields for more work before it ends: impressions come in
+    /// bursts (a carousel scrolled into view), and a drain that is still there takes the next
+    /// job without a task being started and a thread woken for it.
+    private static let lingerYields = 4
+
     private func drain() async {
         while true {
             // Takes the whole queue at once, in order: `removeFirst()` per job shifts the rest
@@ -126,13 +136,26 @@ final class Tracker: Sendable {
             let batch = state.withLock { state -> [Job] in
                 var batch: [Job] = []
                 swap(&batch, &state.queue)
-                if batch.isEmpty {
-                    state.draining = false
-                    state.drainTask = nil
-                }
                 return batch
             }
-            guard !batch.isEmpty else { break }
+            if batch.isEmpty {
+                // Waits a moment for more, reading the count without the lock.
+                var yields = 0
+                while pending.load(ordering: .acquiring) == 0, yields < Self.lingerYields, !Task.isCancelled {
+                    await Task.yield()
+                    yields += 1
+                }
+                if pending.load(ordering: .acquiring) > 0, !Task.isCancelled { continue }
+                let ended = state.withLock { state -> Bool in
+                    guard state.queue.isEmpty else { return false }  // came in just now
+                    state.draining = false
+                    state.drainTask = nil
+                    return true
+                }
+                if ended || Task.isCancelled { break }
+                continue
+            }
+            pending.subtract(batch.count, ordering: .relaxed)
             for job in batch {
                 if Task.isCancelled { return }
                 let record = await deliver(job)

@@ -45,9 +45,10 @@ struct ChunkedVector<Element: Sendable>: Sendable {
     var isEmpty: Bool { count == 0 }
 
     subscript(index: Int) -> Element {
-        get {
+        // Lends the element in place: reading one field of a turn copies that field, not the turn.
+        _read {
             precondition(index >= 0 && index < count, "index \(index) out of 0..<\(count)")
-            return pages[index / Self.pageSpan].chunks[(index / Self.chunkSize) % Self.chunksPerPage]
+            yield pages[index / Self.pageSpan].chunks[(index / Self.chunkSize) % Self.chunksPerPage]
                 .elements[index % Self.chunkSize]
         }
         set {

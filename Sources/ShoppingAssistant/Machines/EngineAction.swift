@@ -163,9 +163,35 @@ enum EngineAction: Hashable, Sendable {
     case persistUID(String?)
     /// Resume the caller parked under `CallID` with `CallResult`.
     case complete(CallID, CallResult)
-    /// Write a line to the engine's logger.
-    case log(AssistantLogLevel, String)
+    /// Write a line to the engine's logger (built only if the logger takes it).
+    case log(AssistantLogLevel, LogLine)
     /// The engine is shut down (H2): stop every request and deadline; nothing more will be
     /// asked of the actor.
     case stopEverything
+}
+
+/// A line for the engine's logger, as the machine decided it. Most are text; a line on a hot
+/// path (a product action, reported many times a second) keeps its parts, and is only spelled
+/// out if the logger's level lets it through.
+enum LogLine: Hashable, Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    case text(String)
+    /// `product <action> <ref>: <result>`.
+    case productAction(AssistantProductAction, AssistantProductRef, AssistantInteractionResult)
+
+    init(stringLiteral value: String) { self = .text(value) }
+    init(stringInterpolation: DefaultStringInterpolation) {
+        self = .text(String(stringInterpolation: stringInterpolation))
+    }
+
+    /// The line as the logger prints it.
+    var description: String {
+        switch self {
+        case .text(let text): return text
+        case .productAction(let action, let ref, let result):
+            return "product \(action.rawValue) \(ref): \(result.rawValue)"
+        }
+    }
+
+    /// Whether the line says `part` (for tests that look for one).
+    func contains(_ part: String) -> Bool { description.contains(part) }
 }

@@ -171,7 +171,7 @@ extension EngineMachine {
     /// Notes on the outcome the dialog has now: written once the presenter has that outcome,
     /// so that a note never comes before what it is about reaches the screen.
     private mutating func notes(_ lines: [String]) -> [EngineAction] {
-        hold(lines.map { .log(.info, $0) }, until: .delivered(revision: dialog.revision))
+        hold(lines.map { .log(.info, .text($0)) }, until: .delivered(revision: dialog.revision))
     }
 
     private func track(_ event: DialogMachine.Lifecycle, user: GravityUser?, page: PageContext?) -> EngineAction {

@@ -9,19 +9,21 @@ extension EngineMachine {
     {
         let scope = ProductActionLedger.Scope(
             opening: presentation.currentOpening?.value, dialog: dialog.epoch, identity: identity.epoch)
-        let decision = products.actionReported(
-            ref, action, scope: scope, product: dialog.product(turn: ref.reply, item: ref.item))
-        let note = EngineAction.log(.info, "product \(action.rawValue) \(ref): \(decision.result.rawValue)")
+        let decision =
+            products.decisionWithoutProduct(ref, action, scope: scope)
+            ?? products.actionReported(
+                ref, action, scope: scope, product: dialog.product(turn: ref.reply, item: ref.item))
+        let note = EngineAction.log(.info, .productAction(action, ref, decision.result))
         guard case .accepted(let product) = decision else {
             return [note, .complete(call, .interaction(decision.result))]
         }
         switch action {
         case .visibleImpression:
-            return [note] + trackURLs(product.tracking.visibleImpressionURLs)  // AN5
+            return [note] + trackURLs(product.visibleImpressionURLs)  // AN5
                 + [.complete(call, .interaction(.accepted))]
         case .tap:
             // The click is queued before the close starts (PR10), and survives it (AN8).
-            return [note, .log(.info, "closing the chat: product tap")] + trackURLs(product.tracking.clickURLs)
+            return [note, .log(.info, "closing the chat: product tap")] + trackURLs(product.clickURLs)
                 + close(call, .interaction(.accepted), thenHandOver: .openProduct(product.product(ref: ref)))
         }
     }

@@ -154,9 +154,14 @@ struct EngineMachine: Sendable {
 
     /// Tracking URLs, requested as the current user; identical URLs within one action once (AN5).
     func trackURLs(_ urls: [String]) -> [EngineAction] {
-        var seen: Set<String> = []
-        let unique = urls.filter { seen.insert($0).inserted }  // AN5
-        guard !unique.isEmpty else { return [] }
+        guard !urls.isEmpty else { return [] }
+        let unique: [String]
+        if urls.count <= 8 {  // the usual one or two: no set to build
+            unique = urls.enumerated().filter { index, url in !urls[..<index].contains(url) }.map(\.element)  // AN5
+        } else {
+            var seen: Set<String> = []
+            unique = urls.filter { seen.insert($0).inserted }  // AN5
+        }
         let user = identity.wire
         return [.track(unique.map { .url($0, user: user) })]
     }

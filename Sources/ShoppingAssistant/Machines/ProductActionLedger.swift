@@ -38,6 +38,20 @@ struct ProductActionLedger: Sendable {
     /// The navigation of an accepted tap has been handed to the host.
     mutating func transitionEnded() { transition = nil }
 
+    /// The decision for `ref` when it needs no product to be made — a duplicate or a stale ref
+    /// — so that the many repeated impressions of a redraw cost no product lookup; `nil` when the
+    /// product decides (`actionReported`).
+    func decisionWithoutProduct(_ ref: AssistantProductRef, _ action: AssistantProductAction, scope: Scope)
+        -> Decision?
+    {
+        if action == .tap, let transition, ref.opening == transition { return .duplicate }  // PR9
+        guard ref.opening == scope.opening, ref.dialog == scope.dialog, ref.identity == scope.identity else {
+            return .staleReference  // PR8
+        }
+        if action == .visibleImpression, impressed.contains(ref) { return .duplicate }  // PR6
+        return nil
+    }
+
     mutating func actionReported(
         _ ref: AssistantProductRef, _ action: AssistantProductAction, scope: Scope, product: ReplyProduct?
     ) -> Decision {

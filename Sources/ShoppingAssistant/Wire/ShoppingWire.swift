@@ -97,9 +97,13 @@ struct ReplyProduct: Sendable, Hashable {
     /// Every other field of the item, keys as received (PR1); decoded on first access.
     var extra: [String: JSONValue] { storage.object(fields.extras) }
     var tracking: Tracking {
-        Tracking(
-            clickURLs: storage.texts(fields.clicks), visibleImpressionURLs: storage.texts(fields.visibleImpressions))
+        Tracking(clickURLs: clickURLs, visibleImpressionURLs: visibleImpressionURLs)
     }
+
+    /// The `click` URLs alone, read from the storage only when asked for (AN5).
+    var clickURLs: [String] { storage.texts(fields.clicks) }
+    /// The `visible_impression` URLs alone (AN5).
+    var visibleImpressionURLs: [String] { storage.texts(fields.visibleImpressions) }
 
     var canOpen: Bool { Self.isPresent(fields.sku) || Self.isPresent(fields.url) }
 
