@@ -218,15 +218,16 @@ final class LoopbackBackend: Sendable {
     }
 }
 
-/// The transport the engine is given: `URLSessionTransport` for everything, except that the
-/// next request to an armed endpoint is marked with its fault (or, for `refused`, pointed at a
-/// port that refuses) and sent through a second `URLSessionTransport` whose deadline runs on a
-/// clock of its own, so a test can end that one stalled request without touching any other.
+/// The transport the engine is given: a real transport of `kind` for everything, except that
+/// the next request to an armed endpoint is marked with its fault (or, for `refused`, pointed
+/// at a port that refuses) and sent through a second transport of that kind whose deadline runs
+/// on a clock of its own, so a test can end that one stalled request without touching any other.
 final class FaultInjectingTransport: HTTPTransport, Sendable {
+    let kind: TransportKind
     let normalClock = ManualClock()
     let faultClock = ManualClock()
-    private let normal: URLSessionTransport
-    private let faulted: URLSessionTransport
+    private let normal: any HTTPTransport
+    private let faulted: any HTTPTransport
     private let refusing: LoopbackHTTPServer.RefusingPort
     private struct State {
         var armed: [SocketEndpoint: LoopbackFault] = [:]
@@ -242,12 +243,14 @@ final class FaultInjectingTransport: HTTPTransport, Sendable {
     private let chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)?
 
     /// - Parameter recordsRequests: keep every request for `requests(to:)`; a soak keeps only counts.
-    init(chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)? = nil, recordsRequests: Bool = true)
-        throws
-    {
+    init(
+        _ kind: TransportKind, chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)? = nil,
+        recordsRequests: Bool = true
+    ) throws {
+        self.kind = kind
         self.recordsRequests = recordsRequests
-        normal = URLSessionTransport(clock: normalClock)
-        faulted = URLSessionTransport(clock: faultClock)
+        normal = kind.make(clock: normalClock)
+        faulted = kind.make(clock: faultClock)
         refusing = try LoopbackHTTPServer.RefusingPort()
         self.chooser = chooser
     }
