@@ -4,8 +4,17 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The production transport: moves an `HTTPRequest` over `URLSession` and turns its
-/// failures into the three `HTTPTransportError` cases the clients reason about.
+/// The portable transport: moves an `HTTPRequest` over `URLSession` and turns its failures
+/// into the three `HTTPTransportError` cases the clients reason about. It needs nothing beyond
+/// Foundation, so it is the one to use where libcurl's headers are not at hand, and on Apple
+/// platforms.
+///
+/// On Linux, prefer `CurlTransport` (product `ShoppingAssistantCurl`). swift-corelibs-foundation
+/// 6.3.1 has a known crash: when a connection closes in the middle of the answer's header block
+/// (a dying proxy or server), it stops the whole process (`Transfer completed, but there's no
+/// response.`), which no transport built on it can catch, and every engine in the process goes
+/// with it. Fixed upstream (swift-corelibs-foundation#5286), not in 6.3.1. It also keeps about
+/// 1.2 KiB of heap per message (five requests) that it never frees.
 ///
 /// The transport does not interpret statuses: a 404 or a 503 is a response like any other,
 /// because deciding what a status means is the clients' job (wire.md § Errors). What it does
@@ -13,7 +22,7 @@ import Foundation
 /// or after the request may have reached it (`.connectionLost`, `.timedOut`), since that split
 /// drives history reconciliation (D5).
 ///
-/// Three things it enforces itself, the same on every platform:
+/// Three things it enforces itself, the same on every platform and as `CurlTransport` does:
 /// - **A deadline per request**, on an injectable clock, covering the whole exchange with its
 ///   redirects. URLSession's request timeout is an idle timer that every received byte resets
 ///   (a body trickled one byte a second never trips it), and on Linux

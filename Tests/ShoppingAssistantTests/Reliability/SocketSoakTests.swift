@@ -88,10 +88,6 @@ struct SocketSoakTests {
         try await driver.endDialog()
         await scene.expectSettled()
 
-        // Every accepted tap's click URL, requested exactly once; no other click.
-        let clicks = scene.transport.clickCounts
-        let expectedClicks = Dictionary(driver.tappedClickURLs.map { ($0, 1) }, uniquingKeysWith: +)
-        #expect(clicks == expectedClicks, "clicks: \(clicks.count) URLs, taps: \(driver.tappedClickURLs.count)")
         let connected = OpenFiles.socketsConnected(toPorts: [scene.backend.server.port, scene.backend.otherHost.port])
         #expect(connected == 0, "\(connected) sockets to the servers left open")
         let fdsAtEnd = OpenFiles.count()
@@ -100,7 +96,7 @@ struct SocketSoakTests {
         let calls = scene.transport.requestCount
         let report = [
             "Soak on \(kind.rawValue) (seed \(Self.seed)): \(driver.sent) messages typed (\(driver.retries) retries), \(driver.ratings) ratings, "
-                + "\(driver.tappedClickURLs.count) taps, \(driver.newChats) new chats, \(driver.identityChanges) identity changes; "
+                + "\(driver.taps) taps, \(driver.newChats) new chats, \(driver.identityChanges) identity changes; "
                 + "\(calls) HTTP calls, \(faults.total) faulted (\(calls == 0 ? 0 : faults.total * 100 / calls) %); messages: "
                 + driver.outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
             "faults by kind: \(injected.joined(separator: ", "))",
@@ -235,6 +231,8 @@ struct SoakDriver {
     var ratings = 0
     var newChats = 0
     var identityChanges = 0
+    var taps = 0
+    /// The click URLs of the current dialog's accepted taps.
     var tappedClickURLs: [String] = []
     var outcomes: [String: Int] = [:]
     /// What the user typed in the current dialog, in order.
@@ -339,6 +337,7 @@ struct SoakDriver {
         let ref = product.ref
         let result = await scene.settle { await $0.performAssistantProductAction(product: ref, action: .tap) }
         if result == .accepted {
+            taps += 1
             tappedClickURLs.append(
                 scene.backend.trackingURL("c", "i=p-1&m=\(reply.id.replacingOccurrences(of: "h-", with: ""))"))
         }
@@ -348,9 +347,15 @@ struct SoakDriver {
     }
 
     /// Checks the dialog about to end: every typed message is there once, with its text, sent
-    /// or failed; no message is there that was not typed.
+    /// or failed; no message is there that was not typed; every accepted tap's click URL was
+    /// requested exactly once, and no other click.
     mutating func endDialog(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         _ = await scene.settle { await $0.flushTracking() }
+        let clicks = scene.transport.takeClickCounts()
+        let expectedClicks = Dictionary(tappedClickURLs.map { ($0, 1) }, uniquingKeysWith: +)
+        #expect(
+            clicks == expectedClicks, "clicks: \(clicks.count) URLs, taps: \(tappedClickURLs.count)",
+            sourceLocation: sourceLocation)
         let messages = await scene.engine.chatSnapshot.messages
         let users = messages.filter { $0.role == .user }
         #expect(
@@ -362,7 +367,9 @@ struct SoakDriver {
         // would grow with every message and hide the engine's memory curve.
         typed = []
         attempts = [:]
+        tappedClickURLs = []
         faults.forgetSettledCalls()
+        scene.backend.forgetThreads()
     }
 }
 

@@ -29,6 +29,28 @@ struct CurlTransportTests {
         #expect(closed == true)
     }
 
+    /// libcurl's own retry, documented rather than wished away: a request written to a kept
+    /// connection that the server closes without a byte of answer is sent once more on a new
+    /// connection (the server most likely closed an idle connection as the request arrived).
+    /// The same bytes, with the same message ID (D6): the server can tell (D7).
+    @Test func aKeptConnectionClosedUnansweredIsRetriedOnceOnANewConnection() async throws {
+        let server = try LoopbackHTTPServer(keepsConnectionsAlive: true)
+        defer { server.stop() }
+        server.enqueue(.answer(status: 200, text: "first"))
+        server.enqueue(.drop)
+        server.enqueue(.answer(status: 200, text: "second"))
+        let transport = CurlTransport(proxy: .none)
+        let body = Data(#"{"messageId":"m-2"}"#.utf8)
+        _ = try await transport.send(HTTPRequest(method: .get, url: server.baseURL))
+
+        let response = try await transport.send(HTTPRequest(method: .post, url: server.baseURL, body: body))
+
+        #expect(response.body == Data("second".utf8))
+        #expect(server.acceptedConnections == 2)
+        #expect(server.receivedRequests.map(\.method) == ["GET", "POST", "POST"])
+        #expect(server.receivedRequests.dropFirst().allSatisfy { $0.body == body })
+    }
+
     // MARK: - What is sent
 
     @Test func theRequestCarriesItsHeadersAndNoneLibcurlWouldAddOfItsOwn() async throws {
