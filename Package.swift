@@ -80,7 +80,9 @@ let package = Package(
         .target(name: "CHeapStatistics"),
         .testTarget(
             name: "ShoppingAssistantTests",
-            dependencies: ["ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTesting", "CHeapStatistics"],
+            dependencies: [
+                "ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTesting", "CHeapStatistics",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -96,7 +96,8 @@ final class CurlDriver: @unchecked Sendable {
                 let code = curl_multi_add_handle(multi, easy)
                 guard code == CURLM_OK else {
                     let reason = String(cString: curl_multi_strerror(code))
-                    transfer.finish(.failure(HTTPTransportError.cannotConnect("libcurl refused the transfer: \(reason)")))
+                    transfer.finish(
+                        .failure(HTTPTransportError.cannotConnect("libcurl refused the transfer: \(reason)")))
                     continue
                 }
                 active[easy] = transfer

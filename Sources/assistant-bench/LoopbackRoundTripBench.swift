@@ -38,7 +38,8 @@ enum LoopbackRoundTripBench {
         let warmup = options.size(quick: 5, full: 20)
         let iterations = options.size(quick: 25, full: 150)
         let replyBody = BenchFixtures.reply(products: 3)
-        Report.heading(2, "Message round trip over loopback HTTP: engine over each transport vs bare URLSession and bare libcurl")
+        Report.heading(
+            2, "Message round trip over loopback HTTP: engine over each transport vs bare URLSession and bare libcurl")
         Report.line(
             "inputs: reply with text and 3 products (\(Format.bytes(Double(replyBody.count)))), \(iterations) "
                 + "iterations per side after \(warmup) warm-up, alternating, new chat before each engine message")
@@ -62,7 +63,8 @@ enum LoopbackRoundTripBench {
             presenter: urlSessionPresenter, shoppingBaseURL: server.baseURL)
         let curlPresenter = BenchPresenter()
         let curlEngine = await BenchEngine.openChat(
-            transport: RoutingTransport(networkHost: host, network: CurlTransport(proxy: .none), local: InstantTransport()),
+            transport: RoutingTransport(
+                networkHost: host, network: CurlTransport(proxy: .none), local: InstantTransport()),
             presenter: curlPresenter, shoppingBaseURL: server.baseURL)
         let bareURLSession = BareClient(url: messagesURL)
         let bareCurl = CurlBareClient(url: messagesURL)
@@ -80,7 +82,8 @@ enum LoopbackRoundTripBench {
         for iteration in 0..<(warmup + iterations) {
             let measured = iteration >= warmup
             for (engine, presenter, side) in [
-                (urlSessionEngine, urlSessionPresenter, engineOverURLSession), (curlEngine, curlPresenter, engineOverCurl),
+                (urlSessionEngine, urlSessionPresenter, engineOverURLSession),
+                (curlEngine, curlPresenter, engineOverCurl),
             ] {
                 await engine.startNewChat()
                 await engine.flushTracking()
@@ -154,7 +157,8 @@ enum LoopbackRoundTripBench {
                 + "\(Format.seconds(engineOverURLSession.samples.median - bare)) per message")
         Report.line(
             "ratio engine over CurlTransport / bare URLSession: \(Format.ratio(curlRatio)); / bare libcurl: "
-                + "\(Format.ratio(floorRatio)) (\(Format.seconds(engineOverCurl.samples.median - floor)) above the floor)")
+                + "\(Format.ratio(floorRatio)) (\(Format.seconds(engineOverCurl.samples.median - floor)) above the floor)"
+        )
         Report.verdict(
             Verdict(
                 figure: 2, name: "loopback round trip, engine over CurlTransport vs bare URLSession (2c)",

@@ -57,7 +57,11 @@ struct LoopbackFaultTransportTests {
             }
             if fault.stalls {
                 let index = try #require(await rig.server.firstRequest { $0.header(LoopbackFault.header) != nil })
-                #expect(await rig.server.clientHungUp(onRequest: index), "the deadline closes the connection")
+                let server = rig.server
+                let hungUp = await withinHangGuard("the client hangs up") {
+                    await server.clientHungUp(onRequest: index)
+                }
+                #expect(hungUp == true, "the deadline closes the connection")
             }
             // A cross-host redirect reaches the second host only under the tracking policy.
             let crossed = rig.otherHost.receivedRequests
@@ -181,7 +185,9 @@ struct LoopbackFaultTransportTests {
     /// no back-pressure on libcurl, so over loopback libcurl reads on until the cancel reaches
     /// its queue and the chunks queued for the delegate add to the peak (they are released at
     /// once). Run alone for a clean figure: `swift test --filter aFiftyMegabyteAnswer`.
-    @Test(.serialized, arguments: TransportKind.allCases, [LoopbackFault.fiftyMegabytes, .fiftyMegabytesChunked, .gzipBomb])
+    @Test(
+        .serialized, arguments: TransportKind.allCases,
+        [LoopbackFault.fiftyMegabytes, .fiftyMegabytesChunked, .gzipBomb])
     func aFiftyMegabyteAnswerFailsAtTheBound(_ kind: TransportKind, _ fault: LoopbackFault) async throws {
         let rig = try TransportRig(kind)
         defer { rig.stop() }
@@ -219,7 +225,9 @@ struct LoopbackFaultTransportTests {
         rig.clock.advance(by: .seconds(1))
 
         await #expect(throws: HTTPTransportError.timedOut) { try await call.value }
-        #expect(await rig.server.clientHungUp(onRequest: index))
+        let server = rig.server
+        let hungUp = await withinHangGuard("the client hangs up") { await server.clientHungUp(onRequest: index) }
+        #expect(hungUp == true, "the connection is closed")
         await rig.expectSettled()
     }
 
@@ -235,7 +243,9 @@ struct LoopbackFaultTransportTests {
         call.cancel()
 
         await #expect(throws: CancellationError.self) { try await call.value }
-        #expect(await rig.server.clientHungUp(onRequest: index))
+        let server = rig.server
+        let hungUp = await withinHangGuard("the client hangs up") { await server.clientHungUp(onRequest: index) }
+        #expect(hungUp == true, "the connection is closed")
         await rig.expectSettled()
     }
 }

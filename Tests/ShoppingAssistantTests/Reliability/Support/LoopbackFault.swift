@@ -165,7 +165,9 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .headerFlood:
             // Each line short, 600 KB in all: a bound on each line does not stop it.
             let flood = (0..<6_000).map { ("X-Flood-\($0)", String(repeating: "f", count: 88)) }
-            return raw(Server.head(status: 200, headers: [json, closing] + flood + [("Content-Length", "\(body.count)")]), body)
+            return raw(
+                Server.head(status: 200, headers: [json, closing] + flood + [("Content-Length", "\(body.count)")]), body
+            )
         case .chunkSizeOverflow:
             return raw(
                 Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]),
