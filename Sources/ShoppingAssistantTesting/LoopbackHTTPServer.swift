@@ -6,9 +6,9 @@ import ShoppingAssistant
 #endif
 
 /// A small HTTP/1.1 server on a loopback address and an ephemeral port, so that the real
-/// `URLSessionTransport` (or any HTTP client) can be exercised end to end without leaving the
-/// machine: the engine's transport and reliability tests and the `assistant-bench` loopback
-/// figure use it, and embedders can point their own tests at it.
+/// transports (`CurlTransport`, `URLSessionTransport`) or any HTTP client can be exercised end
+/// to end without leaving the machine: the engine's transport and reliability tests and the
+/// `assistant-bench` loopback figure use it, and embedders can point their own tests at it.
 ///
 /// It answers correctly or misbehaves on purpose, request by request: reset the connection
 /// before or after reading the body, close it in the middle of the status line, the headers or

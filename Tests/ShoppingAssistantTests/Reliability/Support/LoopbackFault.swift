@@ -264,8 +264,9 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
     // MARK: - What the transport makes of it
 
-    /// What reaches the caller of `URLSessionTransport.send`, on Linux (swift-corelibs-
-    /// foundation over libcurl), for a request of `method` whose body bound is `limit`.
+    /// What reaches the caller of a transport's `send` on Linux (`CurlTransport`, or
+    /// swift-corelibs-foundation over libcurl), for a request of `method` whose body bound is
+    /// `limit`.
     enum TransportOutcome: Equatable, CustomStringConvertible {
         /// A response, with the shape of the body the caller gets.
         case response(status: Int, body: Body)
@@ -340,8 +341,11 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         // libcurl: a reset while sending or receiving (RECV_ERROR/SEND_ERROR with ECONNRESET)
         // is .networkConnectionLost; "empty reply from server" (GOT_NOTHING) is
         // .badServerResponse; a short body (PARTIAL_FILE), a malformed status line or chunk,
-        // conflicting lengths, an oversized header or a broken gzip stream are .unknown. All
-        // of them: the request may have been read.
+        // conflicting lengths, an oversized header or a broken gzip stream are .unknown; an
+        // HTTP/0.9 answer (UNSUPPORTED_PROTOCOL) is .unsupportedURL. `CurlTransport` sees the
+        // libcurl codes themselves. All of them: the request may have been read. The header
+        // flood ends at `CurlTransport`'s own bound (256 KiB), and over URLSession at libcurl's
+        // (300 KiB, Debian's fix for CVE-2023-38039).
         case .resetBeforeBody, .resetAfterBody, .closeWithoutAnswer, .closeMidStatusLine, .closeMidHeaders,
             .closeMidBody, .contentLengthLarger, .chunkedBadSize, .chunkedCutShort, .conflictingContentLengths,
             .informationalThenClose, .hugeHeader, .gzipCorrupt, .headerLineOneMegabyte, .headerFlood,
