@@ -9,14 +9,30 @@ let package = Package(
     name: "ShoppingAssistant",
     products: [
         .library(name: "ShoppingAssistant", targets: ["ShoppingAssistant"]),
+        .library(name: "ShoppingAssistantCurl", targets: ["ShoppingAssistantCurl"]),
         .library(name: "ShoppingAssistantTesting", targets: ["ShoppingAssistantTesting"]),
         .library(name: "DemoStore", targets: ["DemoStore"]),
         .executable(name: "assistant", targets: ["assistant"]),
         .executable(name: "assistant-bench", targets: ["assistant-bench"]),
     ],
     targets: [
-        // The engine: no terminal code, embeddable by any Swift tool.
+        // The engine: no terminal code, embeddable by any Swift tool, no system library.
         .target(name: "ShoppingAssistant", swiftSettings: swiftSettings),
+        // libcurl, linked from the system (`apt-get install libcurl4-openssl-dev`).
+        .systemLibrary(
+            name: "CLibcurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Fixed-argument wrappers around libcurl's variadic calls, which Swift cannot call.
+        .target(name: "CLibcurlShim", dependencies: ["CLibcurl"]),
+        // `CurlTransport`: the engine's HTTP on libcurl directly, a product of its own so that
+        // depending on the engine alone needs no -dev package.
+        .target(
+            name: "ShoppingAssistantCurl",
+            dependencies: ["ShoppingAssistant", "CLibcurl", "CLibcurlShim"],
+            swiftSettings: swiftSettings
+        ),
         // Manual clock and scripted transport, public so embedders can test their hosts too.
         .target(
             name: "ShoppingAssistantTesting",
@@ -36,7 +52,9 @@ let package = Package(
         // The REPL core: screens, chat presenter, carousel, commands; reads lines via a protocol.
         .target(
             name: "AssistantREPL",
-            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "DemoStore", "CLibeditShim"],
+            dependencies: [
+                "ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTesting", "DemoStore", "CLibeditShim",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -47,7 +65,9 @@ let package = Package(
         // Benchmarks that print ratios measured side by side: `swift run -c release assistant-bench`.
         .executableTarget(
             name: "assistant-bench",
-            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "DemoStore", "AssistantREPL"],
+            dependencies: [
+                "ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTesting", "DemoStore", "AssistantREPL",
+            ],
             swiftSettings: swiftSettings
         ),
         // libFuzzer target over the wire decoders and the transcript parser (see fuzz/README.md).
@@ -60,7 +80,9 @@ let package = Package(
         .target(name: "CHeapStatistics"),
         .testTarget(
             name: "ShoppingAssistantTests",
-            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "CHeapStatistics"],
+            dependencies: [
+                "ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTesting", "CHeapStatistics",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import DemoStore
 import Foundation
 import ShoppingAssistant
+import ShoppingAssistantCurl
 import ShoppingAssistantTesting
 
 /// Everything a REPL session runs on — engine, transport, clock, identity store, ID source
@@ -12,7 +13,8 @@ package struct REPLEnvironment: Sendable {
     package enum Backend: Sendable {
         /// The built-in demo store, at the transport seam.
         case demoStore
-        /// Real services over URLSession.
+        /// Real services over libcurl (`CurlTransport`): a malformed answer is an error, never
+        /// the end of the session.
         case services
         /// A transport of the caller's, such as a transcript's replay.
         case transport(any HTTPTransport)
@@ -104,7 +106,7 @@ package struct REPLEnvironment: Sendable {
             backend = store
         case .services:
             demoStore = nil
-            backend = URLSessionTransport()
+            backend = CurlTransport()
         case .transport(let transport):
             demoStore = nil
             backend = transport

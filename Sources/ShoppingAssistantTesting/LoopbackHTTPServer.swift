@@ -6,9 +6,9 @@ import ShoppingAssistant
 #endif
 
 /// A small HTTP/1.1 server on a loopback address and an ephemeral port, so that the real
-/// `URLSessionTransport` (or any HTTP client) can be exercised end to end without leaving the
-/// machine: the engine's transport and reliability tests and the `assistant-bench` loopback
-/// figure use it, and embedders can point their own tests at it.
+/// transports (`CurlTransport`, `URLSessionTransport`) or any HTTP client can be exercised end
+/// to end without leaving the machine: the engine's transport and reliability tests and the
+/// `assistant-bench` loopback figure use it, and embedders can point their own tests at it.
 ///
 /// It answers correctly or misbehaves on purpose, request by request: reset the connection
 /// before or after reading the body, close it in the middle of the status line, the headers or
@@ -16,7 +16,10 @@ import ShoppingAssistant
 /// `Content-Length`, send a broken chunk, answer HTTP/1.0 close-delimited, send `1xx` answers
 /// first — anything a `Reply.script` of raw bytes and socket actions can say.
 ///
-/// Every accepted connection carries exactly one request (answers say `Connection: close`).
+/// Every accepted connection carries exactly one request (answers say `Connection: close`),
+/// unless the server keeps connections alive (`init(host:keepsConnectionsAlive:)`): then a
+/// connection answered with `.answer` waits for the client's next request, as a server that
+/// keeps connections does, and `acceptedConnections` shows whether the client reused it.
 /// What happens to a request is decided once its head has been read: by the next reply queued
 /// with `enqueue(_:)` (in arrival order), else by the responder (`setResponder(_:)`), else a
 /// 500 that says no reply was scripted. Nothing here waits on wall time: a held answer waits on
@@ -198,6 +201,7 @@ package final class LoopbackHTTPServer: Sendable {
         }
     }
 
+    private let keepsConnectionsAlive: Bool
     private let listenFD: Int32
     private let stopReadFD: Int32
     private let stopWriteFD: Int32
@@ -205,9 +209,12 @@ package final class LoopbackHTTPServer: Sendable {
 
     /// Starts listening at once; the accept loop runs on its own thread until `stop()`.
     ///
-    /// - Parameter host: A loopback address (`127.0.0.1`, or another of 127.0.0.0/8 to play a
-    ///   second host, as a redirect test needs).
-    package init(host: String = "127.0.0.1") throws {
+    /// - Parameters:
+    ///   - host: A loopback address (`127.0.0.1`, or another of 127.0.0.0/8 to play a second
+    ///     host, as a redirect test needs).
+    ///   - keepsConnectionsAlive: Answer `.answer` replies without `Connection: close` and read
+    ///     the next request from the same connection.
+    package init(host: String = "127.0.0.1", keepsConnectionsAlive: Bool = false) throws {
         let fd = try Self.makeLoopbackSocket(host: host)
         guard listen(fd, 128) == 0 else {
             let code = errno
@@ -221,6 +228,7 @@ package final class LoopbackHTTPServer: Sendable {
             throw SocketError(call: "pipe", code: code)
         }
         self.host = host
+        self.keepsConnectionsAlive = keepsConnectionsAlive
         listenFD = fd
         stopReadFD = fds[0]
         stopWriteFD = fds[1]
@@ -531,38 +539,50 @@ package final class LoopbackHTTPServer: Sendable {
             update { $0.openConnections -= 1 }
         }
         var buffer: [UInt8] = []
-        guard let (head, bodyStart) = readHead(from: fd, into: &buffer) else { return }
-        let reply = reply(forHead: head)
-        if case .resetBeforeBody = reply {
-            _ = register(head)
-            reset(connection)
-            return
+        var keepGoing = true
+        while keepGoing {
+            guard let (head, bodyStart) = readHead(from: fd, into: &buffer) else { return }
+            let reply = reply(forHead: head)
+            if case .resetBeforeBody = reply {
+                _ = register(head)
+                reset(connection)
+                return
+            }
+            guard let request = readBody(of: head, from: fd, buffer: &buffer, bodyStart: bodyStart) else { return }
+            buffer.removeFirst(min(buffer.count, bodyStart + request.body.count))
+            let index = register(request)
+            keepGoing = play(reply, for: request, index: index, on: connection)
         }
-        guard let request = readBody(of: head, from: fd, buffer: &buffer, bodyStart: bodyStart) else { return }
-        let index = register(request)
-        play(reply, for: request, index: index, on: connection)
     }
 
-    private func play(_ reply: Reply, for request: ReceivedRequest, index: Int, on connection: Connection) {
+    /// Plays the reply; `true` when the connection stays open for another request.
+    @discardableResult
+    private func play(_ reply: Reply, for request: ReceivedRequest, index: Int, on connection: Connection) -> Bool {
         let fd = connection.fd
         switch reply {
         case .answer(let status, let headers, let body):
-            send(Self.encodeResponse(status: status, headers: headers, body: body), index: index, to: fd)
-            shutdown(fd, Int32(SHUT_WR))
+            let bytes = Self.encodeResponse(
+                status: status, headers: headers, body: body, closing: !keepsConnectionsAlive)
+            guard send(bytes, index: index, to: fd), keepsConnectionsAlive else {
+                shutdown(fd, Int32(SHUT_WR))
+                return false
+            }
+            return true
         case .drop:
-            return
+            return false
         case .hold(let gate, let then):
-            guard waitForGate(gate, index: index, fd: fd) else { return }
-            play(then, for: request, index: index, on: connection)
+            guard waitForGate(gate, index: index, fd: fd) else { return false }
+            return play(then, for: request, index: index, on: connection)
         case .resetBeforeBody:
             reset(connection)
         case .respond(let makeReply):
-            play(makeReply(request), for: request, index: index, on: connection)
+            return play(makeReply(request), for: request, index: index, on: connection)
         case .script(let steps):
             for step in steps {
-                guard perform(step, index: index, on: connection) else { return }
+                guard perform(step, index: index, on: connection) else { return false }
             }
         }
+        return false
     }
 
     /// Plays one step; `false` when the script has to end (closed, reset, hung up, stopped).
@@ -657,7 +677,8 @@ package final class LoopbackHTTPServer: Sendable {
     /// stopped or the head is malformed.
     private func readHead(from fd: Int32, into buffer: inout [UInt8]) -> (ReceivedRequest, bodyStart: Int)? {
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
-        var headEnd: Int?
+        // A kept connection's buffer may hold the next request already.
+        var headEnd = buffer.firstRange(of: separator)?.lowerBound
         while headEnd == nil {
             guard receiveMore(from: fd, into: &buffer) else { return nil }
             headEnd = buffer.firstRange(of: separator)?.lowerBound
@@ -730,13 +751,14 @@ package final class LoopbackHTTPServer: Sendable {
     private static func encodeResponse(
         status: Int,
         headers: [String: String],
-        body: Data
+        body: Data,
+        closing: Bool
     ) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             head += "\(name): \(value)\r\n"
         }
-        head += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        head += "Content-Length: \(body.count)\r\n" + (closing ? "Connection: close\r\n" : "") + "\r\n"
         return Array(head.utf8) + Array(body)
     }
 

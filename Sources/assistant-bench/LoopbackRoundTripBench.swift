@@ -1,5 +1,6 @@
 import Foundation
 import ShoppingAssistant
+import ShoppingAssistantCurl
 import ShoppingAssistantTesting
 
 #if canImport(FoundationNetworking)
@@ -7,23 +8,38 @@ import ShoppingAssistantTesting
 #endif
 
 /// Figure 2: one message round trip through the engine over real HTTP on the loopback
-/// interface, against a bare `URLSession` POST of the same bytes to the same server followed
-/// by `JSONDecoder` decoding the reply.
+/// interface, over each of the package's transports, against two floors: a bare `URLSession`
+/// POST of the same bytes to the same server followed by `JSONDecoder` decoding the reply, and
+/// the same with bare libcurl (`curl_easy_perform` on the calling thread, one reused handle).
 ///
-/// The engine uses `URLSessionTransport` for the Shopping API on the loopback server; its
-/// Gravity events and tracking URLs go to an instant in-memory transport, as there is no
-/// Gravity server here. The sides alternate iteration by iteration, each against the same
-/// server, so drift and background load hit both alike; the engine's tracking is flushed
-/// before the baseline runs. A third side (2a), the same POST through `URLSessionTransport`
-/// alone and the engine's reply decoder, splits the overhead between transport and engine.
+/// The engines use `URLSessionTransport` or `CurlTransport` for the Shopping API on the
+/// loopback server; their Gravity events and tracking URLs go to an instant in-memory
+/// transport, as there is no Gravity server here. The sides alternate iteration by iteration,
+/// each against the same server, so drift and background load hit all alike; each engine's
+/// tracking is flushed before the next side runs. Two more sides (2a, 2b), the same POST
+/// through each transport alone and the engine's reply decoder, split the overhead between
+/// transport and engine.
+///
+/// Goals: the engine over `URLSessionTransport` within 1.15× of bare URLSession (2); over
+/// `CurlTransport`, at most 0.8× of bare URLSession (2c) and within 1.3× of bare libcurl (2d).
 enum LoopbackRoundTripBench {
     static let goal = 1.15
+    static let curlVersusURLSessionGoal = 0.8
+    static let curlVersusLibcurlGoal = 1.3
+
+    /// One side of the figure: what it measures and its samples.
+    private final class Side {
+        let label: String
+        var samples = Samples()
+        init(_ label: String) { self.label = label }
+    }
 
     static func run(_ options: BenchOptions) async -> Verdict {
         let warmup = options.size(quick: 5, full: 20)
         let iterations = options.size(quick: 25, full: 150)
         let replyBody = BenchFixtures.reply(products: 3)
-        Report.heading(2, "Message round trip over loopback HTTP: engine vs bare URLSession + JSONDecoder")
+        Report.heading(
+            2, "Message round trip over loopback HTTP: engine over each transport vs bare URLSession and bare libcurl")
         Report.line(
             "inputs: reply with text and 3 products (\(Format.bytes(Double(replyBody.count)))), \(iterations) "
                 + "iterations per side after \(warmup) warm-up, alternating, new chat before each engine message")
@@ -38,85 +54,139 @@ enum LoopbackRoundTripBench {
         defer { server.stop() }
         let answer = LoopbackHTTPServer.Reply.answer(
             status: 200, headers: ["Content-Type": "application/json"], body: replyBody)
-
-        let presenter = BenchPresenter()
-        let transport = RoutingTransport(
-            networkHost: server.baseURL.host ?? "127.0.0.1", network: URLSessionTransport(), local: InstantTransport())
-        let engine = await BenchEngine.openChat(
-            transport: transport, presenter: presenter, shoppingBaseURL: server.baseURL)
+        let host = server.baseURL.host ?? "127.0.0.1"
         let messagesURL = server.baseURL.appendingPathComponent("v1/messages")
-        let bare = BareClient(url: messagesURL)
-        let transportOnly = URLSessionTransport()
 
-        var engineTimes = Samples()
-        var bareTimes = Samples()
-        var transportTimes = Samples()
+        let urlSessionPresenter = BenchPresenter()
+        let urlSessionEngine = await BenchEngine.openChat(
+            transport: RoutingTransport(networkHost: host, network: URLSessionTransport(), local: InstantTransport()),
+            presenter: urlSessionPresenter, shoppingBaseURL: server.baseURL)
+        let curlPresenter = BenchPresenter()
+        let curlEngine = await BenchEngine.openChat(
+            transport: RoutingTransport(
+                networkHost: host, network: CurlTransport(proxy: .none), local: InstantTransport()),
+            presenter: curlPresenter, shoppingBaseURL: server.baseURL)
+        let bareURLSession = BareClient(url: messagesURL)
+        let bareCurl = CurlBareClient(url: messagesURL)
+        let urlSessionTransport = URLSessionTransport()
+        let curlTransport = CurlTransport(proxy: .none)
+
+        let engineOverURLSession = Side("engine over URLSessionTransport")
+        let engineOverCurl = Side("engine over CurlTransport")
+        let bareURLSessionSide = Side("bare URLSession POST + JSONDecoder")
+        let bareCurlSide = Side("bare libcurl POST + JSONDecoder")
+        let urlSessionAlone = Side("2a. URLSessionTransport alone + reply decoder")
+        let curlAlone = Side("2b. CurlTransport alone + reply decoder")
+
         var requestBody = Data()
         for iteration in 0..<(warmup + iterations) {
-            await engine.startNewChat()
-            await engine.flushTracking()
-            server.enqueue(answer)
-            presenter.expectReply(messages: 2)
-            let start = Timing.now
-            await BenchEngine.send(engine, "Подарок для мамы до 3000 ₽")
-            let observed = await presenter.replyObserved()
-            let engineTime = start.duration(to: observed)
-            if requestBody.isEmpty { requestBody = server.receivedRequests.last?.body ?? Data() }
-            // The message's lifecycle events and impressions finish before the baseline runs,
-            // or they would slow it down and flatter the ratio.
-            await engine.flushTracking()
-
-            server.enqueue(answer)
-            let bareTime: Duration
-            do {
-                bareTime = try await Timing.measure {
-                    let reply = try await bare.post(requestBody)
-                    Sink.consume(reply.products?.items.count ?? -1)
-                }
-            } catch {
-                Report.line("stopped: the bare POST failed: \(error)")
-                return Verdict(figure: 2, name: "loopback round trip", value: "failed", goal: nil, met: nil)
+            let measured = iteration >= warmup
+            for (engine, presenter, side) in [
+                (urlSessionEngine, urlSessionPresenter, engineOverURLSession),
+                (curlEngine, curlPresenter, engineOverCurl),
+            ] {
+                await engine.startNewChat()
+                await engine.flushTracking()
+                server.enqueue(answer)
+                presenter.expectReply(messages: 2)
+                let start = Timing.now
+                await BenchEngine.send(engine, "Подарок для мамы до 3000 ₽")
+                let observed = await presenter.replyObserved()
+                if measured { side.samples.append(start.duration(to: observed)) }
+                if requestBody.isEmpty { requestBody = server.receivedRequests.last?.body ?? Data() }
+                // The message's lifecycle events and impressions finish before the next side
+                // runs, or they would slow it down and flatter the ratio.
+                await engine.flushTracking()
             }
-            // 2a: the same POST through `URLSessionTransport` alone (its deadline, body bound and
-            // redirect policy) and the engine's reply decoder, to split the engine's overhead.
-            server.enqueue(answer)
-            let transportTime: Duration
-            do {
-                transportTime = try await Timing.measure {
-                    let response = try await transportOnly.send(
-                        HTTPRequest(
-                            method: .post, url: messagesURL,
-                            headers: ["Content-Type": "application/json", "Accept": "application/json"],
-                            body: requestBody))
-                    Sink.consume(WireBenchmarks.decodeReply(response.body))
+            let body = requestBody
+            let bareSides: [(Side, () async throws -> Void)] = [
+                (
+                    bareURLSessionSide,
+                    {
+                        let reply = try await bareURLSession.post(body)
+                        Sink.consume(reply.products?.items.count ?? -1)
+                    }
+                ),
+                (
+                    bareCurlSide,
+                    {
+                        guard let (status, data) = bareCurl.post(body), status == 200 else {
+                            throw BenchFailure.bareCurl
+                        }
+                        let reply = try JSONDecoder().decode(WireReply.self, from: data)
+                        Sink.consume(reply.products?.items.count ?? -1)
+                    }
+                ),
+                // 2a, 2b: the same POST through a transport alone (its deadline, body bound and
+                // redirect policy) and the engine's reply decoder, to split the engine's overhead.
+                (urlSessionAlone, { try await Self.transportOnly(urlSessionTransport, messagesURL, body) }),
+                (curlAlone, { try await Self.transportOnly(curlTransport, messagesURL, body) }),
+            ]
+            for (side, post) in bareSides {
+                server.enqueue(answer)
+                do {
+                    let time = try await Timing.measure { try await post() }
+                    if measured { side.samples.append(time) }
+                } catch {
+                    Report.line("stopped: \(side.label) failed: \(error)")
+                    return Verdict(figure: 2, name: "loopback round trip", value: "failed", goal: nil, met: nil)
                 }
-            } catch {
-                Report.line("stopped: the transport-only POST failed: \(error)")
-                return Verdict(figure: 2, name: "loopback round trip", value: "failed", goal: nil, met: nil)
             }
-            guard iteration >= warmup else { continue }
-            engineTimes.append(engineTime)
-            bareTimes.append(bareTime)
-            transportTimes.append(transportTime)
         }
-        await engine.flushTracking()
-        presenter.reportStaleDeliveries(messages: warmup + iterations)
+        await urlSessionEngine.flushTracking()
+        await curlEngine.flushTracking()
+        urlSessionPresenter.reportStaleDeliveries(messages: warmup + iterations)
+        curlPresenter.reportStaleDeliveries(messages: warmup + iterations)
 
-        let ratio = engineTimes.median / bareTimes.median
-        Report.line("engine, send → snapshot with reply:  \(engineTimes.summary)")
-        Report.line("bare URLSession POST + JSONDecoder:  \(bareTimes.summary)")
+        let bare = bareURLSessionSide.samples.median
+        let floor = bareCurlSide.samples.median
+        for side in [engineOverURLSession, engineOverCurl, bareURLSessionSide, bareCurlSide] {
+            Report.line("\(side.label): \(side.samples.summary)")
+        }
+        for (side, engine) in [(urlSessionAlone, engineOverURLSession), (curlAlone, engineOverCurl)] {
+            Report.line(
+                "\(side.label): \(side.samples.summary) (\(Format.ratio(side.samples.median / bare)) of bare "
+                    + "URLSession, \(Format.ratio(side.samples.median / floor)) of bare libcurl; the engine adds "
+                    + "\(Format.seconds(engine.samples.median - side.samples.median)) to it)")
+        }
+        let ratio = engineOverURLSession.samples.median / bare
+        let curlRatio = engineOverCurl.samples.median / bare
+        let floorRatio = engineOverCurl.samples.median / floor
         Report.line(
-            "2a. URLSessionTransport alone + reply decoder: \(transportTimes.summary) "
-                + "(\(Format.ratio(transportTimes.median / bareTimes.median)) of bare; the engine adds "
-                + "\(Format.seconds(engineTimes.median - transportTimes.median)) to it)")
+            "ratio engine over URLSessionTransport / bare URLSession: \(Format.ratio(ratio)); engine overhead "
+                + "\(Format.seconds(engineOverURLSession.samples.median - bare)) per message")
         Report.line(
-            "ratio engine / bare: \(Format.ratio(ratio)); engine overhead \(Format.seconds(engineTimes.median - bareTimes.median)) per message"
+            "ratio engine over CurlTransport / bare URLSession: \(Format.ratio(curlRatio)); / bare libcurl: "
+                + "\(Format.ratio(floorRatio)) (\(Format.seconds(engineOverCurl.samples.median - floor)) above the floor)"
         )
+        Report.verdict(
+            Verdict(
+                figure: 2, name: "loopback round trip, engine over CurlTransport vs bare URLSession (2c)",
+                value: Format.ratio(curlRatio), goal: "≤ \(Format.ratio(curlVersusURLSessionGoal))",
+                met: curlRatio <= curlVersusURLSessionGoal))
+        Report.verdict(
+            Verdict(
+                figure: 2, name: "loopback round trip, engine over CurlTransport vs bare libcurl (2d)",
+                value: Format.ratio(floorRatio), goal: "≤ \(Format.ratio(curlVersusLibcurlGoal))",
+                met: floorRatio <= curlVersusLibcurlGoal))
         let verdict = Verdict(
-            figure: 2, name: "loopback round trip vs bare URLSession", value: Format.ratio(ratio),
-            goal: "≤ \(Format.ratio(goal))", met: ratio <= goal)
+            figure: 2, name: "loopback round trip, engine over URLSessionTransport vs bare URLSession",
+            value: Format.ratio(ratio), goal: "≤ \(Format.ratio(goal))", met: ratio <= goal)
         Report.verdict(verdict)
         return verdict
+    }
+
+    /// One POST through `transport` and the engine's reply decoder.
+    private static func transportOnly(_ transport: any HTTPTransport, _ url: URL, _ body: Data) async throws {
+        let response = try await transport.send(
+            HTTPRequest(
+                method: .post, url: url, headers: ["Content-Type": "application/json", "Accept": "application/json"],
+                body: body))
+        Sink.consume(WireBenchmarks.decodeReply(response.body))
+    }
+
+    private enum BenchFailure: Error {
+        case bareCurl
     }
 }
 

@@ -27,6 +27,9 @@ import Testing
             Plays both sides of a mobile app: the host screens and the SDK's chat screen.
             With no --gravity-url and no --shopping-url it runs against the built-in demo
             store. Piped input gives plain, deterministic output for transcripts.
+            Live services are reached over libcurl directly (CurlTransport, from the
+            ShoppingAssistantCurl product: the transport to pick when embedding the engine
+            on Linux), through the proxy http_proxy or https_proxy names, if any.
 
             USAGE: assistant [<options>]
                    assistant replay [<options>] <path>...   (see 'assistant replay --help')

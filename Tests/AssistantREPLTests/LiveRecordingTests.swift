@@ -7,7 +7,7 @@ import Testing
 @testable import AssistantREPL
 
 /// A session recorded against live services — both played by a loopback server, reached with
-/// the real `URLSessionTransport` on real time, wired as `assistant --gravity-url … --record`
+/// the real `CurlTransport` on real time, wired as `assistant --gravity-url … --record`
 /// wires it — replays: it starts from the stored identity, files tracking GETs under
 /// `tracking` although they live on the Shopping API's host, and keeps the 429's
 /// `Retry-After`, which the session printed.

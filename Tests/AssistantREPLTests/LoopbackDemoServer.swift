@@ -12,6 +12,13 @@ import Testing
 final class LoopbackDemoServer: Sendable {
     let server: LoopbackHTTPServer
     let store: DemoStore
+    /// Wire faults armed for the next request whose path ends with the key, played once.
+    private let wireFaults = Locked<[String: LoopbackHTTPServer.Reply]>([:])
+
+    /// A header block cut short (a dying proxy): status line, one header, half a name, close.
+    static let headerBlockCutShort = LoopbackHTTPServer.Reply.script([
+        .send(Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Le".utf8)), .close,
+    ])
 
     var gravityURL: URL { server.baseURL.appendingPathComponent("gravity") }
     var shoppingURL: URL { server.baseURL }
@@ -26,12 +33,22 @@ final class LoopbackDemoServer: Sendable {
         self.server = server
         self.store = store
         let base = server.baseURL.absoluteString
-        server.setResponder { _ in
-            .respond { request in Self.answer(request, store: store, base: base) }
+        let wireFaults = self.wireFaults
+        server.setResponder { head in
+            let armed = wireFaults.withLock { faults -> LoopbackHTTPServer.Reply? in
+                guard let key = faults.keys.first(where: { head.path.hasSuffix($0) }) else { return nil }
+                return faults.removeValue(forKey: key)
+            }
+            return armed ?? .respond { request in Self.answer(request, store: store, base: base) }
         }
     }
 
     func stop() { server.stop() }
+
+    /// Plays `reply` on the next request whose path ends with `pathSuffix`, instead of the store.
+    func arm(_ reply: LoopbackHTTPServer.Reply, forPathEndingWith pathSuffix: String) {
+        wireFaults.withLock { $0[pathSuffix] = reply }
+    }
 
     /// The demo store's answer to `request`, its tracking URLs moved onto this server.
     private static func answer(_ request: LoopbackHTTPServer.ReceivedRequest, store: DemoStore, base: String)
@@ -82,7 +99,7 @@ final class LoopbackDemoServer: Sendable {
 ///
 /// prints the `--gravity-url` and `--shopping-url` to pass to `assistant`. A line naming a
 /// demo fault (`rate-limited`, `bad-gateway`, …) arms it once, as `:fault` does on the demo
-/// store.
+/// store; `cut-headers` cuts the next `/v1/messages` answer short in its header block.
 @Suite(.timeLimit(.minutes(60))) struct LoopbackDemoServerRole {
     @Test func serveUntilStandardInputEnds() async throws {
         guard ChildProcess.role == "loopback-demo-server" else { return }
@@ -94,6 +111,11 @@ final class LoopbackDemoServer: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread {
                 while let line = readLine() {
+                    if line.trimmingCharacters(in: .whitespaces) == "cut-headers" {
+                        server.arm(LoopbackDemoServer.headerBlockCutShort, forPathEndingWith: "/v1/messages")
+                        FileHandle.standardOutput.write(Data("(next /v1/messages answer cut short)\n".utf8))
+                        continue
+                    }
                     guard let fault = DemoFault(rawValue: line.trimmingCharacters(in: .whitespaces)) else { continue }
                     server.store.inject(fault)
                     FileHandle.standardOutput.write(Data("(fault \(fault.rawValue) armed, once)\n".utf8))

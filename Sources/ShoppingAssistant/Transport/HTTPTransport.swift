@@ -24,8 +24,9 @@ public struct HTTPRequest: Sendable, Hashable {
     /// The exact bytes to send; a retry sends the same bytes again (D6).
     public var body: Data?
     /// The largest response body the caller will read, after content decoding. A transport
-    /// that streams (`URLSessionTransport`) stops the transfer once the body passes it and
-    /// throws `HTTPResponseTooLarge`, so a hostile 50 MB answer never sits in memory whole.
+    /// that streams (`CurlTransport`, `URLSessionTransport`) stops the transfer once the body
+    /// passes it and throws `HTTPResponseTooLarge`, so a hostile 50 MB answer never sits in
+    /// memory whole.
     public var maximumResponseBytes: Int
     /// Which redirects the transport may follow for this request; none unless the client says so.
     public var redirectPolicy: HTTPRedirectPolicy
@@ -122,8 +123,9 @@ public struct HTTPResponseTooLarge: Error, Sendable, Hashable, CustomStringConve
     public var description: String { "HTTP \(status) answer larger than \(limit) bytes" }
 }
 
-/// The engine's only network boundary. Implementations: `URLSessionTransport`, the demo
-/// store, scripted test transports and the transcript replayer.
+/// The engine's only network boundary. Implementations: `CurlTransport` (product
+/// `ShoppingAssistantCurl`, the one to pick on Linux), `URLSessionTransport` (portable), the
+/// demo store, scripted test transports and the transcript replayer.
 ///
 /// Implementations must honour task cancellation by throwing `CancellationError`, so that a
 /// cancelled preparation reports `.cancelled` and not a network error (P4).

@@ -4,8 +4,17 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The production transport: moves an `HTTPRequest` over `URLSession` and turns its
-/// failures into the three `HTTPTransportError` cases the clients reason about.
+/// The portable transport: moves an `HTTPRequest` over `URLSession` and turns its failures
+/// into the three `HTTPTransportError` cases the clients reason about. It needs nothing beyond
+/// Foundation, so it is the one to use where libcurl's headers are not at hand, and on Apple
+/// platforms.
+///
+/// On Linux, prefer `CurlTransport` (product `ShoppingAssistantCurl`). swift-corelibs-foundation
+/// 6.3.1 has a known crash: when a connection closes in the middle of the answer's header block
+/// (a dying proxy or server), it stops the whole process (`Transfer completed, but there's no
+/// response.`), which no transport built on it can catch, and every engine in the process goes
+/// with it. Fixed upstream (swift-corelibs-foundation#5286), not in 6.3.1. It also keeps about
+/// 1.2 KiB of heap per message (five requests) that it never frees.
 ///
 /// The transport does not interpret statuses: a 404 or a 503 is a response like any other,
 /// because deciding what a status means is the clients' job (wire.md § Errors). What it does
@@ -13,7 +22,7 @@ import Foundation
 /// or after the request may have reached it (`.connectionLost`, `.timedOut`), since that split
 /// drives history reconciliation (D5).
 ///
-/// Three things it enforces itself, the same on every platform:
+/// Three things it enforces itself, the same on every platform and as `CurlTransport` does:
 /// - **A deadline per request**, on an injectable clock, covering the whole exchange with its
 ///   redirects. URLSession's request timeout is an idle timer that every received byte resets
 ///   (a body trickled one byte a second never trips it), and on Linux
@@ -84,76 +93,9 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     ///   `HTTPResponseTooLarge` when the body passed the request's bound, or
     ///   `CancellationError` when the calling task was cancelled.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try Task.checkCancellation()
-        let clock = self.clock
-        let deadline = self.deadline
-        return try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
-            group.addTask { try await self.follow(request) }
-            group.addTask {
-                // Almost always cancelled by the answer: see `SlicedSleep` for why in slices.
-                try await SlicedSleep.sleep(on: clock, for: deadline, slice: SlicedSleep.slice(for: clock))
-                throw HTTPTransportError.timedOut
-            }
-            // Whichever ends first decides; the other is cancelled, which for the exchange
-            // cancels its data task and so closes the connection.
-            defer { group.cancelAll() }
-            guard let response = try await group.next() else { throw CancellationError() }
-            return response
+        try await TransportDeadline.run(on: clock, deadline: deadline) {
+            try await HTTPRedirectFollowing.follow(request) { try await self.exchange($0) }
         }
-    }
-
-    // MARK: - Redirects
-
-    private func follow(_ request: HTTPRequest) async throws -> HTTPResponse {
-        var current = request
-        var followed = 0
-        while true {
-            let response = try await exchange(current)
-            guard let next = Self.redirect(after: response, of: current, followed: followed) else {
-                return response
-            }
-            followed += 1
-            current = next
-        }
-    }
-
-    /// The request that follows `response` under the request's policy, or `nil` when the
-    /// response is the answer.
-    static func redirect(after response: HTTPResponse, of request: HTTPRequest, followed: Int) -> HTTPRequest? {
-        let limit: Int
-        switch request.redirectPolicy {
-        case .never: return nil
-        case .sameOrigin(let bound), .sameScheme(let bound): limit = bound
-        }
-        guard followed < limit else { return nil }
-        switch response.status {
-        case 307, 308: break
-        // These would turn a request with a body into a `GET` without it.
-        case 301, 302, 303: guard request.method == .get, request.body == nil else { return nil }
-        default: return nil
-        }
-        guard let location = response.header("Location"),
-            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
-            let scheme = target.scheme?.lowercased(), target.host != nil,
-            scheme == request.url.scheme?.lowercased()
-        else { return nil }
-        let sameOrigin = origin(of: target) == origin(of: request.url)
-        if case .sameOrigin = request.redirectPolicy, !sameOrigin { return nil }
-        var next = request
-        next.url = target
-        if !sameOrigin {
-            // Credentials belong to the origin they were written for.
-            next.headers = next.headers.filter { name, _ in
-                !["authorization", "cookie", "proxy-authorization"].contains(name.lowercased())
-            }
-        }
-        return next
-    }
-
-    private static func origin(of url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? ""
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 
     // MARK: - One exchange
@@ -196,8 +138,10 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     /// the engine must treat the outcome as uncertain and reconcile (D5) rather than assume
     /// the server saw nothing. That includes `.unknown`, which swift-corelibs-foundation uses
     /// for every libcurl failure it has no mapping for (a reset while the answer is read, a
-    /// malformed status line or chunk, a body cut short, a broken gzip stream).
-    static func mapError(_ error: any Error) -> any Error {
+    /// malformed status line or chunk, a body cut short, a broken gzip stream), and
+    /// `.unsupportedURL` for an `http`/`https` URL: that is libcurl refusing an HTTP/0.9
+    /// answer (`Received HTTP/0.9 when not allowed`), to a request it had sent.
+    static func mapError(_ error: any Error, url: URL? = nil) -> any Error {
         if error is CancellationError || error is HTTPResponseTooLarge {
             return error
         }
@@ -210,6 +154,8 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
             return CancellationError()
         case .timedOut:
             return HTTPTransportError.timedOut
+        case .unsupportedURL where ["http", "https"].contains(url?.scheme?.lowercased() ?? ""):
+            return HTTPTransportError.connectionLost(description)
         case .badURL, .unsupportedURL, .cannotFindHost, .dnsLookupFailed, .cannotConnectToHost,
             .notConnectedToInternet, .internationalRoamingOff, .callIsActive, .dataNotAllowed,
             .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
@@ -356,7 +302,7 @@ private final class DataTaskCall: Sendable {
             guard case .running(let exchange) = state else { return nil }
             state = .finished
             if let error {
-                return (exchange, .failure(URLSessionTransport.mapError(error)))
+                return (exchange, .failure(URLSessionTransport.mapError(error, url: task.originalRequest?.url)))
             }
             guard let response = exchange.response ?? (task.response as? HTTPURLResponse) else {
                 return (

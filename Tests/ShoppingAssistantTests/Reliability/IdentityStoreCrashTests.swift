@@ -179,6 +179,7 @@ enum IdentityWriterRole {
         case "identity-writer": IdentityWriterRole.run()
         case "partial-headers": await PartialHeadersCrashTests.childRun()
         case "footprint": await TransportFootprintTests.childRun()
+        case "curl-proxy": await CurlTransportTests.proxyChildRun()
         default: return
         }
     }

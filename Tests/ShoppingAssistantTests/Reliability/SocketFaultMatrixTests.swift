@@ -4,7 +4,8 @@ import ShoppingAssistantTesting
 import Testing
 
 /// The fault matrix again, end to end: every endpoint the engine calls × every way the
-/// loopback server misbehaves, through `URLSessionTransport` and real sockets. Each case
+/// loopback server misbehaves, through each real transport (`URLSessionTransport`,
+/// `CurlTransport`) and real sockets. Each case
 /// asserts the outcome wire.md § Errors documents, that the user's text is kept, that the
 /// earlier dialog is intact, and that the engine settles: nothing sending or preparing, no
 /// timer on the engine's clock, no deadline on the transport's, no connection left open.
@@ -16,7 +17,8 @@ import Testing
 @Suite(.timeLimit(.minutes(15)))
 struct SocketFaultMatrixTests {
     static let limiter = AsyncLimiter(width: 3)
-    static let faults = LoopbackFault.onThisToolchain
+    typealias FaultCase = LoopbackFaultTransportTests.FaultCase
+    static let faults = FaultCase.all
 
     // MARK: - The documented outcomes (wire.md § Errors)
 
@@ -51,11 +53,12 @@ struct SocketFaultMatrixTests {
 
     /// What wire.md says a fault on an endpoint produces, from what the transport makes of
     /// the fault (`LoopbackFault.transportOutcome`, checked by `LoopbackFaultTransportTests`).
-    static func documentedOutcome(_ endpoint: SocketEndpoint, _ fault: LoopbackFault) -> Outcome {
+    static func documentedOutcome(_ endpoint: SocketEndpoint, _ faultCase: FaultCase) -> Outcome {
         let valid = endpoint == .tracking ? 0 : 100
+        let fault = faultCase.fault
         let transport = fault.transportOutcome(
             method: endpoint.method, policy: endpoint.redirectPolicy, limit: endpoint.maximumResponseBytes,
-            validBytes: valid)
+            validBytes: valid, transport: faultCase.transport)
         switch transport {
         case .cannotConnect: return .failure(.network, uncertain: false, httpStatus: nil)
         case .connectionLost: return .failure(.network, uncertain: true, httpStatus: nil)
@@ -94,9 +97,10 @@ struct SocketFaultMatrixTests {
     @Test func matrixSize() {
         let cases = SocketEndpoint.allCases.count * Self.faults.count
         print(
-            "Socket fault matrix: \(SocketEndpoint.allCases.count) endpoints × \(Self.faults.count) faults = \(cases) cases"
+            "Socket fault matrix: \(SocketEndpoint.allCases.count) endpoints × \(Self.faults.count) faults "
+                + "(\(LoopbackFault.allCases.count) on each transport, less what URLSession cannot survive) = \(cases) cases"
         )
-        #expect(cases >= 400)
+        #expect(cases >= 1_000)
     }
 
     // MARK: - The scene every case starts from: ready, open, one message answered
@@ -106,8 +110,10 @@ struct SocketFaultMatrixTests {
         let earlier: [AssistantChatMessage]
         let threadId: String
 
-        static func start(sourceLocation: SourceLocation = #_sourceLocation) async throws -> Scene {
-            let s = try await SocketScene()
+        static func start(_ kind: TransportKind, sourceLocation: SourceLocation = #_sourceLocation) async throws
+            -> Scene
+        {
+            let s = try await SocketScene(kind)
             let prepared = await s.settle {
                 await $0.prepareAssistant(
                     assistantSelector: SocketEndpoint.assistantSelector, pageContext: SocketScene.productPage)
@@ -181,11 +187,12 @@ struct SocketFaultMatrixTests {
     // MARK: - Gravity /choose (assistant configuration)
 
     @Test(arguments: faults)
-    func prepareAssistantReportsTheDocumentedOutcomeAndKeepsTheDialog(_ fault: LoopbackFault) async throws {
+    func prepareAssistantReportsTheDocumentedOutcomeAndKeepsTheDialog(_ faultCase: FaultCase) async throws {
+        let fault = faultCase.fault
         try await Self.limiter.run {
-            let scene = try await Scene.start()
+            let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.chooseAssistant, fault)
+            let expected = Self.documentedOutcome(.chooseAssistant, faultCase)
             scene.s.transport.arm(fault, for: .chooseAssistant)
 
             let result = try #require(
@@ -216,11 +223,12 @@ struct SocketFaultMatrixTests {
     // MARK: - Gravity /choose (entry campaign)
 
     @Test(arguments: faults)
-    func getContentBySelectorReturnsNilAndLogsTheFailureOnce(_ fault: LoopbackFault) async throws {
+    func getContentBySelectorReturnsNilAndLogsTheFailureOnce(_ faultCase: FaultCase) async throws {
+        let fault = faultCase.fault
         try await Self.limiter.run {
-            let scene = try await Scene.start()
+            let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.chooseEntry, fault)
+            let expected = Self.documentedOutcome(.chooseEntry, faultCase)
             scene.s.transport.arm(fault, for: .chooseEntry)
             let logsBefore = scene.s.logLines.count
 
@@ -249,11 +257,12 @@ struct SocketFaultMatrixTests {
     // MARK: - Gravity /visit
 
     @Test(arguments: faults)
-    func trackViewFailureIsLoggedOnceAndChangesNothingElse(_ fault: LoopbackFault) async throws {
+    func trackViewFailureIsLoggedOnceAndChangesNothingElse(_ faultCase: FaultCase) async throws {
+        let fault = faultCase.fault
         try await Self.limiter.run {
-            let scene = try await Scene.start()
+            let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.visit, fault)
+            let expected = Self.documentedOutcome(.visit, faultCase)
             scene.s.transport.arm(fault, for: .visit)
             let logsBefore = scene.s.logLines.count
 
@@ -283,11 +292,12 @@ struct SocketFaultMatrixTests {
     // MARK: - Gravity /event (lifecycle events)
 
     @Test(arguments: faults)
-    func lifecycleEventFailureIsRecordedOnceAndTheMessageStillLands(_ fault: LoopbackFault) async throws {
+    func lifecycleEventFailureIsRecordedOnceAndTheMessageStillLands(_ faultCase: FaultCase) async throws {
+        let fault = faultCase.fault
         try await Self.limiter.run {
-            let scene = try await Scene.start()
+            let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.event, fault)
+            let expected = Self.documentedOutcome(.event, faultCase)
             // The next lifecycle event is the second message's chat_message_send.
             scene.s.transport.arm(fault, for: .event)
 
@@ -313,11 +323,12 @@ struct SocketFaultMatrixTests {
 
     // covers: D5
     @Test(arguments: faults)
-    func messageFaultKeepsTheTextAndReadsHistoryOnlyWhenTheOutcomeIsUncertain(_ fault: LoopbackFault) async throws {
+    func messageFaultKeepsTheTextAndReadsHistoryOnlyWhenTheOutcomeIsUncertain(_ faultCase: FaultCase) async throws {
+        let fault = faultCase.fault
         try await Self.limiter.run {
-            let scene = try await Scene.start()
+            let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.messages, fault)
+            let expected = Self.documentedOutcome(.messages, faultCase)
             // The history read after an uncertain outcome finds no reply: the message fails.
             scene.s.backend.setHistoryHoldsReplies(false)
             scene.s.transport.arm(fault, for: .messages)
@@ -370,11 +381,12 @@ struct SocketFaultMatrixTests {
     // MARK: - Shopping GET /v1/threads/{id}/messages
 
     @Test(arguments: faults)
-    func historyFaultFailsTheMessageWithItsOwnErrorAndErasesNothing(_ fault: LoopbackFault) async throws {
+    func historyFaultFailsTheMessageWithItsOwnErrorAndErasesNothing(_ faultCase: FaultCase) async throws {
+        let fault = faultCase.fault
         try await Self.limiter.run {
-            let scene = try await Scene.start()
+            let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.history, fault)
+            let expected = Self.documentedOutcome(.history, faultCase)
             // A 503 may have reached the server: the engine reads the history, which holds the
             // reply when it can be read (D5).
             scene.s.transport.arm(.status503, for: .messages)
@@ -417,11 +429,12 @@ struct SocketFaultMatrixTests {
     // MARK: - Shopping POST /v1/feedback
 
     @Test(arguments: faults)
-    func feedbackFailureIsLoggedSentOnceAndTheRatingOfferedAgain(_ fault: LoopbackFault) async throws {
+    func feedbackFailureIsLoggedSentOnceAndTheRatingOfferedAgain(_ faultCase: FaultCase) async throws {
+        let fault = faultCase.fault
         try await Self.limiter.run {
-            let scene = try await Scene.start()
+            let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.feedback, fault)
+            let expected = Self.documentedOutcome(.feedback, faultCase)
             scene.s.transport.arm(fault, for: .feedback)
             let logsBefore = scene.s.logLines.count
             let replyId = try #require(scene.earlier.last?.id)
@@ -453,11 +466,12 @@ struct SocketFaultMatrixTests {
     // MARK: - Tracking URL GET
 
     @Test(arguments: faults)
-    func trackingURLFailureIsRecordedOnceAndNeverRetried(_ fault: LoopbackFault) async throws {
+    func trackingURLFailureIsRecordedOnceAndNeverRetried(_ faultCase: FaultCase) async throws {
+        let fault = faultCase.fault
         try await Self.limiter.run {
-            let scene = try await Scene.start()
+            let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.tracking, fault)
+            let expected = Self.documentedOutcome(.tracking, faultCase)
             scene.s.transport.arm(fault, for: .tracking)
             let product = try #require(scene.earlier.last?.productBlock?.products.first)
 

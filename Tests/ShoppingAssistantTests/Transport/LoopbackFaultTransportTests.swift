@@ -4,12 +4,12 @@ import ShoppingAssistant
 import ShoppingAssistantTesting
 import Testing
 
-/// What `URLSessionTransport` makes of every misbehaviour of the loopback server, over real
-/// sockets: the mapping from wire faults to responses and `HTTPTransportError`s that the
-/// engine's error table is built on (`LoopbackFault.transportOutcome` is the documented
-/// table). Each fault runs as a `POST` under the services' redirect policy and as a `GET`
-/// under the tracking policy. After each, no connection is open on either server and no
-/// deadline is left on the transport's clock.
+/// What each transport (`URLSessionTransport`, `CurlTransport`) makes of every misbehaviour of
+/// the loopback server, over real sockets: the mapping from wire faults to responses and
+/// `HTTPTransportError`s that the engine's error table is built on
+/// (`LoopbackFault.transportOutcome` is the documented table). Each fault runs as a `POST`
+/// under the services' redirect policy and as a `GET` under the tracking policy. After each,
+/// no connection is open on either server and no deadline is left on the transport's clock.
 @Suite(.timeLimit(.minutes(10)))
 struct LoopbackFaultTransportTests {
     static let limiter = AsyncLimiter(width: 3)
@@ -23,15 +23,28 @@ struct LoopbackFaultTransportTests {
         var policy: HTTPRedirectPolicy { self == .servicePost ? .sameOrigin(limit: 3) : .sameScheme(limit: 3) }
     }
 
-    @Test(arguments: LoopbackFault.onThisToolchain, Shape.allCases)
-    func faultReachesTheCallerAsDocumented(_ fault: LoopbackFault, _ shape: Shape) async throws {
+    /// One fault on one transport.
+    struct FaultCase: Sendable, CustomTestStringConvertible {
+        var transport: TransportKind
+        var fault: LoopbackFault
+        var testDescription: String { "\(transport.rawValue)/\(fault.rawValue)" }
+
+        /// Every fault each transport survives.
+        static let all = TransportKind.allCases.flatMap { kind in
+            LoopbackFault.survived(by: kind).map { FaultCase(transport: kind, fault: $0) }
+        }
+    }
+
+    @Test(arguments: FaultCase.all, Shape.allCases)
+    func faultReachesTheCallerAsDocumented(_ faultCase: FaultCase, _ shape: Shape) async throws {
+        let fault = faultCase.fault
         try await Self.limiter.run {
-            let rig = try TransportRig()
+            let rig = try TransportRig(faultCase.transport)
             defer { rig.stop() }
             let request = rig.request(shape, fault: fault)
             let expected = fault.transportOutcome(
                 method: shape.method, policy: shape.policy, limit: request.maximumResponseBytes,
-                validBytes: Self.validBody.count)
+                validBytes: Self.validBody.count, transport: faultCase.transport)
 
             let outcome = try #require(await rig.outcome(of: request, stalls: fault.stalls))
 
@@ -44,7 +57,11 @@ struct LoopbackFaultTransportTests {
             }
             if fault.stalls {
                 let index = try #require(await rig.server.firstRequest { $0.header(LoopbackFault.header) != nil })
-                #expect(await rig.server.clientHungUp(onRequest: index), "the deadline closes the connection")
+                let server = rig.server
+                let hungUp = await withinHangGuard("the client hangs up") {
+                    await server.clientHungUp(onRequest: index)
+                }
+                #expect(hungUp == true, "the deadline closes the connection")
             }
             // A cross-host redirect reaches the second host only under the tracking policy.
             let crossed = rig.otherHost.receivedRequests
@@ -62,8 +79,9 @@ struct LoopbackFaultTransportTests {
 
     // The Gravity key travels as `Authorization`: a redirect that leaves the origin drops it,
     // whatever the policy, and a service request does not leave its origin at all.
-    @Test func credentialsNeverFollowARedirectToAnotherHost() async throws {
-        let rig = try TransportRig()
+    @Test(arguments: TransportKind.allCases)
+    func credentialsNeverFollowARedirectToAnotherHost(_ kind: TransportKind) async throws {
+        let rig = try TransportRig(kind)
         defer { rig.stop() }
         for policy in [HTTPRedirectPolicy.sameScheme(limit: 3), .sameOrigin(limit: 3)] {
             var request = rig.request(.trackingGet, fault: .redirect307OtherHost)
@@ -81,8 +99,9 @@ struct LoopbackFaultTransportTests {
         await rig.expectSettled()
     }
 
-    @Test func aSameOriginRedirectKeepsMethodHeadersAndBody() async throws {
-        let rig = try TransportRig()
+    @Test(arguments: TransportKind.allCases)
+    func aSameOriginRedirectKeepsMethodHeadersAndBody(_ kind: TransportKind) async throws {
+        let rig = try TransportRig(kind)
         defer { rig.stop() }
         var request = rig.request(.servicePost, fault: .redirect308SameHost)
         request.headers["Authorization"] = "Bearer gravity-secret"
@@ -100,8 +119,9 @@ struct LoopbackFaultTransportTests {
         await rig.expectSettled()
     }
 
-    @Test func aRedirectToAnotherSchemeIsNotFollowed() async throws {
-        let rig = try TransportRig()
+    @Test(arguments: TransportKind.allCases)
+    func aRedirectToAnotherSchemeIsNotFollowed(_ kind: TransportKind) async throws {
+        let rig = try TransportRig(kind)
         defer { rig.stop() }
         rig.server.setResponder { _ in .answer(status: 302, headers: ["Location": "https://127.0.0.1:1/t"]) }
         let request = HTTPRequest(
@@ -114,9 +134,9 @@ struct LoopbackFaultTransportTests {
         await rig.expectSettled()
     }
 
-    @Test(arguments: [0, 1, 3])
-    func redirectsStopAtTheirBound(_ limit: Int) async throws {
-        let rig = try TransportRig()
+    @Test(arguments: TransportKind.allCases, [0, 1, 3])
+    func redirectsStopAtTheirBound(_ kind: TransportKind, _ limit: Int) async throws {
+        let rig = try TransportRig(kind)
         defer { rig.stop() }
         var request = rig.request(.trackingGet, fault: .redirectLoop)
         request.redirectPolicy = .sameScheme(limit: limit)
@@ -130,9 +150,9 @@ struct LoopbackFaultTransportTests {
 
     // MARK: - Bounded answers
 
-    @Test(arguments: [0, 1, 100, 65_536])
-    func aBodyOfExactlyTheBoundArrivesAndOneByteMoreDoesNot(_ limit: Int) async throws {
-        let rig = try TransportRig()
+    @Test(arguments: TransportKind.allCases, [0, 1, 100, 65_536])
+    func aBodyOfExactlyTheBoundArrivesAndOneByteMoreDoesNot(_ kind: TransportKind, _ limit: Int) async throws {
+        let rig = try TransportRig(kind)
         defer { rig.stop() }
         for (size, chunked) in [(limit, false), (limit, true), (limit + 1, false), (limit + 1, true)] {
             let body = Data(repeating: UInt8(ascii: "a"), count: size)
@@ -165,9 +185,11 @@ struct LoopbackFaultTransportTests {
     /// no back-pressure on libcurl, so over loopback libcurl reads on until the cancel reaches
     /// its queue and the chunks queued for the delegate add to the peak (they are released at
     /// once). Run alone for a clean figure: `swift test --filter aFiftyMegabyteAnswer`.
-    @Test(.serialized, arguments: [LoopbackFault.fiftyMegabytes, .fiftyMegabytesChunked, .gzipBomb])
-    func aFiftyMegabyteAnswerFailsAtTheBound(_ fault: LoopbackFault) async throws {
-        let rig = try TransportRig()
+    @Test(
+        .serialized, arguments: TransportKind.allCases,
+        [LoopbackFault.fiftyMegabytes, .fiftyMegabytesChunked, .gzipBomb])
+    func aFiftyMegabyteAnswerFailsAtTheBound(_ kind: TransportKind, _ fault: LoopbackFault) async throws {
+        let rig = try TransportRig(kind)
         defer { rig.stop() }
         let before = ProcessMemory.current()
         var request = rig.request(.servicePost, fault: fault)
@@ -180,7 +202,7 @@ struct LoopbackFaultTransportTests {
         let index = try #require(await rig.server.firstRequest { $0.header(LoopbackFault.header) != nil })
         await rig.expectSettled()
         print(
-            "\(fault), 8 MiB bound: the server wrote \(rig.server.bytesSent(onRequest: index) / 1024) KiB before the client closed; peak RSS \(before.peakKiB / 1024) → \(after.peakKiB / 1024) MiB"
+            "\(kind), \(fault), 8 MiB bound: the server wrote \(rig.server.bytesSent(onRequest: index) / 1024) KiB before the client closed; peak RSS \(before.peakKiB / 1024) → \(after.peakKiB / 1024) MiB"
         )
     }
 
@@ -188,26 +210,30 @@ struct LoopbackFaultTransportTests {
 
     // URLSession's own timer is an idle timer; a trickle resets it for ever. The transport's
     // deadline, on its injected clock, ends the exchange and closes the connection.
-    @Test func theDeadlineEndsATrickleAndClosesTheConnection() async throws {
-        let rig = try TransportRig()
+    @Test(arguments: TransportKind.allCases)
+    func theDeadlineEndsATrickleAndClosesTheConnection(_ kind: TransportKind) async throws {
+        let rig = try TransportRig(kind)
         defer { rig.stop() }
         let request = rig.request(.trackingGet, fault: .trickledBody)
         let call = Task { [transport = rig.transport] in try await transport.send(request) }
         let index = try #require(await rig.server.firstRequest { _ in true })
         #expect(await rig.server.stalled(onRequest: index))
         await rig.clock.waitForSleepers(1)
-        rig.clock.advance(by: URLSessionTransport.defaultDeadline - .seconds(1))
+        rig.clock.advance(by: kind.deadline - .seconds(1))
         #expect(rig.clock.sleeperCount == 1, "not yet")
 
         rig.clock.advance(by: .seconds(1))
 
         await #expect(throws: HTTPTransportError.timedOut) { try await call.value }
-        #expect(await rig.server.clientHungUp(onRequest: index))
+        let server = rig.server
+        let hungUp = await withinHangGuard("the client hangs up") { await server.clientHungUp(onRequest: index) }
+        #expect(hungUp == true, "the connection is closed")
         await rig.expectSettled()
     }
 
-    @Test func cancellingTheCallerEndsAStalledExchangeAndItsDeadline() async throws {
-        let rig = try TransportRig()
+    @Test(arguments: TransportKind.allCases)
+    func cancellingTheCallerEndsAStalledExchangeAndItsDeadline(_ kind: TransportKind) async throws {
+        let rig = try TransportRig(kind)
         defer { rig.stop() }
         let request = rig.request(.servicePost, fault: .headersThenSilence)
         let call = Task { [transport = rig.transport] in try await transport.send(request) }
@@ -217,24 +243,29 @@ struct LoopbackFaultTransportTests {
         call.cancel()
 
         await #expect(throws: CancellationError.self) { try await call.value }
-        #expect(await rig.server.clientHungUp(onRequest: index))
+        let server = rig.server
+        let hungUp = await withinHangGuard("the client hangs up") { await server.clientHungUp(onRequest: index) }
+        #expect(hungUp == true, "the connection is closed")
         await rig.expectSettled()
     }
 }
 
-/// A transport on a manual clock between two loopback hosts that play `LoopbackFault`s.
+/// A transport of either kind on a manual clock between two loopback hosts that play
+/// `LoopbackFault`s.
 struct TransportRig {
     let server: LoopbackHTTPServer
     let otherHost: LoopbackHTTPServer
     let refusing: LoopbackHTTPServer.RefusingPort
     let clock = ManualClock()
-    let transport: URLSessionTransport
+    let kind: TransportKind
+    let transport: any HTTPTransport
 
-    init() throws {
+    init(_ kind: TransportKind) throws {
         server = try LoopbackHTTPServer()
         otherHost = try LoopbackHTTPServer(host: "127.0.0.2")
         refusing = try LoopbackHTTPServer.RefusingPort()
-        transport = URLSessionTransport(clock: clock)
+        self.kind = kind
+        transport = kind.make(clock: clock)
         let valid = LoopbackAnswer(body: LoopbackFaultTransportTests.validBody)
         let otherHostURL = otherHost.baseURL
         server.setResponder { head in
@@ -309,7 +340,7 @@ struct TransportRig {
                 call.cancel()
                 return nil
             }
-            clock.advance(by: URLSessionTransport.defaultDeadline)
+            clock.advance(by: kind.deadline)
         }
         return await withinHangGuard("the exchange ends", sourceLocation: sourceLocation) { await call.value }
     }

@@ -75,7 +75,7 @@ struct TransportFootprintTests {
 /// the header block (`fatalError("Transfer completed, but there's no response.")` in
 /// `_NativeProtocol.transferCompleted`): libcurl reports the transfer complete and no response
 /// was ever built. A transport cannot catch that, so the socket matrices leave this fault out
-/// (`LoopbackFault.onThisToolchain`) and this test runs it in a child process. It is a known
+/// (`LoopbackFault.survived(by:)`) and this test runs it in a child process. It is a known
 /// issue: once a toolchain with the upstream fix (swiftlang/swift-corelibs-foundation#5286)
 /// arrives, the child survives, this test fails, and the fault goes back into the matrices.
 @Suite(.timeLimit(.minutes(5)))

@@ -8,187 +8,11 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// End-to-end tests of the real transport against a loopback server, plus the error table
-/// for the failures a loopback server cannot produce without wall time (timeouts).
-///
-/// The time limit is only a safety net for a broken transport that would otherwise hang a
-/// test; every test finishes in milliseconds and none waits on wall time.
-@Suite(.timeLimit(.minutes(2)))
+/// `URLSessionTransport`'s error table, for the failures a loopback server cannot produce
+/// without wall time (timeouts) or a network (DNS, TLS). Its end-to-end behaviour is in
+/// `TransportRoundTripTests` and the socket matrices, with `CurlTransport`'s.
+@Suite
 struct URLSessionTransportTests {
-    // MARK: - Responses
-
-    // covers: B5
-    @Test func postDeliversBodyAndHeadersIntactAndReturnsStatusHeadersAndBody() async throws {
-        let server = try LoopbackHTTPServer()
-        defer { server.stop() }
-        let replyBody = #"{"user":{"uid":"u-8f3c","ses":"s-1"}}"#
-        server.enqueue(
-            .answer(
-                status: 200,
-                headers: ["Content-Type": "application/json", "X-Request-Id": "req-42"],
-                text: replyBody
-            )
-        )
-        // Bytes beyond ASCII and JSON escapes, to show the body travels untouched.
-        let requestBody = Data(#"{"sec":"home","ctx":{"data":["SKU-ÄB 1"],"q":"a\"b"}}"#.utf8)
-        let request = HTTPRequest(
-            method: .post,
-            url: server.baseURL.appendingPathComponent("v2/visit"),
-            headers: ["Content-Type": "application/json", "Authorization": "Bearer key-123"],
-            body: requestBody
-        )
-
-        let response = try await URLSessionTransport().send(request)
-
-        #expect(response.status == 200)
-        #expect(response.header("content-type") == "application/json")
-        #expect(response.header("x-request-id") == "req-42")
-        #expect(response.body == Data(replyBody.utf8))
-        let received = try #require(server.receivedRequests.first)
-        #expect(server.receivedRequests.count == 1)
-        #expect(received.method == "POST")
-        #expect(received.target == "/v2/visit")
-        #expect(received.header("Content-Type") == "application/json")
-        #expect(received.header("Authorization") == "Bearer key-123")
-        #expect(received.header("Content-Length") == String(requestBody.count))
-        #expect(received.body == requestBody)
-    }
-
-    @Test func largeBodyArrivesIntactInBothDirections() async throws {
-        let server = try LoopbackHTTPServer()
-        defer { server.stop() }
-        // Far beyond one socket read and beyond the size at which libcurl would otherwise
-        // ask for `Expect: 100-continue`.
-        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
-        server.enqueue(.answer(status: 200, body: payload))
-
-        let response = try await URLSessionTransport().send(
-            HTTPRequest(
-                method: .post,
-                url: server.baseURL.appendingPathComponent("v1/messages"),
-                headers: ["Content-Type": "application/octet-stream"],
-                body: payload
-            )
-        )
-
-        #expect(response.body == payload)
-        #expect(server.receivedRequests.first?.body == payload)
-    }
-
-    @Test func nonSuccessStatusIsReturnedAsAResponseNotThrown() async throws {
-        let server = try LoopbackHTTPServer()
-        defer { server.stop() }
-        let errorBody = #"{"error":{"code":"SERVICE_DOWN","message":"try later"}}"#
-        server.enqueue(.answer(status: 503, headers: ["Retry-After": "7"], text: errorBody))
-
-        let response = try await URLSessionTransport().send(
-            HTTPRequest(
-                method: .post,
-                url: server.baseURL.appendingPathComponent("v1/messages"),
-                body: Data("{}".utf8)
-            )
-        )
-
-        #expect(response.status == 503)
-        #expect(response.header("Retry-After") == "7")
-        #expect(response.body == Data(errorBody.utf8))
-    }
-
-    @Test func getSendsNoBodyAndKeepsTheQuery() async throws {
-        let server = try LoopbackHTTPServer()
-        defer { server.stop() }
-        server.enqueue(.answer(status: 204))
-        let url = try #require(URL(string: "\(server.baseURL.absoluteString)/t/pixel?e=imp&id=7"))
-
-        let response = try await URLSessionTransport().send(HTTPRequest(method: .get, url: url))
-
-        #expect(response.status == 204)
-        #expect(response.body.isEmpty)
-        let received = try #require(server.receivedRequests.first)
-        #expect(received.method == "GET")
-        #expect(received.target == "/t/pixel?e=imp&id=7")
-        #expect(received.body.isEmpty)
-        #expect((received.header("Content-Length") ?? "0") == "0")
-    }
-
-    // MARK: - Failures
-
-    @Test func refusedConnectionIsCannotConnect() async throws {
-        let refusing = try LoopbackHTTPServer.RefusingPort()
-        let request = HTTPRequest(
-            method: .post,
-            url: refusing.baseURL.appendingPathComponent("v2/choose"),
-            body: Data("{}".utf8)
-        )
-
-        let error = await #expect(throws: HTTPTransportError.self) {
-            try await URLSessionTransport().send(request)
-        }
-
-        #expect(Kind(error) == .cannotConnect, "got \(String(describing: error))")
-    }
-
-    // Whether a failure is certain or uncertain drives history reconciliation (D5): a request
-    // the server has read must never be reported as "nothing reached the server".
-    @Test func connectionDroppedAfterTheRequestArrivedIsConnectionLost() async throws {
-        let server = try LoopbackHTTPServer()
-        defer { server.stop() }
-        server.enqueue(.drop)
-
-        let error = await #expect(throws: HTTPTransportError.self) {
-            try await URLSessionTransport().send(
-                HTTPRequest(
-                    method: .post,
-                    url: server.baseURL.appendingPathComponent("v1/messages"),
-                    body: Data(#"{"messageId":"um-1"}"#.utf8)
-                )
-            )
-        }
-
-        #expect(server.receivedRequests.count == 1)
-        #expect(Kind(error) == .connectionLost, "got \(String(describing: error))")
-    }
-
-    // MARK: - Cancellation
-
-    @Test func cancellingWhileAnswerIsHeldThrowsCancellationAndClosesConnection() async throws {
-        let server = try LoopbackHTTPServer()
-        defer { server.stop() }
-        let gate = LoopbackHTTPServer.Gate()
-        defer { gate.open() }
-        server.enqueue(.hold(gate, then: .answer(status: 200, text: "too late")))
-        let transport = URLSessionTransport()
-        let request = HTTPRequest(
-            method: .post,
-            url: server.baseURL.appendingPathComponent("v1/messages"),
-            body: Data("{}".utf8)
-        )
-
-        let call = Task { try await transport.send(request) }
-        // Cancel only once the request is really on the server, so the test is about
-        // cancelling an exchange in flight and not about a race with the connect.
-        _ = try #require(await server.request(0))
-        call.cancel()
-
-        await #expect(throws: CancellationError.self) { try await call.valueUnlessCancelled }
-        // The data task itself was cancelled, not merely abandoned: the socket is closed.
-        #expect(await server.clientHungUp(onRequest: 0))
-    }
-
-    @Test func callerCancelledBeforeSendingThrowsCancellation() async throws {
-        let server = try LoopbackHTTPServer()
-        defer { server.stop() }
-        let transport = URLSessionTransport()
-        let request = HTTPRequest(method: .get, url: server.baseURL.appendingPathComponent("x"))
-
-        let call = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return try await transport.send(request)
-        }
-
-        await #expect(throws: CancellationError.self) { try await call.valueUnlessCancelled }
-    }
-
     // MARK: - Error table
 
     @Test(arguments: [
@@ -209,6 +33,16 @@ struct URLSessionTransportTests {
     ])
     func urlErrorsMapToCertainOrUncertainFailures(code: URLError.Code, expected: Kind) {
         #expect(Kind(URLSessionTransport.mapError(URLError(code))) == expected)
+    }
+
+    // covers: D5
+    // libcurl refuses an HTTP/0.9 answer with CURLE_UNSUPPORTED_PROTOCOL, which Foundation
+    // reports as .unsupportedURL: for an http(s) URL the request had been sent.
+    @Test func unsupportedURLIsCertainOnlyForASchemeThatIsNotHTTP() throws {
+        let http = try #require(URL(string: "http://127.0.0.1:1/v1/messages"))
+        let ftp = try #require(URL(string: "ftp://127.0.0.1:1/file"))
+        #expect(Kind(URLSessionTransport.mapError(URLError(.unsupportedURL), url: http)) == .connectionLost)
+        #expect(Kind(URLSessionTransport.mapError(URLError(.unsupportedURL), url: ftp)) == .cannotConnect)
     }
 
     @Test func cancellationErrorPassesThroughTheErrorTable() {

@@ -74,8 +74,6 @@ final class LoopbackBackend: Sendable {
         var threads: [String: Thread] = [:]
         /// Whether history holds the reply to the thread's latest message (D5 adopts it).
         var historyHoldsReplies = true
-        /// Replies processed, by message ID, for the history a soak reads.
-        var processed: Set<String> = []
     }
 
     private let state = Locked(State())
@@ -108,6 +106,10 @@ final class LoopbackBackend: Sendable {
     var shoppingURL: URL { server.baseURL }
 
     func setHistoryHoldsReplies(_ value: Bool) { state.withLock { $0.historyHoldsReplies = value } }
+
+    /// Forgets every thread, once the engine has settled at the end of a dialog: a soak's
+    /// backend must not grow with it, or it would hide the curve of the engine's memory.
+    func forgetThreads() { state.withLock { $0.threads = [:] } }
 
     /// A tracking URL on this server.
     func trackingURL(_ kind: String, _ query: String) -> String {
@@ -157,7 +159,6 @@ final class LoopbackBackend: Sendable {
             let threadId = object["threadId"] as? String ?? "?"
             state.withLock { state in
                 state.threads[threadId, default: Thread()].messageIds.append(messageId)
-                state.processed.insert(messageId)
             }
             var answer = Self.json(reply(to: messageId, threadId: threadId), wrongTypes: [:])
             answer.wrongTypes = FaultMatrixTests.Fault.wrongFieldTypes(.messages).body
@@ -218,15 +219,16 @@ final class LoopbackBackend: Sendable {
     }
 }
 
-/// The transport the engine is given: `URLSessionTransport` for everything, except that the
-/// next request to an armed endpoint is marked with its fault (or, for `refused`, pointed at a
-/// port that refuses) and sent through a second `URLSessionTransport` whose deadline runs on a
-/// clock of its own, so a test can end that one stalled request without touching any other.
+/// The transport the engine is given: a real transport of `kind` for everything, except that
+/// the next request to an armed endpoint is marked with its fault (or, for `refused`, pointed
+/// at a port that refuses) and sent through a second transport of that kind whose deadline runs
+/// on a clock of its own, so a test can end that one stalled request without touching any other.
 final class FaultInjectingTransport: HTTPTransport, Sendable {
+    let kind: TransportKind
     let normalClock = ManualClock()
     let faultClock = ManualClock()
-    private let normal: URLSessionTransport
-    private let faulted: URLSessionTransport
+    private let normal: any HTTPTransport
+    private let faulted: any HTTPTransport
     private let refusing: LoopbackHTTPServer.RefusingPort
     private struct State {
         var armed: [SocketEndpoint: LoopbackFault] = [:]
@@ -242,12 +244,14 @@ final class FaultInjectingTransport: HTTPTransport, Sendable {
     private let chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)?
 
     /// - Parameter recordsRequests: keep every request for `requests(to:)`; a soak keeps only counts.
-    init(chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)? = nil, recordsRequests: Bool = true)
-        throws
-    {
+    init(
+        _ kind: TransportKind, chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)? = nil,
+        recordsRequests: Bool = true
+    ) throws {
+        self.kind = kind
         self.recordsRequests = recordsRequests
-        normal = URLSessionTransport(clock: normalClock)
-        faulted = URLSessionTransport(clock: faultClock)
+        normal = kind.make(clock: normalClock)
+        faulted = kind.make(clock: faultClock)
         refusing = try LoopbackHTTPServer.RefusingPort()
         self.chooser = chooser
     }
@@ -264,8 +268,14 @@ final class FaultInjectingTransport: HTTPTransport, Sendable {
 
     var requestCount: Int { state.withLock { $0.sentCount } }
 
-    /// How often each click tracking URL (`/t/c?…`) was requested.
-    var clickCounts: [String: Int] { state.withLock { $0.clicks } }
+    /// How often each click tracking URL (`/t/c?…`) was requested since the last call: a soak
+    /// checks the clicks dialog by dialog, and keeps no table that grows with it.
+    func takeClickCounts() -> [String: Int] {
+        state.withLock { state in
+            defer { state.clicks = [:] }
+            return state.clicks
+        }
+    }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let endpoint = SocketEndpoint(request)

@@ -3,18 +3,19 @@ import ShoppingAssistant
 import ShoppingAssistantTesting
 import Testing
 
-/// Every way the loopback server misbehaves on purpose, with what `URLSessionTransport` makes
-/// of it on this platform. The transport tests check `transportOutcome` against the real
-/// transport; the engine's socket fault matrix builds the documented outcome on top of it.
+/// Every way the loopback server misbehaves on purpose, with what each transport
+/// (`URLSessionTransport`, `CurlTransport`) makes of it on this platform. The transport tests
+/// check `transportOutcome` against the real transports; the engine's socket fault matrix
+/// builds the documented outcome on top of it.
 enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case valid
     // The connection.
     case refused, resetBeforeBody, resetAfterBody, closeWithoutAnswer, closeMidStatusLine, closeMidHeaders
-    case closeMidBody, silenceBeforeHeaders, headersThenSilence, trickledBody
+    case closeMidBody, silenceBeforeHeaders, headersThenSilence, trickledBody, trickledOneBytePerSecond
     // Framing.
     case contentLengthLarger, contentLengthSmaller, chunked, chunkedBadSize, chunkedCutShort
     case conflictingContentLengths, http10CloseDelimited, http11CloseDelimited, continue100, earlyHints103
-    case informationalThenClose, hugeHeader
+    case informationalThenClose, hugeHeader, headerLineOneMegabyte, headerFlood, chunkSizeOverflow, http09
     // Every status class.
     case status201, status204, status299, status300, status304, status400, status401, status403IPNotAllowed
     case status404, status404HistoryNotFound, status409Conflict, status418, status429, status500, status502
@@ -28,12 +29,18 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
     var testDescription: String { rawValue }
 
-    /// The faults this toolchain survives. swift-corelibs-foundation 6.3.1 stops the process
-    /// (`fatalError("Transfer completed, but there's no response.")`) when a connection closes
-    /// after part of the header block: libcurl reports the transfer complete and no response
-    /// was ever built. Fixed upstream (swiftlang/swift-corelibs-foundation#5286, February 2026);
-    /// `PartialHeadersCrashTests` runs it in a child process and fails once the fix arrives.
-    static let onThisToolchain = allCases.filter { $0 != .closeMidHeaders }
+    /// The faults a transport survives on this toolchain. `CurlTransport` survives every one.
+    /// swift-corelibs-foundation 6.3.1 stops the process (`fatalError("Transfer completed, but
+    /// there's no response.")`) when a connection closes after part of the header block:
+    /// libcurl reports the transfer complete and no response was ever built. Fixed upstream
+    /// (swiftlang/swift-corelibs-foundation#5286, February 2026); `PartialHeadersCrashTests`
+    /// runs it in a child process and fails once the fix arrives.
+    static func survived(by transport: TransportKind) -> [LoopbackFault] {
+        switch transport {
+        case .urlSession: allCases.filter { $0 != .closeMidHeaders }
+        case .curl: allCases
+        }
+    }
 
     /// The header that tells the loopback backend which fault to play on a request.
     static let header = "X-Loopback-Fault"
@@ -109,6 +116,10 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
                 .send(Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(length)")])),
                 .trickle(Self.trickle, interval: .milliseconds(20)), .send(body),
             ])
+        case .trickledOneBytePerSecond:
+            // The whole answer, status line first, a byte a second: every byte resets an idle
+            // timer, so only a total deadline ends it.
+            return .script([.trickle(valid.encoded, interval: .seconds(1))])
         case .contentLengthLarger:
             return raw(
                 Server.head(status: 200, headers: [json, closing, ("Content-Length", "\(body.count * 2 + 10)")]), body)
@@ -145,6 +156,25 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
                 ("Content-Length", "\(body.count)"),
             ]
             return raw(Server.head(status: 200, headers: headers), body)
+        case .headerLineOneMegabyte:
+            let headers = [
+                json, closing, ("X-Padding", String(repeating: "h", count: 1024 * 1024)),
+                ("Content-Length", "\(body.count)"),
+            ]
+            return raw(Server.head(status: 200, headers: headers), body)
+        case .headerFlood:
+            // Each line short, 600 KB in all: a bound on each line does not stop it.
+            let flood = (0..<6_000).map { ("X-Flood-\($0)", String(repeating: "f", count: 88)) }
+            return raw(
+                Server.head(status: 200, headers: [json, closing] + flood + [("Content-Length", "\(body.count)")]), body
+            )
+        case .chunkSizeOverflow:
+            return raw(
+                Server.head(status: 200, headers: [json, closing, ("Transfer-Encoding", "chunked")]),
+                Data("1FFFFFFFFFFFFFFFFF\r\n{}\r\n0\r\n\r\n".utf8))
+        case .http09:
+            // No status line, no headers: the body alone, then the close.
+            return raw(body)
         case .status201: return status(201, body)
         case .status204: return .answer(status: 204)
         case .status299: return status(299, body)
@@ -234,8 +264,9 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
     // MARK: - What the transport makes of it
 
-    /// What reaches the caller of `URLSessionTransport.send`, on Linux (swift-corelibs-
-    /// foundation over libcurl), for a request of `method` whose body bound is `limit`.
+    /// What reaches the caller of a transport's `send` on Linux (`CurlTransport`, or
+    /// swift-corelibs-foundation over libcurl), for a request of `method` whose body bound is
+    /// `limit`.
     enum TransportOutcome: Equatable, CustomStringConvertible {
         /// A response, with the shape of the body the caller gets.
         case response(status: Int, body: Body)
@@ -298,8 +329,9 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         }
     }
 
+    /// Both transports agree on every fault either survives (they share libcurl's parser).
     func transportOutcome(
-        method: HTTPRequest.Method, policy: HTTPRedirectPolicy, limit: Int, validBytes: Int
+        method: HTTPRequest.Method, policy: HTTPRedirectPolicy, limit: Int, validBytes: Int, transport: TransportKind
     ) -> TransportOutcome {
         switch self {
         case .valid, .chunked, .http10CloseDelimited, .http11CloseDelimited, .continue100, .earlyHints103,
@@ -309,13 +341,17 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         // libcurl: a reset while sending or receiving (RECV_ERROR/SEND_ERROR with ECONNRESET)
         // is .networkConnectionLost; "empty reply from server" (GOT_NOTHING) is
         // .badServerResponse; a short body (PARTIAL_FILE), a malformed status line or chunk,
-        // conflicting lengths, an oversized header or a broken gzip stream are .unknown. All
-        // of them: the request may have been read.
+        // conflicting lengths, an oversized header or a broken gzip stream are .unknown; an
+        // HTTP/0.9 answer (UNSUPPORTED_PROTOCOL) is .unsupportedURL. `CurlTransport` sees the
+        // libcurl codes themselves. All of them: the request may have been read. The header
+        // flood ends at `CurlTransport`'s own bound (256 KiB), and over URLSession at libcurl's
+        // (300 KiB, Debian's fix for CVE-2023-38039).
         case .resetBeforeBody, .resetAfterBody, .closeWithoutAnswer, .closeMidStatusLine, .closeMidHeaders,
             .closeMidBody, .contentLengthLarger, .chunkedBadSize, .chunkedCutShort, .conflictingContentLengths,
-            .informationalThenClose, .hugeHeader, .gzipCorrupt:
+            .informationalThenClose, .hugeHeader, .gzipCorrupt, .headerLineOneMegabyte, .headerFlood,
+            .chunkSizeOverflow, .http09:
             return .connectionLost
-        case .silenceBeforeHeaders, .headersThenSilence, .trickledBody: return .stall
+        case .silenceBeforeHeaders, .headersThenSilence, .trickledBody, .trickledOneBytePerSecond: return .stall
         // libcurl stops reading at the declared length and drops the rest.
         case .contentLengthSmaller, .truncatedJSON:
             return .response(status: 200, body: validBytes == 0 ? .empty : .undecodable)
@@ -353,8 +389,10 @@ enum LoopbackFault: String, CaseIterable, Sendable, CustomTestStringConvertible 
         }
     }
 
-    /// Faults that only a deadline ends.
-    var stalls: Bool { transportOutcome(method: .get, policy: .never, limit: .max, validBytes: 2) == .stall }
+    /// Faults that only a deadline ends (on either transport).
+    var stalls: Bool {
+        transportOutcome(method: .get, policy: .never, limit: .max, validBytes: 2, transport: .curl) == .stall
+    }
 }
 
 /// One endpoint's correct answer, as the loopback backend gives it.

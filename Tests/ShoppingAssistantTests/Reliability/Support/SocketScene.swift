@@ -3,8 +3,9 @@ import ShoppingAssistant
 import ShoppingAssistantTesting
 import Testing
 
-/// One engine on real sockets: `URLSessionTransport` (behind `FaultInjectingTransport`) to a
-/// `LoopbackBackend`, time on a manual clock, every task counted by an activity monitor.
+/// One engine on real sockets: a real transport of either kind (behind
+/// `FaultInjectingTransport`) to a `LoopbackBackend`, time on a manual clock, every task
+/// counted by an activity monitor.
 ///
 /// A request on the wire keeps its task counted, so `settle()` returns only when nothing is
 /// running and nothing is in flight: everything left waits on the engine's clock. A stalled
@@ -24,11 +25,11 @@ struct SocketScene {
     static let productPage = PageContext(type: .product, data: ["SKU-123"], location: "app://product/SKU-123")
 
     init(
-        chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)? = nil, recordsRequests: Bool = true,
-        storedUID: String? = "u-8f3c"
+        _ kind: TransportKind, chooser: (@Sendable (SocketEndpoint, HTTPRequest) -> LoopbackFault?)? = nil,
+        recordsRequests: Bool = true, storedUID: String? = "u-8f3c"
     ) async throws {
         backend = try LoopbackBackend()
-        transport = try FaultInjectingTransport(chooser: chooser, recordsRequests: recordsRequests)
+        transport = try FaultInjectingTransport(kind, chooser: chooser, recordsRequests: recordsRequests)
         clock = ManualClock(activity: activity)
         let (uuids, logs) = (self.uuids, self.logs)
         engine = AssistantEngine(
@@ -139,7 +140,7 @@ struct SocketScene {
         if let timeout = endpoint.engineTimeout {
             clock.advance(by: timeout)
         } else {
-            faultClock.advance(by: URLSessionTransport.defaultDeadline)
+            faultClock.advance(by: transport.kind.deadline)
         }
         let hungUp = await withinHangGuard("the client closes the stalled connection", sourceLocation: sourceLocation) {
             await server.clientHungUp(onRequest: index)

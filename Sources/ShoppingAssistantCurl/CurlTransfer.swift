@@ -1,0 +1,402 @@
+import CLibcurl
+import CLibcurlShim
+import Foundation
+import ShoppingAssistant
+
+/// One HTTP exchange on one libcurl easy handle: the request's options, the callbacks that
+/// stream the answer in under the request's bounds, and the meeting point of the awaiting
+/// caller, task cancellation and the driver's thread.
+///
+/// The easy handle is configured on the caller's thread, before anyone else sees it; from
+/// `CurlDriver.start` on, the handle and the answer's state are touched only on the driver's
+/// thread (its callbacks run inside `curl_multi_perform`), until the driver has removed the
+/// handle from the multi handle. The caller and cancellation meet the driver only in
+/// `outcome`, under a lock: whoever ends the exchange first resumes the caller, exactly once.
+final class CurlTransfer: @unchecked Sendable {
+    // @unchecked: the mutable answer state below is confined to the driver's thread as
+    // described above; `outcome` is lock-guarded; the rest is immutable after `init`.
+
+    /// The largest header block (status line, headers and trailers) read from one answer:
+    /// libcurl 7.88 bounds each line (100 KiB), not their number. Browsers stop at 256 KiB too.
+    static let maximumHeaderBytes = 256 * 1024
+
+    /// The largest allocation made up front for a declared `Content-Length`; a larger body grows
+    /// as it arrives, so a lying length costs no memory.
+    static let maximumReservation = 1024 * 1024
+
+    /// The easy handle; `nil` only when libcurl could not make one.
+    let easy: UnsafeMutableRawPointer?
+    let limit: Int
+    private let headerList: UnsafeMutablePointer<curl_slist>?
+    private let requestBody: UnsafeMutableRawBufferPointer?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    // MARK: The answer (driver's thread only)
+
+    /// The request has reached the connection: from here on a failure is uncertain (D5).
+    private var requestStarted = false
+    private var headers: [String: String] = [:]
+    /// Lower-cased name → the name as first received, to join repeated headers.
+    private var headerNames: [String: String] = [:]
+    private var lastHeaderName: String?
+    private var headerBytes = 0
+    /// The final (non-1xx) header block has ended; what follows are the body and trailers.
+    private var finalHeadersSeen = false
+    private var status = 0
+    private var body = Data()
+    private var abort: Abort?
+
+    private enum Abort {
+        case tooLarge(status: Int)
+        case headersTooLarge
+    }
+
+    // MARK: The caller
+
+    private enum Outcome {
+        case notStarted
+        case cancelledBeforeStart
+        case waiting(CheckedContinuation<HTTPResponse, any Error>)
+        case finished
+    }
+
+    private let outcome = Locked(Outcome.notStarted)
+
+    /// Makes and configures the easy handle for `request`.
+    ///
+    /// - Throws: `HTTPTransportError.cannotConnect` when the request cannot be sent as given
+    ///   (a header with a line break in it, or an option libcurl refuses): nothing was sent.
+    init(_ request: HTTPRequest, proxy: CurlTransport.Proxy) throws {
+        CurlGlobal.initialize()
+        limit = max(0, request.maximumResponseBytes)
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        easy = curl_easy_init()
+
+        var list: UnsafeMutablePointer<curl_slist>?
+        var invalidHeader: String?
+        for line in Self.headerLines(for: request) {
+            guard let line else {
+                invalidHeader = invalidHeader ?? "a header name or value with a line break or NUL"
+                continue
+            }
+            guard let appended = curl_slist_append(list, line) else {
+                invalidHeader = "out of memory for the header list"
+                break
+            }
+            list = appended
+        }
+        headerList = list
+
+        if request.method == .post, let bytes = request.body, !bytes.isEmpty {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+            buffer.copyBytes(from: bytes)
+            requestBody = buffer
+        } else {
+            requestBody = nil
+        }
+
+        guard let easy else { throw HTTPTransportError.cannotConnect("libcurl could not create a handle") }
+        if let invalidHeader { throw HTTPTransportError.cannotConnect("not sent: \(invalidHeader)") }
+        if let failure = configure(easy, request, proxy: proxy) {
+            throw HTTPTransportError.cannotConnect("not sent: libcurl refused an option: \(failure)")
+        }
+    }
+
+    deinit {
+        // The driver has removed the handle from the multi handle (or never added it).
+        if let easy { curl_easy_cleanup(easy) }
+        curl_slist_free_all(headerList)
+        requestBody?.deallocate()
+        errorBuffer.deallocate()
+    }
+
+    // MARK: - Options
+
+    /// The protocols a request, or a redirect libcurl saw, may use. (libcurl never follows a
+    /// redirect here; the transport does, under the request's policy.)
+    static let protocols = "http,https"
+
+    /// The only content coding offered: decoded by libcurl as the body streams, and counted
+    /// after decoding against the request's bound, so a gzip bomb stops at the bound.
+    static let acceptedEncoding = "gzip"
+
+    /// The header lines as libcurl takes them: `Name: value`, `Name;` for an empty value
+    /// (`Name:` would delete the header), and `Name:` to suppress a header libcurl adds on its
+    /// own that the request did not ask for. `nil` for a header that would break the framing.
+    static func headerLines(for request: HTTPRequest) -> [String?] {
+        var lines: [String?] = []
+        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
+            let lowered = name.lowercased()
+            // Framing is the transport's: libcurl computes the length of the bytes it sends.
+            if lowered == "content-length" || lowered == "transfer-encoding" { continue }
+            guard isToken(name), !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+                lines.append(nil)
+                continue
+            }
+            let trimmed = value.trimmingCharacters(in: .whitespaces)
+            lines.append(trimmed.isEmpty ? "\(name);" : "\(name): \(trimmed)")
+        }
+        // libcurl would wait a second for `100 Continue` before a large body, on the wall clock.
+        lines.append("Expect:")
+        if request.method == .post, request.header("Content-Type") == nil {
+            // Not libcurl's `application/x-www-form-urlencoded`: the body is sent as it is.
+            lines.append("Content-Type:")
+        }
+        return lines
+    }
+
+    /// An HTTP field name (RFC 9110 `token`).
+    private static func isToken(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                default:
+                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
+    }
+
+    /// Sets every option; returns the first libcurl refused, or `nil`.
+    private func configure(_ easy: UnsafeMutableRawPointer, _ request: HTTPRequest, proxy: CurlTransport.Proxy)
+        -> String?
+    {
+        let context = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        var failure: String?
+        func check(_ code: CURLcode, _ what: String) {
+            if code != CURLE_OK, failure == nil { failure = "\(what) (\(String(cString: curl_easy_strerror(code))))" }
+        }
+        check(cst_easy_set_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
+        check(cst_easy_set_string(easy, CURLOPT_PROTOCOLS_STR, Self.protocols), "protocols")
+        check(cst_easy_set_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, Self.protocols), "redirect protocols")
+        check(cst_easy_set_long(easy, CURLOPT_FOLLOWLOCATION, 0), "no redirects")
+        // The URL as the client built it: no `/../` squashing.
+        check(cst_easy_set_long(easy, CURLOPT_PATH_AS_IS, 1), "path as is")
+        check(cst_easy_set_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "HTTP/2 over TLS")
+        check(cst_easy_set_long(easy, CURLOPT_HTTP09_ALLOWED, 0), "no HTTP/0.9")
+        // Several threads: no signals (libcurl would use SIGALRM for DNS timeouts).
+        check(cst_easy_set_long(easy, CURLOPT_NOSIGNAL, 1), "no signals")
+        check(cst_easy_set_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "TCP keep-alive")
+        // TLS: always verified, against the system's CA store (libcurl's built-in default).
+        check(cst_easy_set_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "verify the peer")
+        check(cst_easy_set_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "verify the host name")
+        check(cst_easy_set_long(easy, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)), "TLS 1.2 at least")
+        check(cst_easy_set_string(easy, CURLOPT_ACCEPT_ENCODING, Self.acceptedEncoding), "content coding")
+        switch proxy {
+        case .environment:
+            break  // libcurl reads http_proxy, https_proxy, all_proxy and no_proxy itself.
+        case .none:
+            check(cst_easy_set_string(easy, CURLOPT_PROXY, ""), "no proxy")
+        case .url(let url, let bypass):
+            check(cst_easy_set_string(easy, CURLOPT_PROXY, url.absoluteString), "proxy")
+            check(cst_easy_set_string(easy, CURLOPT_NOPROXY, bypass.joined(separator: ",")), "proxy bypass")
+        }
+        // A proxy's `200 Connection established` is not the answer.
+        check(cst_easy_set_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "proxy headers")
+
+        switch request.method {
+        case .get:
+            check(cst_easy_set_long(easy, CURLOPT_HTTPGET, 1), "GET")
+        case .post:
+            check(cst_easy_set_long(easy, CURLOPT_POST, 1), "POST")
+            check(cst_easy_set_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(requestBody?.count ?? 0)), "size")
+            check(cst_easy_set_pointer(easy, CURLOPT_POSTFIELDS, requestBody?.baseAddress), "body")
+        }
+        check(cst_easy_set_list(easy, CURLOPT_HTTPHEADER, headerList), "headers")
+
+        check(cst_easy_set_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "error buffer")
+        check(cst_easy_set_pointer(easy, CURLOPT_PRIVATE, context), "private")
+        check(cst_easy_set_data_function(easy, CURLOPT_WRITEFUNCTION, curlTransferWrite), "write function")
+        check(cst_easy_set_pointer(easy, CURLOPT_WRITEDATA, context), "write data")
+        check(cst_easy_set_data_function(easy, CURLOPT_HEADERFUNCTION, curlTransferHeader), "header function")
+        check(cst_easy_set_pointer(easy, CURLOPT_HEADERDATA, context), "header data")
+        check(cst_easy_set_prereq_function(easy, curlTransferPrereq), "prereq function")
+        check(cst_easy_set_pointer(easy, CURLOPT_PREREQDATA, context), "prereq data")
+        return failure
+    }
+
+    // MARK: - The caller's side
+
+    /// Hands the caller's continuation over; `false` when the task was cancelled first (the
+    /// caller has then been resumed with `CancellationError` and the driver is not involved).
+    func attach(_ continuation: CheckedContinuation<HTTPResponse, any Error>) -> Bool {
+        let cancelled = outcome.withLock { outcome -> Bool in
+            switch outcome {
+            case .notStarted:
+                outcome = .waiting(continuation)
+                return false
+            case .cancelledBeforeStart:
+                outcome = .finished
+                return true
+            case .waiting, .finished:
+                preconditionFailure("a transfer is attached once")
+            }
+        }
+        if cancelled { continuation.resume(throwing: CancellationError()) }
+        return !cancelled
+    }
+
+    /// Resumes the caller with `CancellationError` at once. `true` when the transfer was with
+    /// the driver, which must now remove its handle.
+    func cancel() -> Bool {
+        let continuation = outcome.withLock { outcome -> CheckedContinuation<HTTPResponse, any Error>? in
+            switch outcome {
+            case .notStarted:
+                outcome = .cancelledBeforeStart
+                return nil
+            case .waiting(let continuation):
+                outcome = .finished
+                return continuation
+            case .cancelledBeforeStart, .finished:
+                return nil
+            }
+        }
+        continuation?.resume(throwing: CancellationError())
+        return continuation != nil
+    }
+
+    /// Whether the caller has been answered (or gave up).
+    var isFinished: Bool {
+        outcome.withLock { if case .finished = $0 { true } else { false } }
+    }
+
+    /// Resumes the caller, if it is still waiting.
+    func finish(_ result: Result<HTTPResponse, any Error>) {
+        let continuation = outcome.withLock { outcome -> CheckedContinuation<HTTPResponse, any Error>? in
+            guard case .waiting(let continuation) = outcome else { return nil }
+            outcome = .finished
+            return continuation
+        }
+        continuation?.resume(with: result)
+    }
+
+    // MARK: - The driver's side
+
+    /// The transfer ended with `code` (the driver has removed its handle): the response, or
+    /// why there is none.
+    func result(of code: CURLcode) -> Result<HTTPResponse, any Error> {
+        switch abort {
+        case .tooLarge(let status)?:
+            return .failure(HTTPResponseTooLarge(status: status, limit: limit))
+        case .headersTooLarge?:
+            return .failure(
+                HTTPTransportError.connectionLost(
+                    "the answer's header block is larger than \(Self.maximumHeaderBytes / 1024) KiB"))
+        case nil:
+            break
+        }
+        guard code == CURLE_OK else {
+            let detail = String(cString: errorBuffer)
+            let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+            return .failure(CurlFailure.error(code: code, requestStarted: requestStarted, message: message))
+        }
+        guard finalHeadersSeen, (100...999).contains(status) else {
+            return .failure(HTTPTransportError.connectionLost("the server's answer was not an HTTP response"))
+        }
+        return .success(HTTPResponse(status: status, headers: headers, body: body))
+    }
+
+    /// For `CurlFailure`: the failure happened after this transfer had reached a connection.
+    fileprivate func requestIsStarting() { requestStarted = true }
+
+    fileprivate func received(body bytes: UnsafeRawBufferPointer) -> Bool {
+        guard body.count + bytes.count <= limit else {
+            abort = .tooLarge(status: status)
+            return false
+        }
+        body.append(contentsOf: bytes)
+        return true
+    }
+
+    /// One header line as libcurl hands it over: a status line, a header, the blank line that
+    /// ends a block, or a trailer.
+    fileprivate func received(headerLine bytes: UnsafeRawBufferPointer) -> Bool {
+        headerBytes += bytes.count
+        guard headerBytes <= Self.maximumHeaderBytes else {
+            abort = .headersTooLarge
+            return false
+        }
+        guard !finalHeadersSeen else { return true }  // trailers: not part of the answer's headers
+        var line = Substring(String(decoding: bytes, as: UTF8.self))
+        // `\r\n` is one Character.
+        while let last = line.last, last.isNewline { line = line.dropLast() }
+        if line.isEmpty { return headersEnded() }
+        if line.hasPrefix("HTTP/") {
+            // A new block (after a `1xx`): only the last one is the answer's.
+            headers = [:]
+            headerNames = [:]
+            lastHeaderName = nil
+            return true
+        }
+        if let first = line.first, first == " " || first == "\t" {
+            // An obsolete folded continuation of the previous header.
+            if let name = lastHeaderName, let value = headers[name] {
+                headers[name] = value + " " + line.trimmingCharacters(in: .whitespaces)
+            }
+            return true
+        }
+        guard let colon = line.firstIndex(of: ":") else { return true }
+        let name = String(line[..<colon])
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let key = headerNames[name.lowercased(), default: name]
+        headerNames[name.lowercased()] = key
+        headers[key] = headers[key].map { "\($0), \(value)" } ?? value
+        lastHeaderName = key
+        return true
+    }
+
+    /// The blank line after a header block: a `1xx` block is forgotten; the final one fixes the
+    /// status, and a declared length over the bound ends the transfer before the body.
+    private func headersEnded() -> Bool {
+        guard let easy else { return false }
+        var code = 0
+        _ = cst_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &code)
+        guard code >= 200 || code < 100 else { return true }
+        status = code
+        finalHeadersSeen = true
+        let coding = header("Content-Encoding")?.lowercased() ?? "identity"
+        let bodiless = status == 204 || status == 304
+        if let declared = header("Content-Length").flatMap({ Int($0) }), declared >= 0, !bodiless, coding == "identity"
+        {
+            guard declared <= limit else {
+                abort = .tooLarge(status: status)
+                return false
+            }
+            body.reserveCapacity(min(declared, Self.maximumReservation))
+        }
+        return true
+    }
+
+    private func header(_ name: String) -> String? {
+        headerNames[name.lowercased()].flatMap { headers[$0] }
+    }
+}
+
+// MARK: - libcurl's callbacks (on the driver's thread, inside `curl_multi_perform`)
+
+private func transfer(_ context: UnsafeMutableRawPointer?) -> CurlTransfer? {
+    context.map { Unmanaged<CurlTransfer>.fromOpaque($0).takeUnretainedValue() }
+}
+
+private let curlTransferWrite: cst_data_function = { bytes, size, count, context in
+    let total = size * count
+    guard let transfer = transfer(context) else { return 0 }
+    let accepted = transfer.received(body: UnsafeRawBufferPointer(start: bytes, count: total))
+    // Anything but `total` aborts the transfer (`CURLE_WRITE_ERROR`).
+    return accepted ? total : (total == 0 ? 1 : 0)
+}
+
+private let curlTransferHeader: cst_data_function = { bytes, size, count, context in
+    let total = size * count
+    guard let transfer = transfer(context) else { return 0 }
+    let accepted = transfer.received(headerLine: UnsafeRawBufferPointer(start: bytes, count: total))
+    return accepted ? total : (total == 0 ? 1 : 0)
+}
+
+private let curlTransferPrereq: cst_prereq_function = { context, _, _, _, _ in
+    transfer(context)?.requestIsStarting()
+    return Int32(CURL_PREREQFUNC_OK)
+}

@@ -1,0 +1,332 @@
+import Foundation
+import ShoppingAssistant
+import ShoppingAssistantCurl
+import ShoppingAssistantTesting
+import Testing
+
+/// What `CurlTransport` does beyond what both transports share (`TransportRoundTripTests`,
+/// the socket matrices): connection reuse, the protocols it speaks, the request it puts on the
+/// wire, proxies, TLS verification, and what it refuses to send.
+@Suite(.timeLimit(.minutes(2)))
+struct CurlTransportTests {
+    // MARK: - Connections
+
+    @Test func consecutiveRequestsToOneHostShareOneConnectionThatClosesWithTheTransport() async throws {
+        let server = try LoopbackHTTPServer(keepsConnectionsAlive: true)
+        defer { server.stop() }
+        server.setResponder { _ in .answer(status: 200, text: "ok") }
+        var transport: CurlTransport? = CurlTransport(proxy: .none)
+        for _ in 0..<3 {
+            let response = try await transport?.send(HTTPRequest(method: .get, url: server.baseURL))
+            #expect(response?.status == 200)
+        }
+        #expect(server.acceptedConnections == 1, "one connection for three requests")
+        #expect(server.openConnections == 1, "kept for the next request")
+
+        transport = nil
+
+        let closed = await withinHangGuard("the transport's connection closes") { await server.allConnectionsClosed() }
+        #expect(closed == true)
+    }
+
+    /// libcurl's own retry, documented rather than wished away: a request written to a kept
+    /// connection that the server closes without a byte of answer is sent once more on a new
+    /// connection (the server most likely closed an idle connection as the request arrived).
+    /// The same bytes, with the same message ID (D6): the server can tell (D7).
+    @Test func aKeptConnectionClosedUnansweredIsRetriedOnceOnANewConnection() async throws {
+        let server = try LoopbackHTTPServer(keepsConnectionsAlive: true)
+        defer { server.stop() }
+        server.enqueue(.answer(status: 200, text: "first"))
+        server.enqueue(.drop)
+        server.enqueue(.answer(status: 200, text: "second"))
+        let transport = CurlTransport(proxy: .none)
+        let body = Data(#"{"messageId":"m-2"}"#.utf8)
+        _ = try await transport.send(HTTPRequest(method: .get, url: server.baseURL))
+
+        let response = try await transport.send(HTTPRequest(method: .post, url: server.baseURL, body: body))
+
+        #expect(response.body == Data("second".utf8))
+        #expect(server.acceptedConnections == 2)
+        #expect(server.receivedRequests.map(\.method) == ["GET", "POST", "POST"])
+        #expect(server.receivedRequests.dropFirst().allSatisfy { $0.body == body })
+    }
+
+    // MARK: - What is sent
+
+    @Test func theRequestCarriesItsHeadersAndNoneLibcurlWouldAddOfItsOwn() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.answer(status: 200, text: "ok"))
+        let body = Data(repeating: UInt8(ascii: "x"), count: 2 * 1024 * 1024)
+        let request = HTTPRequest(
+            method: .post, url: server.baseURL.appendingPathComponent("v1/messages"),
+            headers: ["User-Agent": "ShoppingAssistant/1", "X-Empty": "", "Content-Length": "5"], body: body)
+
+        _ = try await CurlTransport(proxy: .none).send(request)
+
+        let received = try #require(server.receivedRequests.first)
+        #expect(received.body == body, "the body as given, its length computed by the transport")
+        #expect(received.header("Content-Length") == String(body.count))
+        #expect(received.header("User-Agent") == "ShoppingAssistant/1")
+        #expect(received.header("X-Empty") == "")
+        // Not libcurl's form encoding, no `Expect: 100-continue` wait on the wall clock.
+        #expect(received.header("Content-Type") == nil)
+        #expect(received.header("Expect") == nil)
+        // The one content coding offered, decoded under the body bound.
+        #expect(received.header("Accept-Encoding") == "gzip")
+    }
+
+    @Test(arguments: [
+        ["X-Injected": "a\r\nAuthorization: Bearer stolen"], ["X-Injected": "a\nb"], ["X-Nul": "a\u{0}b"],
+        ["Bad Name": "v"], ["": "v"],
+    ])
+    func aHeaderThatWouldBreakTheFramingIsNotSent(_ headers: [String: String]) async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let request = HTTPRequest(method: .get, url: server.baseURL, headers: headers)
+
+        let error = await Self.failure(sending: request)
+
+        #expect(error.isCannotConnect, "nothing sent: \(error)")
+        #expect(server.acceptedConnections == 0, "nothing reached the server")
+    }
+
+    @Test(arguments: ["file:///etc/hostname", "ftp://127.0.0.1:1/x", "dict://127.0.0.1:1/x", "gopher://127.0.0.1:1/"])
+    func onlyHTTPAndHTTPSAreSpoken(_ address: String) async throws {
+        let url = try #require(URL(string: address))
+
+        let error = await Self.failure(sending: HTTPRequest(method: .get, url: url))
+
+        #expect(error.isCannotConnect, "\(error)")
+        #expect(error.message.contains("libcurl 1)"), "CURLE_UNSUPPORTED_PROTOCOL: \(error)")
+    }
+
+    /// libcurl 7.88 bounds each header line (100 KiB) and, with Debian's fix for CVE-2023-38039,
+    /// the whole block (300 KiB); the transport's own bound (256 KiB) holds whatever the build.
+    @Test func aHeaderBlockOverTheTransportsBoundIsConnectionLost() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        // About 285 KiB of short headers: under libcurl's bound, over the transport's.
+        let flood = (0..<2_800).map { ("X-Flood-\($0)", String(repeating: "f", count: 88)) }
+        server.enqueue(
+            .script([.send(LoopbackHTTPServer.head(status: 200, headers: flood + [("Content-Length", "0")])), .close]))
+
+        let error = await Self.failure(sending: HTTPRequest(method: .get, url: server.baseURL))
+
+        guard case .connectionLost(let message)? = error.transportError else {
+            Issue.record("expected connectionLost, got \(error)")
+            return
+        }
+        #expect(message.contains("256 KiB"), "\(message)")
+    }
+
+    // MARK: - Proxies
+
+    @Test func anExplicitProxyCarriesEveryRequest() async throws {
+        let proxy = try LoopbackHTTPServer()
+        defer { proxy.stop() }
+        proxy.enqueue(.answer(status: 200, text: "via proxy"))
+        let transport = CurlTransport(proxy: .url(proxy.baseURL))
+        let url = try #require(URL(string: "http://shop.example.invalid/v1/messages?x=1"))
+
+        let response = try await transport.send(HTTPRequest(method: .get, url: url))
+
+        #expect(response.body == Data("via proxy".utf8))
+        #expect(proxy.receivedRequests.first?.target == url.absoluteString, "an absolute target, as to a proxy")
+    }
+
+    @Test func aBypassedHostIsReachedDirectly() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(.answer(status: 200, text: "direct"))
+        let deadProxy = try LoopbackHTTPServer.RefusingPort()
+        let transport = CurlTransport(proxy: .url(deadProxy.baseURL, bypass: ["127.0.0.1"]))
+
+        let response = try await transport.send(HTTPRequest(method: .get, url: server.baseURL))
+
+        #expect(response.body == Data("direct".utf8))
+        #expect(server.receivedRequests.first?.target == "/")
+    }
+
+    /// The environment is the process's: a child process with `http_proxy` set sends one
+    /// request with each policy to a port that refuses. Only `.environment` reaches the proxy.
+    @Test func theEnvironmentsProxyIsUsedUnlessTheTransportSaysNone() async throws {
+        let proxy = try LoopbackHTTPServer()
+        defer { proxy.stop() }
+        proxy.setResponder { _ in .answer(status: 200, text: "via proxy") }
+        let target = try LoopbackHTTPServer.RefusingPort()
+        let child = try ChildProcess(
+            role: "curl-proxy", filter: "ChildProcessRoles",
+            environment: [
+                "http_proxy": proxy.baseURL.absoluteString, "HTTP_PROXY": nil, "all_proxy": nil, "ALL_PROXY": nil,
+                "no_proxy": nil, "NO_PROXY": nil, "CURL_PROXY_TARGET": target.baseURL.absoluteString,
+            ])
+        let done = await withinHangGuard("the child makes its requests", seconds: childProcessGuardSeconds) {
+            await child.line(containing: "done")
+        }
+        _ = await withinHangGuard("the child ends", seconds: childProcessGuardSeconds) { await child.exit() }
+
+        #expect(done != nil)
+        #expect(child.lines.contains("environment 200"), "\(child.lines)")
+        #expect(child.lines.contains("none cannotConnect"), "\(child.lines)")
+        #expect(proxy.receivedRequests.count == 1)
+    }
+
+    /// The child's part of `theEnvironmentsProxyIsUsedUnlessTheTransportSaysNone`.
+    static func proxyChildRun() async {
+        guard let string = ProcessInfo.processInfo.environment["CURL_PROXY_TARGET"], let url = URL(string: string)
+        else { return }
+        for (name, proxy) in [("environment", CurlTransport.Proxy.environment), ("none", .none)] {
+            do {
+                let response = try await CurlTransport(proxy: proxy).send(HTTPRequest(method: .get, url: url))
+                ChildProcess.report("\(name) \(response.status)")
+            } catch HTTPTransportError.cannotConnect {
+                ChildProcess.report("\(name) cannotConnect")
+            } catch {
+                ChildProcess.report("\(name) \(error)")
+            }
+        }
+        ChildProcess.report("done")
+    }
+
+    // MARK: - TLS
+
+    /// A TLS server with a certificate no CA signed (`openssl s_server`, made for the test):
+    /// the handshake fails verification, which is certain (nothing was sent), and the server
+    /// never sees a request. Needs the `openssl` command; skipped where there is none.
+    @Test(.enabled(if: TLSServer.isAvailable))
+    func anUntrustedCertificateIsRefusedBeforeAnythingIsSent() async throws {
+        let server = try await TLSServer.start()
+        defer { server.stop() }
+        let url = try #require(URL(string: "https://127.0.0.1:\(server.port)/v1/messages"))
+
+        let error = await Self.failure(sending: HTTPRequest(method: .post, url: url, body: Data("{}".utf8)))
+
+        #expect(error.isCannotConnect, "\(error)")
+        #expect(error.message.contains("certificate"), "\(error)")
+        #expect(!server.output.contains("POST /v1/messages"), "the request never reached the server")
+    }
+}
+
+extension CurlTransportTests {
+    /// What sending a request through a new transport threw, or that it answered.
+    struct Failure: CustomStringConvertible {
+        var transportError: HTTPTransportError?
+        var description: String
+
+        var isCannotConnect: Bool {
+            if case .cannotConnect? = transportError { true } else { false }
+        }
+
+        var message: String {
+            switch transportError {
+            case .cannotConnect(let message)?, .connectionLost(let message)?: message
+            case .timedOut?, nil: description
+            }
+        }
+    }
+
+    static func failure(sending request: HTTPRequest) async -> Failure {
+        do {
+            let response = try await CurlTransport(proxy: .none).send(request)
+            return Failure(transportError: nil, description: "an answer, HTTP \(response.status)")
+        } catch let error as HTTPTransportError {
+            return Failure(transportError: error, description: String(describing: error))
+        } catch {
+            return Failure(transportError: nil, description: String(describing: error))
+        }
+    }
+}
+
+/// `openssl s_server` on a loopback port with a fresh self-signed certificate.
+final class TLSServer: Sendable {
+    static let opensslPath = "/usr/bin/openssl"
+    static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: opensslPath) }
+
+    let port: Int
+    private let process: Process
+    private let directory: String
+    private let collected: Locked<String>
+
+    var output: String { collected.withLock { $0 } }
+
+    private init(port: Int, process: Process, directory: String, collected: Locked<String>) {
+        self.port = port
+        self.process = process
+        self.directory = directory
+        self.collected = collected
+    }
+
+    static func start() async throws -> TLSServer {
+        let directory = NSTemporaryDirectory() + "tls-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: opensslPath)
+        make.arguments = [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+            "-subj", "/CN=127.0.0.1", "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
+        ]
+        make.standardOutput = FileHandle.nullDevice
+        make.standardError = FileHandle.nullDevice
+        try make.run()
+        make.waitUntilExit()
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: opensslPath)
+        process.arguments = [
+            "s_server", "-accept", "127.0.0.1:0", "-cert", directory + "/cert.pem", "-key", directory + "/key.pem",
+            "-www", "-naccept", "1",
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        let collected = Locked("")
+        let port = Locked<(value: Int?, waiter: CheckedContinuation<Int?, Never>?)>((nil, nil))
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            let text = collected.withLock { text -> String in
+                text += String(decoding: data, as: UTF8.self)
+                return text
+            }
+            // `ACCEPT 127.0.0.1:PORT` once it listens.
+            let found = text.range(of: "ACCEPT 127.0.0.1:").flatMap { range in
+                Int(text[range.upperBound...].prefix { $0.isNumber })
+            }
+            let waiter = port.withLock { state -> CheckedContinuation<Int?, Never>? in
+                guard state.value == nil, found != nil || data.isEmpty else { return nil }
+                state.value = found ?? -1
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: found)
+            if data.isEmpty { handle.readabilityHandler = nil }
+        }
+        try process.run()
+        let listening = await withinHangGuard("openssl s_server listens") {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int?, Never>) in
+                let ready = port.withLock { state -> Int?? in
+                    if let value = state.value { return .some(value) }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready == -1 ? nil : ready) }
+            }
+        }
+        guard let found = listening ?? nil else {
+            process.terminate()
+            throw StartFailure(output: collected.withLock { $0 })
+        }
+        return TLSServer(port: found, process: process, directory: directory, collected: collected)
+    }
+
+    struct StartFailure: Error {
+        var output: String
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
