@@ -25,7 +25,8 @@ extension AssistantEngine {
 
     /// Presents the chat on `presenter` (O1–O4). The assistant takes its own presentation
     /// lock first and releases it only once the chat is fully closed (O5, O6). Returns once the
-    /// presenter has shown the chat.
+    /// presenter has shown the chat — from inside a host callback, as soon as the chat opens
+    /// (H1); a cancelled caller returns at once with the outcome.
     public func openAssistant(presenter: any AssistantPresenter) async -> AssistantOpenResult {
         let shown = machine.presentation.shownOpening
         let alive = shown.map { presenters[$0]?.presenter != nil } ?? true
@@ -37,13 +38,15 @@ extension AssistantEngine {
         return outcome
     }
 
-    /// Closes the chat (O5) and returns once it is closed. A message already sent is not
-    /// cancelled (O8, D12).
+    /// Closes the chat (O5) and returns once it is closed and what waited for the close has been
+    /// handed over — from inside a host callback, or once cancelled, at once, the close going on
+    /// (H1). A message already sent is not cancelled (O8, D12).
     public func closeAssistant() async {
         _ = await call { $0.closeCalled($1) }
     }
 
     /// The presenter dismissed the chat by itself (the mobile "Back"), or is going away (O5).
+    /// Returns at once: the chat is closed; queued hand-overs follow by themselves.
     public func assistantWasDismissed() async {
         _ = await call { $0.dismissedByPresenter($1) }
     }
@@ -102,8 +105,8 @@ extension AssistantEngine {
     }
 
     /// Suspends until no message is in flight and an open presenter has been given the
-    /// outcome. Cancelling the waiting task returns at once and does not cancel the message
-    /// (O8, D12).
+    /// outcome (from inside a host callback: until no message is in flight, H1). Cancelling the
+    /// waiting task returns at once and does not cancel the message (O8, D12).
     public func waitForReply() async {
         _ = await call { $0.waitForReplyCalled($1) }
     }
@@ -114,7 +117,8 @@ extension AssistantEngine {
     ///
     /// An accepted tap queues click tracking, closes the chat, and only after the close
     /// completed calls the handler with `.openProduct` exactly once (PR10). This call returns
-    /// when that is done.
+    /// when that is done — from inside a host callback, or once cancelled, at once with
+    /// `.accepted`, the close and hand-over going on (H1).
     public func performAssistantProductAction(
         product ref: AssistantProductRef, action: AssistantProductAction
     ) async -> AssistantInteractionResult {
@@ -153,7 +157,8 @@ extension AssistantEngine {
     // MARK: Base SDK subset (B3–B7)
 
     /// Reports a page view: `POST /visit` (B5). The assistant never calls it itself (E4).
-    /// Returns once the answer is handled and its in-app campaigns, if any, are shown (B6).
+    /// Returns once the answer is handled and its in-app campaigns, if any, are shown (B6) —
+    /// from inside a host callback, or once cancelled, without waiting for the campaigns (H1).
     public func trackView(pageContext: PageContext) async {
         _ = await call { $0.trackViewCalled($1, page: pageContext) }
     }

@@ -19,8 +19,12 @@ extension EngineMachine {
         }
         switch action {
         case .visibleImpression:
-            return [note] + trackURLs(product.visibleImpressionURLs)  // AN5
-                + [.complete(call, .interaction(.accepted))]
+            // One array: impressions come many a second (figure 3 of the bench).
+            var actions: [EngineAction] = [note]
+            actions.reserveCapacity(3)
+            actions += trackURLs(product.visibleImpressionURLs)  // AN5
+            actions.append(.complete(call, .interaction(.accepted)))
+            return actions
         case .tap:
             // The click is queued before the close starts (PR10), and survives it (AN8).
             return [note, .log(.info, "closing the chat: product tap")] + trackURLs(product.clickURLs)
