@@ -160,6 +160,10 @@ extension REPLEnvironment.Policy {
     ///
     /// A recorded session waits for each command like a piped one (it replays step by step)
     /// but, in a terminal, does not echo the input the line editor already shows.
+    /// The REPL is the host app: `device.ua` names it (`assistant/0.1.0 (Linux)`), and its version
+    /// is the package's, with which it ships.
+    package static let appName = "assistant"
+
     package static func commandLine(
         _ options: CommandLineOptions, interactive: Bool, width: Int, stateDirectory: StateDirectory?
     ) -> Self {
@@ -168,7 +172,8 @@ extension REPLEnvironment.Policy {
         return Self(
             configuration: AssistantEngineConfiguration(
                 apiKey: options.apiKey ?? (demo ? "demo-key" : ""), section: options.section,
-                gravityBaseURL: options.gravityURL, shoppingBaseURL: options.shoppingURL, logLevel: options.logLevel),
+                gravityBaseURL: options.gravityURL, shoppingBaseURL: options.shoppingURL, logLevel: options.logLevel,
+                appName: Self.appName, appVersion: AssistantEngineConfiguration.sdkVersion),
             backend: demo ? .demoStore : .services,
             time: demo && (!interactive || recording) ? .virtual(VirtualTime()) : .real,
             identity: demo ? .memory(uid: nil) : stateDirectory.map { .file($0.identityFile) } ?? .memory(uid: nil),

@@ -42,7 +42,8 @@ package enum TranscriptReplayer {
     package static func replay(_ transcript: Transcript) async -> TranscriptReplay {
         let time = VirtualTime()
         let configuration = AssistantEngineConfiguration(
-            apiKey: apiKey, section: transcript.settings.section, logLevel: transcript.settings.logLevel)
+            apiKey: apiKey, section: transcript.settings.section, logLevel: transcript.settings.logLevel,
+            appName: REPLEnvironment.Policy.appName, appVersion: AssistantEngineConfiguration.sdkVersion)
         let transport = ReplayTransport(
             transcript: transcript, clock: time.clock, activity: time.activity,
             classify: ServiceClassifier(

@@ -120,18 +120,27 @@ public actor AssistantEngine {
         }
         gravity = GravityClient(
             baseURL: configuration.gravityBaseURL, apiKey: configuration.apiKey, section: configuration.section,
-            device: GravityDevice(userAgent: configuration.userAgent, id: configuration.deviceId),
+            device: GravityDevice(userAgent: configuration.deviceUserAgent, id: configuration.deviceId),
             call: call("gravity"))
         shopping = ShoppingClient(baseURL: configuration.shoppingBaseURL, call: call("shopping"))
         tracker = Tracker(
             gravity: gravity, call: call("tracking"), activity: activity,
-            logCapacity: configuration.trackingLogCapacity)
+            logCapacity: configuration.trackingLogCapacity, clock: clock, eventTimeout: configuration.gravityTimeout,
+            urlTimeout: configuration.trackingTimeout)
         identityStore.setWarningHandler { [logger] in logger.log(.error, "identity store: \($0)") }
         machine = EngineMachine(
             settings: EngineMachine.Settings(
-                section: configuration.section, appVersion: configuration.appVersion, options: configuration.options,
-                contentSettings: configuration.contentSettings),
+                section: configuration.section,
+                appVersion: configuration.appVersion ?? AssistantEngineConfiguration.sdkVersion,
+                options: configuration.options,
+                contentSettings: configuration.contentSettings, gravityTimeout: configuration.gravityTimeout),
             storedUID: identityStore.loadUid())
+        // B9: a lifecycle event's answer brings a `user` too; the machine takes it as any other.
+        tracker.setIdentityListener { [weak self] user, epoch in
+            self?.spawn { [weak self] in
+                await self?.handle { $0.lifecycleEventAnswered(user: user, identityEpoch: epoch) }
+            }
+        }
     }
 
     private static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {

@@ -12,10 +12,20 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     public var shoppingBaseURL: URL
     /// Which messages reach the logger's listener (B2); `.error` unless set. Chat text needs `.debug`.
     public var logLevel: AssistantLogLevel
-    /// Reported in `attributes.app_version` (B4).
-    public var appVersion: String
-    /// Reported as `device.userAgent` and sent as the `User-Agent` header of every request.
+    /// The host app's name, for `device.ua` as the vendor SDKs describe the app
+    /// (`App/version (platform)`); this SDK's name when `nil`.
+    public var appName: String?
+    /// The host app's version: `attributes.app_version` (B4) and `device.ua`; this SDK's version
+    /// when `nil`.
+    public var appVersion: String?
+    /// The `User-Agent` header of every request: names this SDK, not the HTTP library.
     public var userAgent: String
+    /// The deadline of each Gravity call (`/choose`, `/visit`, `/event`) on the engine's clock,
+    /// whatever the transport's own (B13); the iOS SDK uses 5 s.
+    public var gravityTimeout: Duration
+    /// The deadline of each tracking URL request on the engine's clock (B13): a tracking host
+    /// that never answers holds nothing up longer than this.
+    public var trackingTimeout: Duration
     /// The `options` of every Gravity request (the base SDK's `setOptions`); the vendor SDK's
     /// defaults unless set. `AssistantEngine.setOptions` changes them at runtime.
     public var options: GravityOptions
@@ -33,28 +43,47 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     public static let defaultShoppingBaseURL = URL(string: "https://shopping-assistant-api.gravityfield.ai")!
     /// `attributes.app_platform` (B4): the platform the engine runs on.
     public static let platform = "linux"
-    /// This package's version, the one place it is defined: reported in
-    /// `attributes.sdk_version` (B4) and in the default `userAgent`, and printed by
-    /// `assistant --version`. Its release notes are in CHANGELOG.md.
+    /// This package's version, the one place it is defined: printed by `assistant --version`,
+    /// in the default `userAgent`, and the base of `attributes.sdk_version` (B4). Its release
+    /// notes are in CHANGELOG.md.
     public static let sdkVersion = "0.1.0"
+    /// This SDK's name, in the `User-Agent` header and in `device.ua` when the host names no app.
+    public static let sdkName = "ShoppingAssistant-Swift"
+    /// `attributes.sdk_version` as sent (B4): the version with semantic-versioning build
+    /// metadata naming this SDK, so that it can never be read as one of the vendor's own SDK
+    /// releases (iOS 1.0.x, Android 1.0.x, flutter 0.x), which share the attribute.
+    public static let wireSDKVersion = "\(sdkVersion)+shopping-assistant"
+
+    /// `device.ua`, describing the host app as the vendor SDKs do (`App/version (platform)`,
+    /// iOS: `App/1.2 (iOS 17.4; iPhone; arm64)`), from `appName` and `appVersion`. An engine on
+    /// Linux has no device model or architecture to report, and a string that stays the same
+    /// across machines lets a recorded session replay anywhere.
+    public var deviceUserAgent: String {
+        "\(appName ?? Self.sdkName)/\(appVersion ?? Self.sdkVersion) (Linux)"
+    }
 
     /// Only `apiKey` and `section` are required (B1); `nil` base URLs mean production.
     /// Nothing is checked here: a key the server rejects surfaces as `.failure(unauthorized)`
     /// on the first `prepareAssistant`.
     public init(
         apiKey: String, section: String, gravityBaseURL: URL? = nil, shoppingBaseURL: URL? = nil,
-        logLevel: AssistantLogLevel = .error, appVersion: String = "0.0.0",
-        userAgent: String = "ShoppingAssistant-Swift/\(AssistantEngineConfiguration.sdkVersion) (Linux)",
+        logLevel: AssistantLogLevel = .error, appName: String? = nil, appVersion: String? = nil,
+        userAgent: String =
+            "\(AssistantEngineConfiguration.sdkName)/\(AssistantEngineConfiguration.sdkVersion) (Linux)",
         options: GravityOptions = GravityOptions(), contentSettings: GravityContentSettings = GravityContentSettings(),
-        deviceId: String? = nil, trackingLogCapacity: Int = 1_000
+        deviceId: String? = nil, trackingLogCapacity: Int = 1_000, gravityTimeout: Duration = .seconds(10),
+        trackingTimeout: Duration = .seconds(10)
     ) {
         self.apiKey = apiKey
         self.section = section
         self.gravityBaseURL = gravityBaseURL ?? Self.defaultGravityBaseURL
         self.shoppingBaseURL = shoppingBaseURL ?? Self.defaultShoppingBaseURL
         self.logLevel = logLevel
+        self.appName = appName
         self.appVersion = appVersion
         self.userAgent = userAgent
+        self.gravityTimeout = gravityTimeout
+        self.trackingTimeout = trackingTimeout
         self.options = options
         self.contentSettings = contentSettings
         self.deviceId = deviceId

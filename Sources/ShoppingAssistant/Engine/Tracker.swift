@@ -23,6 +23,37 @@ public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
     public let properties: [String: String]
     /// `nil` on success, else the error code.
     public let failure: String?
+    /// What went wrong, for the error the engine logs; not part of the record's identity.
+    let reason: String?
+
+    init(
+        kind: Kind, name: String, uid: String?, customUserId: String?, properties: [String: String], failure: String?,
+        reason: String? = nil
+    ) {
+        self.kind = kind
+        self.name = name
+        self.uid = uid
+        self.customUserId = customUserId
+        self.properties = properties
+        self.failure = failure
+        self.reason = reason
+    }
+
+    /// Records compare by what they report; the logged wording of a failure is not compared.
+    public static func == (lhs: TrackingRecord, rhs: TrackingRecord) -> Bool {
+        lhs.kind == rhs.kind && lhs.name == rhs.name && lhs.uid == rhs.uid && lhs.customUserId == rhs.customUserId
+            && lhs.properties == rhs.properties && lhs.failure == rhs.failure
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(name)
+        hasher.combine(uid)
+        hasher.combine(customUserId)
+        hasher.combine(properties)
+        hasher.combine(failure)
+    }
 
     /// One line: kind, name, user and properties sorted by key, and the failure if any.
     public var description: String {
@@ -33,48 +64,115 @@ public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Delivers lifecycle events and tracking URLs in order, each bound to the identity it
-/// happened under (AN3, AN8). Delivery continues after the chat closes and across identity
-/// changes; nothing is retried forever and nothing is promised at process exit (AN4, AN9).
+/// Delivers lifecycle events and tracking URLs, each bound to the identity it happened under
+/// (AN3, AN8). Delivery continues after the chat closes and across identity changes; nothing is
+/// retried forever and nothing is promised at process exit (AN4, AN9).
+///
+/// Lifecycle events go one at a time, in the order they happened (so per identity too).
+/// Tracking URLs go to third-party hosts named by the server's data, up to `urlLanes` at once:
+/// one host that never answers takes one lane until its deadline and holds up nothing else
+/// (B13). Every request has its own deadline on the engine's clock (B13): one watcher sleeps
+/// until the earliest and ends the requests that passed theirs.
 final class Tracker: Sendable {
     enum Job: Sendable, Hashable {
-        /// A lifecycle event, with the envelope (user, page, options) it is bound to (AN3).
-        case event(GravityCustomEvent, envelope: GravityClient.Envelope)
+        /// A lifecycle event, with the envelope (user, page, options) it is bound to (AN3), and
+        /// the identity it was sent for, under which its answer's `user` is taken (B9).
+        case event(GravityCustomEvent, envelope: GravityClient.Envelope, identityEpoch: UInt64)
         /// A tracking URL, requested with `GET` and no key; `user` is who it is logged for.
         case url(String, user: GravityUser)
     }
 
+    /// Tracking URLs in flight at once. Enough that a stalled host (or three) leaves room for
+    /// the rest, few enough that a burst of impressions never opens more than a handful of
+    /// connections to third parties; the transports reuse them.
+    static let urlLanes = 4
+    /// How many times an idle worker yields for more work before it ends: impressions come in
+    /// bursts (a carousel scrolled into view), and a worker that is still there takes the next
+    /// job without a task being started and a thread woken for it.
+    private static let lingerYields = 4
+
+    private enum Lane: Sendable, Hashable {
+        case events, urls
+    }
+
+    private struct Worker {
+        let lane: Lane
+        var task: Task<Void, Never>?
+        /// The job it delivers now, with its deadline on the engine's clock.
+        var job: UInt64?
+        var deadline: Duration = .zero
+        var timedOut = false
+    }
+
     private struct State: WaitingState {
-        var queue: [Job] = []
-        var draining = false
-        /// Jobs ever queued, and jobs attempted so far (in order): a flush waits for the count
-        /// of jobs queued before it.
+        var events: [(sequence: UInt64, job: Job)] = []
+        var urls: [(sequence: UInt64, job: Job)] = []
+        /// Sequence numbers: every job queued gets the next one.
         var queued: UInt64 = 0
-        var attempted: UInt64 = 0
+        /// Every job up to this one has been attempted; `attemptedAhead` holds the records of
+        /// later ones done out of order (URLs go in parallel), which join the log — and report
+        /// their failures — in the order the jobs were queued, so that the log reads the same
+        /// however the lanes raced.
+        var attemptedThrough: UInt64 = 0
+        var attemptedAhead: [UInt64: TrackingRecord] = [:]
+        var workers: [UInt64: Worker] = [:]
+        var nextWorker: UInt64 = 0
+        /// A watcher runs (or is being started), and its task once it is.
+        var watching = false
+        var watcher: Task<Void, Never>?
         /// The engine shut down: nothing more is queued or delivered (H2).
         var stopped = false
-        var drainTask: Task<Void, Never>?
-        /// Flushes, each waiting for `attempted` to reach its count.
+        /// Flushes, each waiting for `attemptedThrough` to reach its count.
         var waiters = Waiters<Void, UInt64>()
         var log: RingBuffer<TrackingRecord>
+
+        func workers(on lane: Lane) -> Int { workers.values.filter { $0.lane == lane }.count }
     }
 
     private let state: Locked<State>
-    /// Jobs queued and not yet taken by the drain, read without the lock by a drain that waits
+    /// Jobs queued and not yet taken by a worker, read without the lock by a worker that waits
     /// for more work, so that it does not contend with `enqueue` for the lock.
     private let pending = Atomic<Int>(0)
     private let gravity: GravityClient
     private let call: WireCall
-
     private let activity: ActivityMonitor?
+    private let clock: any Clock<Duration>
+    private let elapsed: @Sendable () -> Duration
+    private let eventTimeout: Duration
+    private let urlTimeout: Duration
+    /// Told the `user` of each lifecycle event's answer, with the identity it was sent for (B9).
+    private let identityAnswered = Locked<(@Sendable (GravityAnsweredUser, UInt64) -> Void)?>(nil)
 
-    /// - Parameter logCapacity: how many of the latest records the log keeps, so a
-    ///   long-lived engine does not grow with its history.
-    init(gravity: GravityClient, call: WireCall, activity: ActivityMonitor?, logCapacity: Int) {
+    /// - Parameters:
+    ///   - logCapacity: how many of the latest records the log keeps, so a long-lived engine
+    ///     does not grow with its history.
+    ///   - eventTimeout, urlTimeout: the deadlines of a lifecycle event and of a tracking URL on
+    ///     `clock` (B13).
+    init(
+        gravity: GravityClient, call: WireCall, activity: ActivityMonitor?, logCapacity: Int,
+        clock: any Clock<Duration>, eventTimeout: Duration, urlTimeout: Duration
+    ) {
         self.gravity = gravity
         self.call = call
         self.activity = activity
+        self.clock = clock
+        elapsed = Self.stopwatch(on: clock)
+        self.eventTimeout = eventTimeout
+        self.urlTimeout = urlTimeout
         state = Locked(State(log: RingBuffer(capacity: logCapacity)))
+    }
+
+    private static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
+        func start<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
+            let start = clock.now
+            return { start.duration(to: clock.now) }
+        }
+        return start(clock)
+    }
+
+    /// Whom to tell the `user` a lifecycle event's answer carries (B9).
+    func setIdentityListener(_ listener: @escaping @Sendable (GravityAnsweredUser, UInt64) -> Void) {
+        identityAnswered.withLock { $0 = listener }
     }
 
     /// The latest records, oldest first.
@@ -82,22 +180,50 @@ final class Tracker: Sendable {
 
     func enqueue(_ jobs: [Job]) {
         guard !jobs.isEmpty else { return }
-        let start = state.withLock { state -> Bool in
-            guard !state.stopped else { return false }
-            state.queue += jobs
-            state.queued += UInt64(jobs.count)
+        let starts = state.withLock { state -> [(UInt64, Lane)] in
+            guard !state.stopped else { return [] }
+            for job in jobs {
+                state.queued += 1
+                switch job {
+                case .event: state.events.append((state.queued, job))
+                case .url: state.urls.append((state.queued, job))
+                }
+            }
             pending.add(jobs.count, ordering: .releasing)
-            guard !state.draining else { return false }
-            state.draining = true
-            return true
+            return Self.workersToStart(&state)
         }
-        guard start else { return }
-        // Holds the tracker: what is queued is still delivered if the engine goes away without a
-        // shutdown (no promise at process exit, AN4, AN9).
-        let body: @Sendable () async -> Void = { await self.drain() }
-        let task = activity.map { $0.spawn(body) } ?? Task(operation: body)
-        state.withLock { state in
-            if state.draining { state.drainTask = task }
+        start(starts)
+    }
+
+    /// The workers to start for what is queued: one for events, up to `urlLanes` for URLs;
+    /// registered under the lock, started after it.
+    private static func workersToStart(_ state: inout State) -> [(UInt64, Lane)] {
+        var starts: [(UInt64, Lane)] = []
+        if !state.events.isEmpty, state.workers(on: .events) == 0 {
+            state.nextWorker += 1
+            state.workers[state.nextWorker] = Worker(lane: .events)
+            starts.append((state.nextWorker, .events))
+        }
+        let idleURLWorkers = state.workers.values.filter { $0.lane == .urls && $0.job == nil }.count
+        var wanted = min(state.urls.count - idleURLWorkers, urlLanes - state.workers(on: .urls))
+        while wanted > 0 {
+            state.nextWorker += 1
+            state.workers[state.nextWorker] = Worker(lane: .urls)
+            starts.append((state.nextWorker, .urls))
+            wanted -= 1
+        }
+        return starts
+    }
+
+    private func start(_ workers: [(UInt64, Lane)]) {
+        for (id, lane) in workers {
+            let body: @Sendable () async -> Void = { await self.work(id, on: lane) }
+            // Holds the tracker: what is queued is still delivered if the engine goes away
+            // without a shutdown (no promise at process exit, AN4, AN9).
+            let task = activity.map { $0.spawn(body) } ?? Task(operation: body)
+            state.withLock { state in
+                if state.workers[id] != nil { state.workers[id]?.task = task }
+            }
         }
     }
 
@@ -105,69 +231,135 @@ final class Tracker: Sendable {
     /// not hold it up), or the calling task is cancelled, or the tracker stopped.
     func flush() async {
         await state.wait(cancelled: (), activity: activity) { state in
-            state.attempted >= state.queued || state.stopped ? .proceed(()) : .park(state.queued)
+            state.attemptedThrough >= state.queued || state.stopped ? .proceed(()) : .park(state.queued)
         }
     }
 
-    /// Drops whatever is still queued, stops the delivery under way and lets every flush
+    /// Drops whatever is still queued, stops the deliveries under way and lets every flush
     /// return; nothing is delivered afterwards (H2).
     func stop() {
-        let (task, waiters) = state.withLock { state -> (Task<Void, Never>?, [Waiters<Void, UInt64>.Waiter]) in
+        let (tasks, waiters) = state.withLock { state -> ([Task<Void, Never>], [Waiters<Void, UInt64>.Waiter]) in
             state.stopped = true
-            state.queue = []
-            state.attempted = state.queued
-            defer { state.drainTask = nil }
-            return (state.drainTask, state.waiters.takeAll())
+            state.events = []
+            state.urls = []
+            state.attemptedThrough = state.queued
+            state.attemptedAhead = [:]
+            let tasks = state.workers.values.compactMap(\.task) + [state.watcher].compactMap { $0 }
+            state.watcher = nil
+            state.watching = false
+            return (tasks, state.waiters.takeAll())
         }
-        task?.cancel()
+        for task in tasks { task.cancel() }
         resume(waiters)
     }
 
-    /// How many times an idle drain yields for more work before it ends: impressions come in
-    /// bursts (a carousel scrolled into view), and a drain that is still there takes the next
-    /// job without a task being started and a thread woken for it.
-    private static let lingerYields = 4
+    // MARK: - Workers
 
-    private func drain() async {
+    private func work(_ id: UInt64, on lane: Lane) async {
         while true {
-            // Takes the whole queue at once, in order: `removeFirst()` per job shifts the rest
-            // of the array every time, which is quadratic when jobs arrive faster than they
-            // are delivered (a burst of impressions). Jobs queued meanwhile form the next batch.
-            let batch = state.withLock { state -> [Job] in
-                var batch: [Job] = []
-                swap(&batch, &state.queue)
-                return batch
-            }
-            if batch.isEmpty {
-                // Waits a moment for more, reading the count without the lock.
-                var yields = 0
-                while pending.load(ordering: .acquiring) == 0, yields < Self.lingerYields, !Task.isCancelled {
-                    await Task.yield()
-                    yields += 1
+            guard let (sequence, job) = await take(for: id, on: lane) else { return }
+            let delivered = await deliver(job)
+            let timedOut = state.withLock { $0.workers[id]?.timedOut ?? false }
+            let record = timedOut ? delivered.timedOut() : delivered
+            let (logged, done, restarts) = state.withLock {
+                state -> ([TrackingRecord], [Waiters<Void, UInt64>.Waiter], [(UInt64, Lane)]) in
+                guard !state.stopped else { return ([], [], []) }
+                let logged = Self.attempted(sequence, record, &state)
+                let through = state.attemptedThrough
+                let done = state.waiters.take { $0 <= through }
+                guard timedOut else {
+                    state.workers[id]?.job = nil
+                    return (logged, done, [])
                 }
-                if pending.load(ordering: .acquiring) > 0, !Task.isCancelled { continue }
-                let ended = state.withLock { state -> Bool in
-                    guard state.queue.isEmpty else { return false }  // came in just now
-                    state.draining = false
-                    state.drainTask = nil
-                    return true
-                }
-                if ended || Task.isCancelled { break }
-                continue
+                // Ended at its deadline, this worker's task is cancelled for good: another takes over.
+                state.workers[id] = nil
+                return (logged, done, Self.workersToStart(&state))
             }
-            pending.subtract(batch.count, ordering: .relaxed)
-            for job in batch {
-                if Task.isCancelled { return }
-                let record = await deliver(job)
-                let done = state.withLock { state -> [Waiters<Void, UInt64>.Waiter] in
-                    guard !state.stopped else { return [] }
-                    state.log.append(record)
-                    state.attempted += 1
-                    let attempted = state.attempted
-                    return state.waiters.take { $0 <= attempted }
+            report(logged)
+            resume(done)
+            start(restarts)
+            if timedOut { stopWatcherIfIdle() }
+            if timedOut || Task.isCancelled { return }
+        }
+    }
+
+    /// The next job of `lane` for worker `id`, with its deadline set; waits a moment for one
+    /// when there is none; `nil` when the worker is to end.
+    private func take(for id: UInt64, on lane: Lane) async -> (UInt64, Job)? {
+        var yields = 0
+        while true {
+            if Task.isCancelled { return end(id) }
+            let now = elapsed()
+            let timeout = lane == .events ? eventTimeout : urlTimeout
+            let (next, watch) = state.withLock { state -> ((UInt64, Job)?, Bool) in
+                guard !state.stopped else { return (nil, false) }
+                let next: (UInt64, Job)?
+                switch lane {
+                case .events: next = state.events.isEmpty ? nil : state.events.removeFirst()
+                case .urls: next = state.urls.isEmpty ? nil : state.urls.removeFirst()
                 }
-                resume(done)
+                guard let next else { return (nil, false) }
+                state.workers[id]?.job = next.0
+                state.workers[id]?.deadline = now + timeout
+                let watch = !state.watching
+                state.watching = true
+                return (next, watch)
             }
+            if let next {
+                pending.subtract(1, ordering: .relaxed)
+                if watch { startWatcher() }
+                return next
+            }
+            guard yields < Self.lingerYields else { return end(id) }
+            yields += 1
+            await Task.yield()
+            if pending.load(ordering: .acquiring) == 0, yields >= Self.lingerYields { return end(id) }
+        }
+    }
+
+    /// Worker `id` ends, unless a job came in meanwhile; the last one stops the watcher.
+    private func end(_ id: UInt64) -> (UInt64, Job)? {
+        state.withLock { _ = $0.workers.removeValue(forKey: id) }
+        stopWatcherIfIdle()
+        let restarts = state.withLock { Self.workersToStart(&$0) }  // a job that came just now
+        start(restarts)
+        return nil
+    }
+
+    /// With no worker left, nothing has a deadline: the watcher ends.
+    private func stopWatcherIfIdle() {
+        let watcher = state.withLock { state -> Task<Void, Never>? in
+            guard state.workers.isEmpty else { return nil }
+            state.watching = false
+            defer { state.watcher = nil }
+            return state.watcher
+        }
+        watcher?.cancel()
+    }
+
+    /// Job `sequence` was attempted: its record, and those of later jobs waiting for it, join
+    /// the log in queue order; returns them, for their failures to be reported in that order.
+    private static func attempted(_ sequence: UInt64, _ record: TrackingRecord, _ state: inout State)
+        -> [TrackingRecord]
+    {
+        guard sequence > state.attemptedThrough else { return [] }
+        state.attemptedAhead[sequence] = record
+        var logged: [TrackingRecord] = []
+        while let next = state.attemptedAhead.removeValue(forKey: state.attemptedThrough + 1) {
+            state.attemptedThrough += 1
+            state.log.append(next)
+            logged.append(next)
+        }
+        return logged
+    }
+
+    /// A failure is logged as an error: nothing else reports a lost event or tracking URL, and
+    /// nothing retries it (AN9).
+    private func report(_ records: [TrackingRecord]) {
+        for record in records {
+            guard let failure = record.failure, failure != "cancelled" else { continue }
+            let reason = record.reason ?? failure
+            call.logger.log(.error, "\(record.kind.rawValue) \(record.name) not delivered: \(reason)")
         }
     }
 
@@ -178,10 +370,56 @@ final class Tracker: Sendable {
         }
     }
 
+    // MARK: - Deadlines (B13)
+
+    /// One task that sleeps until the earliest deadline of the jobs under way and ends those
+    /// that passed theirs; it ends with the last worker.
+    private func startWatcher() {
+        let body: @Sendable () async -> Void = { [weak self] in await self?.watch() }
+        let task = activity.map { $0.spawn(body) } ?? Task(operation: body)
+        let stale = state.withLock { state -> Bool in
+            guard state.watching, state.watcher == nil, !state.stopped else { return true }
+            state.watcher = task
+            return false
+        }
+        if stale { task.cancel() }
+    }
+
+    private func watch() async {
+        let clock = self.clock
+        let slice = SlicedSleep.slice(for: clock)
+        while !Task.isCancelled {
+            let now = elapsed()
+            let (earliest, overdue) = state.withLock { state -> (Duration?, [Task<Void, Never>]) in
+                var overdue: [Task<Void, Never>] = []
+                var earliest: Duration?
+                for (id, worker) in state.workers where worker.job != nil && !worker.timedOut {
+                    if worker.deadline <= now {
+                        state.workers[id]?.timedOut = true
+                        if let task = worker.task { overdue.append(task) }
+                    } else {
+                        earliest = min(earliest ?? worker.deadline, worker.deadline)
+                    }
+                }
+                return (earliest, overdue)
+            }
+            for task in overdue { task.cancel() }  // the transport stops waiting; the worker records it
+            let wait = (earliest ?? (now + min(eventTimeout, urlTimeout))) - now
+            do { try await Self.sleep(on: clock, for: wait, slice: slice) } catch { return }
+        }
+    }
+
+    private static func sleep(on clock: any Clock<Duration>, for duration: Duration, slice: Duration?) async throws {
+        try await SlicedSleep.sleep(on: clock, for: duration, slice: slice)
+    }
+
     private func deliver(_ job: Job) async -> TrackingRecord {
         switch job {
-        case .event(let event, let envelope):
+        case .event(let event, let envelope, let epoch):
             let result = await gravity.event([event], envelope: envelope)
+            if case .success(let answer) = result, let user = answer.user {
+                identityAnswered.withLock { $0 }?(user, epoch)  // B9
+            }
             return record(
                 .event, event.type, user: envelope.user, properties: event.customProps, result.map { _ in () })
         case .url(let string, let user):
@@ -205,14 +443,25 @@ final class Tracker: Sendable {
         _ result: Result<Void, WireFailure>
     ) -> TrackingRecord {
         let failure: String?
+        var reason: String?
         switch result {
         case .success: failure = nil
         case .failure(.cancelled): failure = "cancelled"
         case .failure(.failed(let error, _)):
             failure = error.code.rawValue
-            call.logger.log(.error, "\(kind.rawValue) \(name) not delivered: \(error)")
+            reason = "\(error)"
         }
         return TrackingRecord(
-            kind: kind, name: name, uid: user.uid, customUserId: user.custom, properties: properties, failure: failure)
+            kind: kind, name: name, uid: user.uid, customUserId: user.custom, properties: properties, failure: failure,
+            reason: reason)
+    }
+}
+
+extension TrackingRecord {
+    /// The same attempt, ended at its deadline (B13).
+    fileprivate func timedOut() -> TrackingRecord {
+        TrackingRecord(
+            kind: kind, name: name, uid: uid, customUserId: customUserId, properties: properties, failure: "timeout",
+            reason: "timed out")
     }
 }

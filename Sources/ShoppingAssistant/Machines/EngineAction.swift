@@ -48,11 +48,17 @@ enum TimerID: Hashable, Sendable, CustomStringConvertible {
     case preparation(PreparationID)
     /// A message's 120 s reply deadline (D3), or the bound on its history read (D5).
     case reply(DialogTag)
+    /// A Gravity call's own deadline (B13).
+    case gravity(RequestID)
+    /// The `delayTime` of the in-app campaign whose turn has come (B6).
+    case campaignDelay(UInt64)
 
     var description: String {
         switch self {
         case .preparation(let id): return "deadline of \(id)"
         case .reply(let tag): return "reply deadline of \(tag)"
+        case .gravity(let id): return "deadline of \(id)"
+        case .campaignDelay(let turn): return "delay of in-app campaign turn \(turn)"
         }
     }
 }

@@ -4,6 +4,15 @@
 enum GravityResult: Sendable {
     case content(Result<GravityClient.Answer<ContentResponse>, WireFailure>)
     case campaigns(Result<GravityClient.Answer<[InAppCampaign]>, WireFailure>)
+
+    /// The `user` the answer carried, if it was one.
+    var user: GravityAnsweredUser? {
+        switch self {
+        case .content(.success(let answer)): return answer.user
+        case .campaigns(.success(let answer)): return answer.user
+        case .content(.failure), .campaigns(.failure): return nil
+        }
+    }
 }
 
 /// A Shopping API answer, decoded by the client.
@@ -16,6 +25,19 @@ enum ShoppingResult: Sendable {
 extension EngineMachine {
     /// A Gravity request answered; `identityEpoch` is the identity it was sent for.
     mutating func gravityAnswered(_ id: RequestID, _ answer: GravityResult, identityEpoch: UInt64) -> [EngineAction] {
+        guard gravityInFlight.remove(id) != nil else {
+            // B13: it already ended at its deadline; the `user` it brings still counts (B9).
+            return identityAnswered(answer.user, epoch: identityEpoch) + [
+                .log(.debug, "the answer of \(id) came after its deadline")
+            ]
+        }
+        return [.cancelTimer(.gravity(id))] + dispatchGravityAnswer(id, answer, identityEpoch: identityEpoch)
+    }
+
+    /// A Gravity request ended: with its answer, or at its deadline (B13).
+    mutating func dispatchGravityAnswer(_ id: RequestID, _ answer: GravityResult, identityEpoch: UInt64)
+        -> [EngineAction]
+    {
         let actions: [EngineAction]
         switch (id, answer) {
         case (.configuration(let preparation), .content(let result)):
@@ -53,7 +75,15 @@ extension EngineMachine {
         switch id {
         case .preparation(let preparation): return preparationDeadlinePassed(preparation)
         case .reply(let tag): return replyDeadlinePassed(tag)
+        case .gravity(let request): return gravityDeadlinePassed(request)
+        case .campaignDelay(let turn): return campaignDelayPassed(turn)
         }
+    }
+
+    /// A lifecycle event's `/event` answered (the tracker sends them): its `user` is adopted
+    /// like any Gravity answer's, under the identity it was sent for (B9).
+    mutating func lifecycleEventAnswered(user: GravityAnsweredUser?, identityEpoch: UInt64) -> [EngineAction] {
+        identityAnswered(user, epoch: identityEpoch)
     }
 
     /// Which of a reply's buttons are offered: routed (AC3) and handled (AC4).

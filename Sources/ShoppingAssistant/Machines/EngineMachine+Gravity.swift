@@ -100,24 +100,53 @@ extension EngineMachine {
         guard sessionGate.requested(request, needsSession: identity.needsSession) else {
             return [.log(.debug, "\(id) waits for the session's first Gravity answer")]  // B8
         }
-        return [.sendGravity(id, call, identityEpoch: identity.epoch)]
+        return send(request)
+    }
+
+    /// The request goes now, with its own deadline (B13).
+    private mutating func send(_ request: SessionGate.Waiting) -> [EngineAction] {
+        gravityInFlight.insert(request.id)
+        return [
+            .sendGravity(request.id, request.call, identityEpoch: request.identityEpoch),
+            .startTimer(.gravity(request.id), after: settings.gravityTimeout),  // B13
+        ]
     }
 
     /// Stops waiting for a Gravity request: one still at the gate is never sent; the first
     /// request of a session, let go, releases the gate as a failed one does (B8).
     mutating func cancelGravity(_ id: RequestID) -> [EngineAction] {
         if sessionGate.withdrawn(id) { return [] }
-        return [.cancelRequest(id)] + sessionGateAnswered(id)
+        return [.cancelRequest(id), .cancelTimer(.gravity(id))] + sessionGateAnswered(id)
     }
 
     /// A Gravity request answered (its `user` already adopted): what waited at the gate goes,
     /// carrying the session it brought (B8).
     mutating func sessionGateAnswered(_ id: RequestID) -> [EngineAction] {
-        sessionGate.answered(id, needsSession: identity.needsSession).map { request in
+        sessionGate.answered(id, needsSession: identity.needsSession).flatMap { request in
             // A request decided for an older identity keeps the user it was decided for (AN3).
             let call = request.identityEpoch == identity.epoch ? request.call.sent(as: identity.wire) : request.call
-            return .sendGravity(request.id, call, identityEpoch: request.identityEpoch)
+            return send(SessionGate.Waiting(id: request.id, call: call, identityEpoch: request.identityEpoch))
         }
+    }
+
+    /// A Gravity call's deadline passed (B13): it ends as a timeout — an uncertain outcome,
+    /// the server may have had it — and the transport stops waiting. The first request of a
+    /// session releases the gate, as a failed one does (B8).
+    mutating func gravityDeadlinePassed(_ id: RequestID) -> [EngineAction] {
+        guard gravityInFlight.remove(id) != nil else { return [] }
+        let error = AssistantError(code: .timeout, message: "no answer within \(settings.gravityTimeout)")
+        let failure = WireFailure.failed(error, uncertain: true)
+        let result: GravityResult
+        switch id {
+        case .host(let call)
+        where hostRequests[call].map({ $0.request != .trackView && $0.request != .triggerEvent }) ?? false:
+            result = .content(.failure(failure))
+        case .host:
+            result = .campaigns(.failure(failure))
+        default:
+            result = .content(.failure(failure))
+        }
+        return [.cancelRequest(id)] + dispatchGravityAnswer(id, result, identityEpoch: identity.epoch)
     }
 
     // MARK: - Identity (B3, D13, D17, AN3)

@@ -162,13 +162,24 @@ extension EngineMachine {
     /// Hands the next waiting campaign to the host, unless one is being shown; campaigns that
     /// a lock now holds back are dropped (B6, O7). Calls whose campaigns are all done return.
     mutating func showNextCampaign() -> [EngineAction] {
-        let step = campaigns.next(isLocked: presentation.locks.isLocked)
+        run(campaigns.next(isLocked: presentation.locks.isLocked))
+    }
+
+    /// A campaign's `delayTime` passed: shown now, or dropped if a lock was taken meanwhile (B6).
+    mutating func campaignDelayPassed(_ turn: UInt64) -> [EngineAction] {
+        let step = campaigns.delayPassed(turn, isLocked: presentation.locks.isLocked)
+        return run(step) + (step.show == nil ? showNextCampaign() : [])
+    }
+
+    /// Performs a step of the campaign queue; a dropped campaign lets the next one come up.
+    private mutating func run(_ step: InAppCampaignQueue.Step) -> [EngineAction] {
         var actions: [EngineAction] = step.dropped.map { campaign in
             .log(
                 .info,
                 "in-app campaign \(campaign.campaignId) suppressed: presentation locked by \(presentation.locks)")
         }
         if let entry = step.show { actions.append(hostCall(.showInAppCampaign(entry.campaign))) }
+        if let (turn, delay) = step.wait { actions.append(.startTimer(.campaignDelay(turn), after: delay)) }
         return actions + releaseReached()
     }
 

@@ -23,6 +23,8 @@ struct EngineMachine: Sendable {
         /// The `options` and `data[].options` of Gravity requests (`setOptions`).
         var options: GravityOptions
         var contentSettings: GravityContentSettings
+        /// Each Gravity call's own deadline (B13).
+        var gravityTimeout: Duration = .seconds(10)
     }
 
     /// A Gravity call of the host waiting for its answer.
@@ -63,6 +65,8 @@ struct EngineMachine: Sendable {
     var nextHostCall: UInt64 = 0
     /// Gravity requests waiting for the first answer of a session (B8).
     var sessionGate = SessionGate()
+    /// Gravity requests sent and not answered yet; one that passed its deadline (B13) is not.
+    var gravityInFlight: Set<RequestID> = []
     /// In-app campaigns on their way to the host, one at a time (B6).
     var campaigns = InAppCampaignQueue()
     /// Completions and notes held until the host has seen what they are about (`HostMilestone`).
@@ -148,7 +152,7 @@ struct EngineMachine: Sendable {
     /// The page as it is sent to Gravity (B4).
     func sdkContext(_ page: PageContext) -> PageContext {
         page.withSDKAttributes(
-            appVersion: settings.appVersion, sdkVersion: AssistantEngineConfiguration.sdkVersion,
+            appVersion: settings.appVersion, sdkVersion: AssistantEngineConfiguration.wireSDKVersion,
             platform: AssistantEngineConfiguration.platform)
     }
 
@@ -176,7 +180,10 @@ struct EngineMachine: Sendable {
             ?? PageContext(type: .other)
         let event = GravityCustomEvent(
             type: type.rawValue, name: type.displayName, customProps: props.compactMapValues { $0 })
-        return .track([.event(event, envelope: envelope(context, user: user))])
+        // An event bound to another user than the current one (an ended identity's, AN3) is of an
+        // older identity: its answer's `user` changes nothing (B9).
+        let epoch = user == nil ? identity.epoch : 0
+        return .track([.event(event, envelope: envelope(context, user: user), identityEpoch: epoch)])
     }
 
     /// A new snapshot for an open presenter, and the impressions of replies it shows for the

@@ -1,43 +1,69 @@
-/// Auto-shown in-app campaigns on their way to the host's campaign handler (B6, O7): one at a
-/// time, in the order they arrived, each counted against the call that fetched it so that the
-/// call can return once all of its campaigns are shown or dropped.
+/// Auto-shown in-app campaigns on their way to the host's campaign handler (B6, O7), as the iOS
+/// SDK shows the campaigns of a page view: highest `priority` first, one at a time, each after
+/// its `delayTime` once its turn has come. Each is counted against the call that fetched it, so
+/// that the call can return once all of its campaigns are shown or dropped.
 ///
 /// A campaign that arrives while a presentation lock is held is dropped by the caller, not
-/// queued; one that waits here while a lock is taken is dropped when its turn comes (B6).
+/// queued; one that waits here (its turn, or its delay) while a lock is taken is dropped when
+/// it would be shown (B6).
 struct InAppCampaignQueue: Sendable, Hashable {
     struct Entry: Sendable, Hashable {
         let campaign: InAppCampaign
         let caller: CallID
     }
 
-    /// What to do next: show one campaign, after dropping any that a lock now holds back.
+    /// What to do next: show one campaign, or wait its delay, after dropping any that a lock
+    /// now holds back.
     struct Step: Sendable, Hashable {
         var dropped: [InAppCampaign] = []
         var show: Entry?
+        /// Wait `delay`, then call `delayPassed(turn)`.
+        var wait: (turn: UInt64, delay: Duration)?
+
+        static func == (lhs: Step, rhs: Step) -> Bool {
+            lhs.dropped == rhs.dropped && lhs.show == rhs.show && lhs.wait?.turn == rhs.wait?.turn
+                && lhs.wait?.delay == rhs.wait?.delay
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(dropped)
+            hasher.combine(show)
+            hasher.combine(wait?.turn)
+            hasher.combine(wait?.delay)
+        }
     }
 
     private var waiting: [Entry] = []
     /// The campaign the host is showing, if any.
     private(set) var showing: Entry?
+    /// The campaign whose turn has come and whose delay is running, with its turn number.
+    private var delaying: (turn: UInt64, entry: Entry)?
+    private var turns: UInt64 = 0
     /// Campaigns not yet shown or dropped, by the call that fetched them.
     private var remaining: [CallID: Int] = [:]
 
-    var isIdle: Bool { showing == nil && waiting.isEmpty }
+    var isIdle: Bool { showing == nil && delaying == nil && waiting.isEmpty }
 
     /// Whether every campaign fetched by `caller` has been shown or dropped.
     func isDone(_ caller: CallID) -> Bool { remaining[caller] == nil }
 
+    /// The campaigns of one answer, highest priority first (none counts as 0; equal ones keep
+    /// the service's order), after those that came before.
     mutating func arrived(_ campaigns: [InAppCampaign], for caller: CallID) {
         guard !campaigns.isEmpty else { return }
-        waiting += campaigns.map { Entry(campaign: $0, caller: caller) }
+        let ordered = campaigns.enumerated().sorted { lhs, rhs in
+            let (left, right) = (lhs.element.priority ?? 0, rhs.element.priority ?? 0)
+            return left != right ? left > right : lhs.offset < rhs.offset
+        }
+        waiting += ordered.map { Entry(campaign: $0.element, caller: caller) }
         remaining[caller, default: 0] += campaigns.count
     }
 
-    /// The next campaign to hand to the host, unless one is being shown. `isLocked` is whether
-    /// a presentation lock is held now: campaigns that come up then are dropped (B6, O7).
+    /// The next campaign to hand to the host, unless one is being shown or delayed. `isLocked`
+    /// is whether a presentation lock is held now: campaigns that come up then are dropped (B6, O7).
     mutating func next(isLocked: Bool) -> Step {
         var step = Step()
-        guard showing == nil else { return step }
+        guard showing == nil, delaying == nil else { return step }
         while !waiting.isEmpty {
             let entry = waiting.removeFirst()
             if isLocked {  // B6: dropped, not kept for later
@@ -45,11 +71,30 @@ struct InAppCampaignQueue: Sendable, Hashable {
                 count(entry)
                 continue
             }
+            if let delay = entry.campaign.delay, delay > .zero {
+                turns += 1
+                delaying = (turns, entry)
+                step.wait = (turns, delay)
+                return step
+            }
             showing = entry
             step.show = entry
             break
         }
         return step
+    }
+
+    /// The delay of `turn` passed: the campaign is shown now, or dropped if a lock was taken
+    /// meanwhile (B6). A turn that is not the one delayed (after a shutdown) changes nothing.
+    mutating func delayPassed(_ turn: UInt64, isLocked: Bool) -> Step {
+        guard let (current, entry) = delaying, current == turn else { return Step() }
+        delaying = nil
+        guard !isLocked else {
+            count(entry)
+            return Step(dropped: [entry.campaign])
+        }
+        showing = entry
+        return Step(show: entry)
     }
 
     /// The host returned from showing the current campaign.
@@ -68,5 +113,16 @@ struct InAppCampaignQueue: Sendable, Hashable {
     private mutating func count(_ entry: Entry) {
         guard let left = remaining[entry.caller] else { return }
         remaining[entry.caller] = left > 1 ? left - 1 : nil
+    }
+
+    static func == (lhs: InAppCampaignQueue, rhs: InAppCampaignQueue) -> Bool {
+        lhs.waiting == rhs.waiting && lhs.showing == rhs.showing && lhs.delaying?.turn == rhs.delaying?.turn
+            && lhs.delaying?.entry == rhs.delaying?.entry && lhs.turns == rhs.turns && lhs.remaining == rhs.remaining
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(waiting)
+        hasher.combine(showing)
+        hasher.combine(turns)
     }
 }

@@ -48,18 +48,22 @@ public struct CampaignVariation: Sendable, Hashable {
     public let variationId: String?
     /// The decision that selected it; tracking URLs usually name it.
     public let decisionId: String?
+    /// The A/B test the decision belongs to, when the service runs one (the service sends it;
+    /// the SDKs do not read it yet).
+    public let testId: String?
     /// The blocks to render, in order.
     public let contents: [CampaignContent]
 
     /// For hosts' own tests, which build answers without the service; the engine decodes its own.
     public init(
-        campaignId: String?, experienceId: String?, variationId: String?, decisionId: String?,
+        campaignId: String?, experienceId: String?, variationId: String?, decisionId: String?, testId: String? = nil,
         contents: [CampaignContent]
     ) {
         self.campaignId = campaignId
         self.experienceId = experienceId
         self.variationId = variationId
         self.decisionId = decisionId
+        self.testId = testId
         self.contents = contents
     }
 }

@@ -14,8 +14,11 @@ struct GravityUser: Encodable, Hashable, Sendable {
 
 }
 
-/// `device`, as the iOS SDK sends it. There is no device here: `id` is the host's to give
+/// `device`, as the vendor SDKs send it. There is no device here: `id` is the host's to give
 /// (configuration), and is left out when it has none.
+///
+/// The user agent travels as `ua`: the key flutter ("Fix user agent field name", 2025-09-10)
+/// and Android (2025-10-22) fixed; iOS 1.0.4 still encodes its property name `userAgent`.
 struct GravityDevice: Encodable, Hashable, Sendable {
     var userAgent: String
     var id: String?
@@ -23,12 +26,23 @@ struct GravityDevice: Encodable, Hashable, Sendable {
     var permission = "unknown"
     /// The ad-tracking authorisation; not a concept on Linux.
     var tracking = "notSupported"
+
+    private enum CodingKeys: String, CodingKey {
+        case userAgent = "ua"
+        case id, permission, tracking
+    }
 }
 
-/// One `data[]` item of a `/choose` request.
+/// One `data[]` item of a `/choose` request. The content settings travel as `option`: the key
+/// flutter ("Options -> Option", 2025-09-10) and Android fixed; iOS 1.0.4 sends `options`.
 struct GravitySelectorRequest: Encodable, Sendable {
     var selector: String
     var options: GravityContentSettings
+
+    private enum CodingKeys: String, CodingKey {
+        case selector
+        case options = "option"
+    }
 }
 
 /// A custom event in `/event` `data` (wire.md § POST /event). `customProps` is left out when
@@ -82,14 +96,18 @@ public struct InAppCampaign: Sendable, Hashable {
     public let campaignId: String
     /// What triggered it (`screenview`, an event type).
     public let trigger: String?
-    /// Higher is shown first.
+    /// Higher is shown first; none counts as 0 (as the iOS SDK sorts).
     public let priority: Int?
+    /// How long to wait before showing it, once its turn has come (`delayTime`, milliseconds on
+    /// the wire); none or zero shows it at once.
+    public let delay: Duration?
 
     /// Wraps an already decoded campaign trigger.
-    public init(campaignId: String, trigger: String?, priority: Int?) {
+    public init(campaignId: String, trigger: String?, priority: Int?, delay: Duration? = nil) {
         self.campaignId = campaignId
         self.trigger = trigger
         self.priority = priority
+        self.delay = delay
     }
 }
 
@@ -116,9 +134,12 @@ enum GravityAnswer {
         }
         let campaigns = triggers.compactMap { trigger -> InAppCampaign? in
             guard let campaignId = trigger["campaignId"]?.stringValue else { return nil }
+            let delay = trigger["delayTime"]?.numberValue.flatMap { Int(exactly: $0) }.map {
+                Duration.milliseconds(max(0, min($0, 3_600_000)))  // a negative or absurd delay is none or an hour
+            }
             return InAppCampaign(
                 campaignId: campaignId, trigger: trigger["trigger"]?.stringValue,
-                priority: trigger["priority"]?.numberValue.flatMap { Int(exactly: $0) })
+                priority: trigger["priority"]?.numberValue.flatMap { Int(exactly: $0) }, delay: delay)
         }
         return (campaigns, GravityAnsweredUser(json: object["user"]))
     }
@@ -144,7 +165,7 @@ enum GravityAnswer {
         return CampaignVariation(
             campaignId: object["campaignId"]?.stringValue, experienceId: object["experienceId"]?.stringValue,
             variationId: object["variationId"]?.stringValue, decisionId: object["decisionId"]?.stringValue,
-            contents: (object["contents"]?.arrayValue ?? []).compactMap(content))
+            testId: object["testId"]?.stringValue, contents: (object["contents"]?.arrayValue ?? []).compactMap(content))
     }
 
     private static func content(_ json: JSONValue) -> CampaignContent? {

@@ -7,14 +7,18 @@ import Testing
 /// of the vendor's public SDKs (`gravity-sdk-ios` 1.0.4, `gravity-sdk-flutter`,
 /// `gravity-sdk-android`). Each test names the peer code or test it mirrors.
 enum Peer {
-    /// The `device` object every request carries, as the iOS SDK's `Device` encodes it (no id:
-    /// the engine has none unless the host gives one).
+    /// The `device` object every request carries, as the fixed SDKs encode it: the user agent
+    /// under `ua` (flutter `device.dart`, Android `Device`; iOS 1.0.4 still says `userAgent`),
+    /// describing the host app; no id: the engine has none unless the host gives one.
     static var device: [String: Any] {
         [
-            "userAgent": AssistantEngineConfiguration(apiKey: "k", section: "s").userAgent,
+            "ua": AssistantEngineConfiguration(apiKey: "k", section: "s").deviceUserAgent,
             "permission": "unknown", "tracking": "notSupported",
         ]
     }
+
+    /// The `User-Agent` header of every request: this SDK, not the HTTP library.
+    static var userAgentHeader: String? { AssistantEngineConfiguration(apiKey: "k", section: "s").userAgent }
 
     /// The iOS SDK's `Options()`.
     static var options: [String: Any] {
@@ -29,7 +33,8 @@ enum Peer {
         [
             "type": "PRODUCT", "data": ["SKU-123"], "location": "app://product/SKU-123",
             "attributes": [
-                "app_version": "0.0.0", "sdk_version": AssistantEngineConfiguration.sdkVersion, "app_platform": "linux",
+                "app_version": AssistantEngineConfiguration.sdkVersion,
+                "sdk_version": AssistantEngineConfiguration.wireSDKVersion, "app_platform": "linux",
             ],
         ]
     }

@@ -20,7 +20,7 @@ import Testing
         #expect(h.transport.requests.count == 1)
         let expected: NSDictionary = [
             "sec": Fixtures.section, "device": Peer.device, "user": ["uid": "u-8f3c"], "ctx": Peer.productContext,
-            "options": Peer.options, "data": [["selector": "banner", "options": ["skusOnly": false]]],
+            "options": Peer.options, "data": [["selector": "banner", "option": ["skusOnly": false]]],
         ]
         #expect(Peer.golden(h.transport.request(for: choose)) == expected)
         #expect(content?.data.map(\.selector) == ["banner"])
@@ -102,7 +102,7 @@ import Testing
                 as NSDictionary)
         #expect(
             Peer.golden(h.transport.request(for: choose))
-                == envelope.merging(["data": [["selector": "banner", "options": ["skusOnly": false]]]]) { $1 }
+                == envelope.merging(["data": [["selector": "banner", "option": ["skusOnly": false]]]]) { $1 }
                 as NSDictionary)
         #expect(
             Peer.golden(h.transport.request(for: event))
@@ -217,7 +217,7 @@ import Testing
             let request = h.transport.request(for: exchange)
             #expect(request?.header("Authorization") == nil)
             #expect(request?.body == nil)
-            #expect(request?.header("User-Agent") == Peer.device["userAgent"] as? String)
+            #expect(request?.header("User-Agent") == Peer.userAgentHeader)
         }
         #expect(await h.engine.trackingLog.map(\.name) == ["https://t.example/l?1", "https://t2.example/l?2"])
 
@@ -291,8 +291,10 @@ import Testing
 
     // MARK: - Headers and options
 
-    // Mirrors: every SDK names itself; wire.md: the `User-Agent` of every request is this SDK's
-    // and equals `device.userAgent` (Foundation's default would be `assistant (unknown…)`).
+    // wire.md: the `User-Agent` header of every request names this SDK and its version, not the
+    // HTTP library (Foundation's default would be `assistant (unknown…)`); `device.ua` is the
+    // host app's (the vendor SDKs' `App/version (platform)`), this SDK's when the host names none.
+    // covers: B4
     @Test func everyRequestNamesTheSDKInItsUserAgent() async {
         let h = await EngineHarness()
         await h.openReady()
@@ -300,7 +302,7 @@ import Testing
         await h.landOneReply()
         await h.engine.flushTracking()
         let agents = Set(h.transport.requests.map { $0.header("User-Agent") })
-        #expect(agents == [Peer.device["userAgent"] as? String])
+        #expect(agents == [Peer.userAgentHeader])
         #expect(h.transport.requests.contains { $0.method == .get })  // tracking GETs are included
         await h.verify()
     }
@@ -319,7 +321,8 @@ import Testing
         #expect((body["options"] as? [String: Bool])?["isReturnUserInfo"] == true)
         #expect((body["device"] as? [String: Any])?["id"] as? String == "device-1")
         let item = (body["data"] as? [[String: Any]])?.first
-        #expect(item?["options"] as? NSDictionary == ["skusOnly": true, "fields": ["id", "name"]])
+        #expect(item?["option"] as? NSDictionary == ["skusOnly": true, "fields": ["id", "name"]])
+        #expect(item?["options"] == nil, "the fixed SDKs' key only")
 
         await built.engine.setOptions(GravityOptions(isImplicitImpression: false))
         let second = built.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))

@@ -49,7 +49,7 @@ import Testing
             .message(tag), .reply(.success(try F.reply(to: "m-1", assistantMessageId: "am-1"))),
             canHandle: { _ in true })
         let events = F.trackedJobs(landed).compactMap { job -> GravityCustomEvent? in
-            if case .event(let event, _) = job { return event } else { return nil }
+            if case .event(let event, _, _) = job { return event } else { return nil }
         }
         #expect(events.map(\.type) == ["chat_message_send", "chat_message_reply"])
         #expect(events.first?.customProps == ["threadId": "thread-1", "messageId": "m-1", "attempt": "1"])

@@ -21,7 +21,7 @@ import Testing
     @Test func trackViewSendsAVisitAsTheCurrentUser() {
         var machine = F.machine()
         #expect(
-            machine.trackViewCalled(F.call(1), page: F.page)
+            F.withoutGravityDeadlines(machine.trackViewCalled(F.call(1), page: F.page))
                 == [.sendGravity(.host(F.call(1)), .visit(F.envelope()), identityEpoch: 1)])
     }
 
@@ -29,7 +29,7 @@ import Testing
     @Test func aCampaignIsShownWhenNoLockIsHeldAndTheCallReturnsOnceShown() {
         var machine = F.machine()
         let show = F.nextHostCall(machine)
-        let actions = Self.visitAnswered(&machine, call: F.call(1))
+        let actions = F.withoutGravityDeadlines(Self.visitAnswered(&machine, call: F.call(1)))
         #expect(actions == [.callHost(show, .showInAppCampaign(Self.campaign))])
         #expect(machine.hostCallFinished(show) == [.complete(F.call(1), .done)])
     }
@@ -82,7 +82,7 @@ import Testing
     @Test func withNoSessionTheFirstRequestGoesAloneAndTheOthersCarryItsSession() {
         var machine = F.machine(storedUID: nil)
         #expect(
-            machine.trackViewCalled(F.call(1), page: F.page)
+            F.withoutGravityDeadlines(machine.trackViewCalled(F.call(1), page: F.page))
                 == [.sendGravity(.host(F.call(1)), .visit(F.envelope(user: GravityUser())), identityEpoch: 1)])
         let waiting = machine.contentCalled(F.call(2), selector: "entry", page: F.page)
         #expect(F.withoutLogs(waiting) == [], "the second request waits at the gate")
@@ -91,14 +91,16 @@ import Testing
             .campaigns(.success(GravityClient.Answer(value: [], user: GravityAnsweredUser(uid: "u-9", ses: "s-9")))),
             identityEpoch: 1)
         #expect(
-            answered.last
+            F.withoutGravityDeadlines(answered).last
                 == .sendGravity(
                     .host(F.call(2)),
                     .choose(
                         selector: "entry", settings: GravityContentSettings(),
                         envelope: F.envelope(user: GravityUser(uid: "u-9", ses: "s-9"))),
                     identityEpoch: 1))
-        #expect(F.withoutLogs(machine.trackViewCalled(F.call(3), page: F.page)).count == 1, "a session is known now")
+        #expect(
+            F.withoutGravityDeadlines(F.withoutLogs(machine.trackViewCalled(F.call(3), page: F.page))).count == 1,
+            "a session is known now")
     }
 
     // Mirrors flutter choose_wire_test (a failed first visit): a failed first request releases
@@ -167,7 +169,7 @@ import Testing
     @Test func whileTheAppHoldsALockACampaignIsDroppedNotQueued() {
         var machine = F.machine()
         _ = machine.appLockChanged(locked: true)
-        let actions = Self.visitAnswered(&machine, call: F.call(1))
+        let actions = F.withoutGravityDeadlines(Self.visitAnswered(&machine, call: F.call(1)))
         #expect(
             actions == [
                 .log(
@@ -196,7 +198,7 @@ import Testing
         var machine = F.machine()
         _ = machine.appLockChanged(locked: true)
         #expect(
-            machine.contentCalled(F.call(1), selector: "entry", page: F.page)
+            F.withoutGravityDeadlines(machine.contentCalled(F.call(1), selector: "entry", page: F.page))
                 == [
                     .sendGravity(
                         .host(F.call(1)),
@@ -211,18 +213,19 @@ import Testing
         _ = machine.contentCalled(F.call(1), selector: "entry", page: F.page)
         let response = F.content(selector: "entry", loadURLs: ["https://t.example/l", "https://t.example/l"])
         #expect(
-            machine.gravityAnswered(.host(F.call(1)), .content(F.answered(response)), identityEpoch: 1) == [
-                .track([.url("https://t.example/l", user: GravityUser(uid: "uid-1"))]),
-                .complete(F.call(1), .content(response)),
-            ])
+            F.withoutGravityDeadlines(
+                machine.gravityAnswered(.host(F.call(1)), .content(F.answered(response)), identityEpoch: 1)) == [
+                    .track([.url("https://t.example/l", user: GravityUser(uid: "uid-1"))]),
+                    .complete(F.call(1), .content(response)),
+                ])
     }
 
     // covers: B5
     @Test func aFailedContentRequestReturnsNilAndIsLogged() {
         var machine = F.machine()
         _ = machine.contentCalled(F.call(1), selector: "entry", page: F.page)
-        let actions = machine.gravityAnswered(
-            .host(F.call(1)), .content(.failure(F.failure(.network))), identityEpoch: 1)
+        let actions = F.withoutGravityDeadlines(
+            machine.gravityAnswered(.host(F.call(1)), .content(.failure(F.failure(.network))), identityEpoch: 1))
         #expect(actions.count == 2)
         #expect(actions.last == .complete(F.call(1), .content(nil)))
         guard case .log(.error, _) = actions.first else {
@@ -236,20 +239,22 @@ import Testing
         var machine = F.machine()
         _ = machine.trackViewCalled(F.call(1), page: F.page)
         #expect(
-            machine.gravityAnswered(
-                .host(F.call(1)),
-                .campaigns(
-                    .success(GravityClient.Answer(value: [], user: GravityAnsweredUser(uid: "uid-2", ses: "s")))),
-                identityEpoch: 1) == [.persistUID("uid-2"), .complete(F.call(1), .done)])
+            F.withoutGravityDeadlines(
+                machine.gravityAnswered(
+                    .host(F.call(1)),
+                    .campaigns(
+                        .success(GravityClient.Answer(value: [], user: GravityAnsweredUser(uid: "uid-2", ses: "s")))),
+                    identityEpoch: 1)) == [.persistUID("uid-2"), .complete(F.call(1), .done)])
         #expect(machine.identity.wire == GravityUser(uid: "uid-2", ses: "s"))
         _ = machine.trackViewCalled(F.call(2), page: F.page)
         _ = machine.resetIdentityCalled(F.call(3))
         #expect(
-            machine.gravityAnswered(
-                .host(F.call(2)),
-                .campaigns(
-                    .success(GravityClient.Answer(value: [], user: GravityAnsweredUser(uid: "uid-2", ses: nil)))),
-                identityEpoch: 1) == [.complete(F.call(2), .done)])
+            F.withoutGravityDeadlines(
+                machine.gravityAnswered(
+                    .host(F.call(2)),
+                    .campaigns(
+                        .success(GravityClient.Answer(value: [], user: GravityAnsweredUser(uid: "uid-2", ses: nil)))),
+                    identityEpoch: 1)) == [.complete(F.call(2), .done)])
         #expect(machine.canonicalUserId == nil)
     }
 
@@ -258,7 +263,7 @@ import Testing
         var machine = F.machine()
         _ = machine.setUserCalled(F.call(1), userId: "app-42", sessionId: "s-42")
         #expect(
-            machine.trackViewCalled(F.call(2), page: F.page)
+            F.withoutGravityDeadlines(machine.trackViewCalled(F.call(2), page: F.page))
                 == [
                     .sendGravity(
                         .host(F.call(2)), .visit(F.envelope(user: GravityUser(custom: "app-42", ses: "s-42"))),

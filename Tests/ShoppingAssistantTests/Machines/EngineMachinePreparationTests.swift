@@ -17,10 +17,12 @@ import Testing
                         .configuration(id),
                         .choose(selector: F.selector, settings: GravityContentSettings(), envelope: F.envelope()),
                         identityEpoch: 1),
+                    .startTimer(.gravity(.configuration(id)), after: .seconds(10)),  // B13
                 ])
         #expect(
             F.withoutLogs(
-                machine.gravityAnswered(.configuration(id), .content(F.answered(F.content())), identityEpoch: 1))
+                F.withoutGravityDeadlines(
+                    machine.gravityAnswered(.configuration(id), .content(F.answered(F.content())), identityEpoch: 1)))
                 == [
                     .cancelTimer(.preparation(id)), .cancelRequest(.configuration(id)),
                     .complete(F.call(1), .prepare(.ready)),
@@ -48,8 +50,9 @@ import Testing
         let second = machine.prepareCalled(F.call(2), selector: F.selector, page: F.page, timeout: .seconds(10))
         #expect(second.contains(.complete(F.call(1), .prepare(.superseded))))
         #expect(
-            machine.gravityAnswered(
-                .configuration(F.preparation(1)), .content(F.answered(F.content())), identityEpoch: 1)
+            F.withoutGravityDeadlines(
+                machine.gravityAnswered(
+                    .configuration(F.preparation(1)), .content(F.answered(F.content())), identityEpoch: 1))
                 == [.log(.debug, "stale /choose answer of prep#1 dropped")])
         #expect(machine.preparationState == .preparing)
     }
@@ -63,7 +66,7 @@ import Testing
         let actions = F.prepareReady(&machine, call: F.call(2), selector: "other-assistant", page: F.otherPage)
         let id = F.preparation(2)
         #expect(
-            F.withoutLogs(actions) == [
+            F.withoutGravityDeadlines(F.withoutLogs(actions)) == [
                 .cancelTimer(.preparation(id)), .cancelRequest(.configuration(id)),
                 F.event("chat_dialog_end", ["threadId": "thread-1", "reason": "assistant_change"], page: F.page),
                 .complete(F.call(2), .prepare(.ready)),
@@ -109,7 +112,7 @@ import Testing
             .campaigns(.success(GravityClient.Answer(value: [], user: GravityAnsweredUser(uid: "uid-9", ses: nil)))),
             identityEpoch: 1)
         #expect(
-            F.withoutLogs(visit) == [
+            F.withoutGravityDeadlines(F.withoutLogs(visit)) == [
                 .persistUID("uid-9"), .cancelTimer(.preparation(F.preparation(1))),
                 .cancelRequest(.configuration(F.preparation(1))), .complete(F.call(1), .prepare(.ready)),
                 .complete(F.call(2), .done),
@@ -122,7 +125,7 @@ import Testing
         var machine = F.machine()
         _ = machine.prepareCalled(F.call(1), selector: F.selector, page: F.page, timeout: .seconds(10))
         #expect(
-            F.withoutLogs(machine.callCancelled(F.call(1))) == [
+            F.withoutGravityDeadlines(F.withoutLogs(machine.callCancelled(F.call(1)))) == [
                 .cancelTimer(.preparation(F.preparation(1))), .cancelRequest(.configuration(F.preparation(1))),
                 .complete(F.call(1), .prepare(.cancelled)),
             ])
@@ -136,6 +139,8 @@ import Testing
         let actions = machine.gravityAnswered(
             .configuration(F.preparation(1)),
             .content(F.answered(F.content(loadURLs: ["https://t.example/l", "https://t.example/l"]))), identityEpoch: 1)
-        #expect(actions.first == .track([.url("https://t.example/l", user: GravityUser(uid: "uid-1"))]))
+        #expect(
+            F.withoutGravityDeadlines(actions).first
+                == .track([.url("https://t.example/l", user: GravityUser(uid: "uid-1"))]))
     }
 }

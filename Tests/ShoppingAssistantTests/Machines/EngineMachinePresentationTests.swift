@@ -168,7 +168,9 @@ import Testing
         #expect(
             F.withoutLogs(machine.hostCallFinished(dismiss)) == [
                 .notifyLocks(PresentationLocks()), F.event("chat_dialog_close", ["threadId": "thread-1"], user: old),
-                F.event("chat_dialog_end", ["threadId": "thread-1", "reason": "identity_change"], user: old),
+                F.event(
+                    "chat_dialog_end", ["threadId": "thread-1", "reason": "identity_change"], user: old,
+                    identityEpoch: 0),
                 .complete(F.call(8), .done),
             ])
         #expect(machine.identity.epoch == 2)

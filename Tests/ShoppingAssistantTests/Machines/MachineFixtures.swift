@@ -75,18 +75,22 @@ enum MachineFixtures {
         GravityClient.Envelope(
             user: user,
             context: page.withSDKAttributes(
-                appVersion: appVersion, sdkVersion: AssistantEngineConfiguration.sdkVersion, platform: "linux"),
+                appVersion: appVersion, sdkVersion: AssistantEngineConfiguration.wireSDKVersion, platform: "linux"),
             options: GravityOptions())
     }
 
     /// A lifecycle event as wire.md names it, bound to `user` and `page` (AN1–AN3).
+    /// `identityEpoch` is the identity it was sent for: the current one's (1 unless the test
+    /// changed it), or 0 for an ended identity's (AN3), whose answer changes nothing (B9).
     static func event(
         _ type: String, _ props: [String: String], page: PageContext = page,
-        user: GravityUser = GravityUser(uid: "uid-1")
+        user: GravityUser = GravityUser(uid: "uid-1"), identityEpoch: UInt64 = 1
     ) -> EngineAction {
         let name = type.replacingOccurrences(of: "_", with: " ")
         return .track([
-            .event(GravityCustomEvent(type: type, name: name, customProps: props), envelope: envelope(page, user: user))
+            .event(
+                GravityCustomEvent(type: type, name: name, customProps: props), envelope: envelope(page, user: user),
+                identityEpoch: identityEpoch)
         ])
     }
 
@@ -284,6 +288,16 @@ enum MachineFixtures {
         actions.flatMap { action -> [String] in
             guard case .track(let jobs) = action else { return [] }
             return jobs.compactMap { if case .url(let url, _) = $0 { return url } else { return nil } }
+        }
+    }
+
+    /// `actions` without the Gravity calls' own deadlines (B13), for a test about something else.
+    static func withoutGravityDeadlines(_ actions: [EngineAction]) -> [EngineAction] {
+        actions.filter { action in
+            switch action {
+            case .startTimer(.gravity, _), .cancelTimer(.gravity): return false
+            default: return true
+            }
         }
     }
 

@@ -30,12 +30,16 @@ import Testing
         let body = Fixtures.body(request)
         #expect(body["sec"] as? String == Fixtures.section)
         let text = PrepFixtures.bodyText(request)
-        // As the iOS SDK encodes ContentSettings: `fields` is left out when nil.
-        #expect(text.contains(#""data":[{"options":{"skusOnly":false},"selector":"shopping-assistant"}]"#))
+        // As the SDKs encode ContentSettings (`fields` left out when nil), under the fixed SDKs'
+        // key `option` (flutter "Options -> Option"; iOS 1.0.4 says `options`).
+        #expect(text.contains(#""data":[{"option":{"skusOnly":false},"selector":"shopping-assistant"}]"#))
         let device = object(body["device"])
-        let userAgent = AssistantEngineConfiguration(apiKey: "k", section: "s").userAgent
-        #expect(device["userAgent"] as? String == userAgent)
-        #expect(request?.header("User-Agent") == userAgent)
+        let configuration = AssistantEngineConfiguration(apiKey: "k", section: "s")
+        // `device.ua` describes the host app (this SDK, when the host names none); the header
+        // names this SDK.
+        #expect(device["ua"] as? String == "ShoppingAssistant-Swift/\(AssistantEngineConfiguration.sdkVersion) (Linux)")
+        #expect(device["userAgent"] == nil, "the fixed SDKs' key only")
+        #expect(request?.header("User-Agent") == configuration.userAgent)
         #expect(device["id"] == nil, "no device id unless the host gives one")
         #expect(device["permission"] as? String == "unknown")
         #expect(device["tracking"] as? String == "notSupported")
@@ -103,25 +107,35 @@ import Testing
             ])
         let attributes = object(ctx["attributes"])
         #expect(bytes(attributes["Color"]) == Array(" Red ".utf8))
-        #expect(attributes["app_version"] as? String == "0.0.0")
-        #expect(attributes["sdk_version"] as? String == AssistantEngineConfiguration.sdkVersion)
+        #expect(attributes["app_version"] as? String == AssistantEngineConfiguration.sdkVersion)
+        #expect(attributes["sdk_version"] as? String == "\(AssistantEngineConfiguration.sdkVersion)+shopping-assistant")
         #expect(attributes["app_platform"] as? String == "linux")
         #expect(attributes.count == 4)
         await h.verify()
     }
 
+    // The host app's name and version describe it as the vendor SDKs do: `device.ua` is
+    // `App/version (platform)` (iOS DeviceUtils.getUserAgent), `app_version` its version; this
+    // SDK's `sdk_version` carries a build suffix no vendor release has.
     // covers: B4
-    @Test func appVersionComesFromTheConfiguration() async {
+    @Test func theHostAppsNameAndVersionComeFromTheConfiguration() async {
         let built = await EngineHarness(
             configuration: AssistantEngineConfiguration(
-                apiKey: Fixtures.apiKey, section: Fixtures.section, appVersion: "3.2.1-Beta"))
+                apiKey: Fixtures.apiKey, section: Fixtures.section, appName: "Hoff", appVersion: "3.2.1-Beta"))
         let visit = built.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
         await built.engine.trackView(pageContext: Fixtures.homePage)
-        let ctx = object(Fixtures.body(built.transport.request(for: visit))["ctx"])
+        let body = Fixtures.body(built.transport.request(for: visit))
+        let ctx = object(body["ctx"])
         #expect(
             ctx["attributes"] as? [String: String] == [
-                "app_version": "3.2.1-Beta", "sdk_version": "0.1.0", "app_platform": "linux",
+                "app_version": "3.2.1-Beta",
+                "sdk_version": "\(AssistantEngineConfiguration.sdkVersion)+shopping-assistant",
+                "app_platform": "linux",
             ])
+        #expect(object(body["device"])["ua"] as? String == "Hoff/3.2.1-Beta (Linux)")
+        #expect(
+            built.transport.request(for: visit)?.header("User-Agent")
+                == "ShoppingAssistant-Swift/\(AssistantEngineConfiguration.sdkVersion) (Linux)")
         await built.verify()
     }
 

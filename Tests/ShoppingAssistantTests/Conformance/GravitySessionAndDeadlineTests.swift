@@ -1,0 +1,297 @@
+import Foundation
+import ShoppingAssistant
+import ShoppingAssistantTesting
+import Testing
+
+@testable import ShoppingAssistant
+
+/// Gravity as the fixed vendor SDKs speak it, through the public API: the first-launch session
+/// gate (B8, ports of flutter's `choose_wire_test` gate cases), every answer's `user` (B9), the
+/// deadlines of Gravity calls and tracking requests (B13), in-app campaigns by priority and
+/// delay (iOS `handleCampaignIdsResponse`), and a payload of the shape the service really sends.
+@Suite(.timeLimit(.minutes(2)))
+struct GravitySessionAndDeadlineTests {
+    static let session = ["uid": "server-uid", "ses": "server-ses"]
+
+    static func user(_ request: HTTPRequest?) -> [String: String]? {
+        Fixtures.body(request)["user"] as? [String: String]
+    }
+
+    // MARK: - B8, the session gate
+
+    // Mirrors flutter choose_wire_test "colliding identifiers on a cold session adopt the first
+    // wave session": the second request waits for the first answer and carries its session,
+    // instead of going out anonymously and opening a second server-side profile.
+    // covers: B8
+    @Test func onAColdSessionTheSecondRequestCarriesTheFirstAnswersSession() async throws {
+        let h = await EngineHarness(storedUID: nil)
+        let first = h.transport.expect(.request(.post, pathSuffix: "/choose"), .deferred)
+        let second = h.transport.expect(
+            .request(.post, pathSuffix: "/choose"), .respond(Peer.choose([("cold", "{}")], uid: "server-uid")))
+        let a = h.bed.start { await $0.getContentBySelector(selector: "cold", pageContext: Fixtures.homePage) }
+        let b = h.bed.start { await $0.getContentBySelector(selector: "cold", pageContext: Fixtures.productPage) }
+        try await h.bed.runUntilIdle()
+        #expect(h.transport.requests.count == 1, "the second request waits at the gate")
+        #expect(Self.user(h.transport.request(for: first)) == [:], "a first launch sends user {}")
+        h.transport.complete(first, with: Peer.choose([("cold", "{}")], uid: "server-uid", ses: "server-ses"))
+        try await h.bed.runUntilIdle()
+        #expect(Self.user(h.transport.request(for: second)) == Self.session)
+        #expect(a.returnedValue != nil && b.returnedValue != nil)
+        #expect(await h.engine.canonicalUserId == "server-uid", "one profile: the uid never flips")
+    }
+
+    // Mirrors flutter choose_wire_test "a visit parked behind a choose gate re-snapshots after a
+    // mid-flight reset": the parked visit goes out as the new identity, and its own answer is
+    // the fresh session; the old first answer changes nothing.
+    // covers: B8, B3, B9
+    @Test func aRequestParkedAtTheGateGoesAsTheNewIdentityAfterAReset() async throws {
+        let h = await EngineHarness(storedUID: nil)
+        let choose = h.transport.expect(.request(.post, pathSuffix: "/choose"), .deferred)
+        let visit = h.transport.expect(
+            .request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "fresh-uid")))
+        h.bed.start { await $0.getContentBySelector(selector: "gate-owner", pageContext: Fixtures.homePage) }
+        h.bed.start { engine -> Bool in
+            await engine.trackView(pageContext: Fixtures.homePage)
+            return true
+        }
+        try await h.bed.runUntilIdle()
+        #expect(h.transport.requests.count == 1)
+        _ = try await h.bed.run { engine -> Bool in
+            await engine.resetIdentity()
+            return true
+        }
+        try await h.bed.runUntilIdle()
+        #expect(Self.user(h.transport.request(for: visit)) == [:], "the visit went out as the new visitor")
+        h.transport.complete(choose, with: Peer.choose([("gate-owner", "{}")], uid: "stale-uid"))
+        try await h.bed.runUntilIdle()
+        #expect(await h.engine.canonicalUserId == "fresh-uid")
+        #expect(h.identityStore.loadUid() == "fresh-uid")
+    }
+
+    // Mirrors flutter choose_wire_test "a failed first visit does not produce an unhandled zone
+    // error": the failed first request releases the gate, and the next one goes alone.
+    // covers: B8
+    @Test func aFailedFirstVisitReleasesTheGate() async throws {
+        let h = await EngineHarness(storedUID: nil)
+        h.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(.text(500, "{}")))
+        let next = h.transport.expect(
+            .request(.post, pathSuffix: "/choose"), .respond(Peer.choose([("banner", "{}")], uid: "server-uid")))
+        await h.engine.trackView(pageContext: Fixtures.homePage)
+        #expect(h.logs.messages.contains { $0.contains("POST /visit (trackView) failed") })
+        let content = await h.engine.getContentBySelector(selector: "banner", pageContext: Fixtures.homePage)
+        #expect(content != nil)
+        #expect(Self.user(h.transport.request(for: next)) == [:])
+        await h.verify()
+    }
+
+    // MARK: - B9, every answer's user
+
+    // iOS GravityRepository adopts the `user` of every answer; a lifecycle event's answer is one
+    // (the tracker sends them). An answer to an event of an ended identity changes nothing.
+    // covers: B9, B3
+    @Test func aLifecycleEventsAnswerBringsTheUidLikeAnyAnswer() async throws {
+        let h = await EngineHarness()
+        await h.prepareReady()
+        h.transport.expect(.request(.post, pathSuffix: "/event"), .respond(Fixtures.eventResponse(uid: "u-renewed")))
+        #expect(await h.engine.openAssistant(presenter: h.presenter) == .opened)  // chat_dialog_open
+        await h.engine.flushTracking()
+        await h.settle()
+        #expect(await h.engine.canonicalUserId == "u-renewed")
+        #expect(h.identityStore.loadUid() == "u-renewed")
+
+        // The close is the old user's, sent after the reset: its answer is of an older identity.
+        h.transport.expect(.request(.post, pathSuffix: "/event"), .respond(Fixtures.eventResponse(uid: "u-stale")))
+        await h.engine.resetIdentity()
+        await h.engine.flushTracking()
+        await h.settle()
+        #expect(await h.engine.canonicalUserId == nil)
+        #expect(h.identityStore.loadUid() == nil)
+        await h.verify()
+    }
+
+    // MARK: - B13, deadlines
+
+    // covers: B13, B5
+    @Test func aGravityCallEndsAtItsOwnDeadlineAndALateAnswerOnlyBringsItsUser() async throws {
+        // A transport that goes on after being cancelled, as some do: its answer still comes.
+        let h = await EngineHarness(wrap: { CancellationIgnoringTransport(inner: $0) })
+        let visit = h.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
+        let view = h.bed.start { engine -> Bool in
+            await engine.trackView(pageContext: Fixtures.homePage)
+            return true
+        }
+        try await h.bed.runUntilIdle()
+        h.clock.advance(by: .milliseconds(9_999))
+        try await h.bed.runUntilIdle()
+        #expect(view.returnedValue == nil, "the deadline is 10 s")
+        h.clock.advance(by: .milliseconds(1))
+        try await h.bed.runUntilIdle()
+        #expect(view.returnedValue == true)
+        #expect(h.logs.messages.contains { $0.contains("POST /visit (trackView) failed: timeout") })
+        h.transport.complete(visit, with: Fixtures.eventResponse(uid: "u-late"))  // a transport that answers anyway
+        try await h.bed.runUntilIdle()
+        #expect(await h.engine.canonicalUserId == "u-late", "B9: its user still counts")
+    }
+
+    // covers: B13, B5
+    @Test func theGravityDeadlineIsConfigurableAndContentReturnsNilAtIt() async throws {
+        let configuration = AssistantEngineConfiguration(
+            apiKey: Fixtures.apiKey, section: Fixtures.section, gravityTimeout: .seconds(3))
+        let h = await EngineHarness(configuration: configuration)
+        h.transport.expect(.request(.post, pathSuffix: "/choose"), .deferred)
+        let content = h.bed.start {
+            await $0.getContentBySelector(selector: "banner", pageContext: Fixtures.homePage)?.data.count ?? -1
+        }
+        try await h.bed.runUntilIdle()
+        h.clock.advance(by: .seconds(3))
+        try await h.bed.runUntilIdle()
+        #expect(content.returnedValue == -1, "nil at 3 s")
+    }
+
+    // A tracking host that never answers holds up nothing else: the other URLs and the lifecycle
+    // events go meanwhile (their own lanes), and it ends at its deadline, logged as an error.
+    // covers: B13, AN9
+    @Test func aTrackingHostThatNeverAnswersDelaysNothingElse() async throws {
+        let h = await EngineHarness()
+        let stalled = h.transport.expect(.get("https://stalled.example/i"), .deferred)
+        h.transport.expect(.get("https://t.example/a"), .respond(.text(204, "")))
+        h.transport.expect(.get("https://t.example/b"), .respond(.text(204, "")))
+        h.expectEvents(1)
+        let user = GravityUser(uid: "u-8f3c")
+        let envelope = GravityClient.Envelope(
+            user: user, context: Fixtures.homePage, options: GravityOptions())
+        await h.engine.tracker.enqueue([
+            .url("https://stalled.example/i", user: user), .url("https://t.example/a", user: user),
+            .url("https://t.example/b", user: user),
+            .event(
+                GravityCustomEvent(type: "chat_dialog_open", name: "chat dialog open", customProps: [:]),
+                envelope: envelope, identityEpoch: 1),
+        ])
+        try await h.bed.runUntilIdle()
+        let sent = h.transport.requests.map(\.url.absoluteString)
+        #expect(sent.contains("https://t.example/a") && sent.contains("https://t.example/b"))
+        #expect(sent.contains { $0.hasSuffix("/event") }, "the lifecycle event went too")
+        #expect(h.transport.request(for: stalled) != nil)
+        h.clock.advance(by: .seconds(10))
+        try await h.bed.runUntilIdle()
+        let log = await h.engine.trackingLog
+        #expect(
+            log.map(\.name).prefix(3) == ["https://stalled.example/i", "https://t.example/a", "https://t.example/b"])
+        #expect(log.first?.failure == "timeout")
+        #expect(h.logs.messages.contains("url https://stalled.example/i not delivered: timed out"))
+        await h.engine.flushTracking()
+        #expect(h.clock.sleeperCount == 0, "the deadline watcher ended with the last request")
+        await h.verify()
+    }
+
+    // MARK: - In-app campaigns: priority and delay
+
+    // Mirrors iOS GravitySDK.handleCampaignIdsResponse: highest priority first (none counts as
+    // 0), one at a time, each after its delayTime; one whose delay is under way when a lock is
+    // taken is dropped (B6).
+    // covers: B6
+    @Test func campaignsAreShownByPriorityEachAfterItsDelay() async throws {
+        let h = await EngineHarness()
+        let shown = Locked<[(String, Duration)]>([])
+        let clock = h.clock
+        await h.engine.setInAppCampaignHandler { campaign in
+            shown.withLock { $0.append((campaign.campaignId, clock.now.offset)) }
+        }
+        h.transport.expect(
+            .request(.post, pathSuffix: "/visit"),
+            .respond(
+                Fixtures.eventResponse(campaigns: [
+                    ["campaignId": "low", "priority": 1],
+                    ["campaignId": "high", "priority": 5, "delayTime": 500],
+                    ["campaignId": "unranked", "delayTime": 200],
+                ])))
+        let view = h.bed.start { engine -> Bool in
+            await engine.trackView(pageContext: Fixtures.homePage)
+            return true
+        }
+        try await h.bed.runUntilIdle()
+        #expect(shown.withLock { $0 }.isEmpty)
+        h.clock.advance(by: .milliseconds(500))
+        try await h.bed.runUntilIdle()
+        #expect(shown.withLock { $0.map(\.0) } == ["high", "low"])
+        #expect(view.returnedValue == nil, "its last campaign waits its delay")
+        h.clock.advance(by: .milliseconds(200))
+        try await h.bed.runUntilIdle()
+        #expect(shown.withLock { $0.map(\.0) } == ["high", "low", "unranked"])
+        #expect(shown.withLock { $0.map(\.1) } == [.milliseconds(500), .milliseconds(500), .milliseconds(700)])
+        #expect(view.returnedValue == true)
+
+        h.transport.expect(
+            .request(.post, pathSuffix: "/visit"),
+            .respond(Fixtures.eventResponse(campaigns: [["campaignId": "later", "delayTime": 1_000]])))
+        let second = h.bed.start { engine -> Bool in
+            await engine.trackView(pageContext: Fixtures.homePage)
+            return true
+        }
+        try await h.bed.runUntilIdle()
+        await h.engine.lockPresentation()
+        h.clock.advance(by: .seconds(1))
+        try await h.bed.runUntilIdle()
+        #expect(!shown.withLock { $0.map(\.0) }.contains("later"), "dropped: a lock was taken during its delay")
+        #expect(second.returnedValue == true)
+        #expect(h.logs.messages.contains { $0.contains("in-app campaign later suppressed") })
+    }
+
+    // MARK: - A payload of the shape the service sends
+
+    // The shape of flutter's test/fixtures/in_app_survey_payload.json, which the service really
+    // sent (values here are made up): `user: {}`, a `testId`, a `native` content delivered as a
+    // bottom sheet, no `custom`, server-driven `variables` with `onVisibleImpression`, and engagement
+    // events of five types. It decodes whole; it has nothing to load-track (no `onLoad`), and
+    // an empty `user` changes no identity.
+    // covers: B5, B7, B9
+    @Test func aPayloadOfTheServicesOwnShapeDecodes() async throws {
+        let h = await EngineHarness()
+        let content: [String: Any] = [
+            "contentId": "6a5f0000:b4f8", "deliveryMethod": "bottom_sheet", "contentType": "native",
+            "variables": [
+                "onVisibleImpression": ["action": "visible_impression"],
+                "frameUI": ["close": NSNull(), "container": ["style": ["cornerRadius": 25]]],
+                "elements": [["type": "text", "text": "Вам нравится магазин?"]],
+            ],
+            "events": ["visible_impression", "click", "follow_url", "follow_deeplink", "close"].map {
+                ["type": $0, "urls": ["https://ev.example/v2/engagement?type=\($0)&decisionId=gf:1"]]
+            },
+        ]
+        h.transport.expect(
+            .request(.post, pathSuffix: "/choose"),
+            .respond(
+                .json(
+                    200,
+                    [
+                        "user": [:] as [String: Any],
+                        "data": [
+                            [
+                                "selector": "in_app_survey_demo",
+                                "payload": [
+                                    [
+                                        "decisionId": "gf:1", "experienceId": "6a5f0001", "variationId": "6a5f0002",
+                                        "campaignId": "6a5f0003", "testId": "6a5f0004", "contents": [content],
+                                    ]
+                                ],
+                            ]
+                        ],
+                    ])))
+        let response = try #require(
+            await h.engine.getContentBySelector(selector: "in_app_survey_demo", pageContext: Fixtures.homePage))
+        let variation = try #require(response.variations.first)
+        #expect(variation.campaignId == "6a5f0003")
+        #expect(variation.testId == "6a5f0004")
+        let decoded = try #require(variation.contents.first)
+        #expect(decoded.contentType == "native")
+        #expect(decoded.deliveryMethod == "bottom_sheet")
+        #expect(decoded.custom == nil)
+        #expect(
+            decoded.events.map(\.type) == ["visible_impression", "click", "follow_url", "follow_deeplink", "close"])
+        #expect(decoded.variables?["onVisibleImpression"]?["action"]?.stringValue == "visible_impression")
+        #expect(decoded.loadTrackingURLs.isEmpty)
+        await h.engine.flushTracking()
+        #expect(await h.engine.canonicalUserId == "u-8f3c", "user {} changes nothing")
+        await h.verify()
+    }
+}
