@@ -5,6 +5,11 @@ import Foundation
 /// The package uses this instead of `Synchronization.Mutex` because on Linux the thread
 /// sanitizer cannot see `Mutex`'s futex-based locking and reports every access through it as
 /// a race; with a pthread mutex, `swift test --sanitize=thread` checks the real thing.
+///
+/// Never make a bare closure the value (`Locked<(@Sendable () -> Void)?>`): box it in a struct
+/// first. Passed `inout` through the generic `withLock`, a function value is re-wrapped in a
+/// pair of reabstraction thunks on every access, even a read, so each call through it gets one
+/// frame deeper — quadratic cost, and a stack overflow in a long-lived process.
 package final class Locked<Value: Sendable>: @unchecked Sendable {
     // @unchecked: every access to `value` happens inside `withLock`, under `mutex`.
     private var value: Value

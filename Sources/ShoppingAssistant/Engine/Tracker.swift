@@ -141,7 +141,12 @@ final class Tracker: Sendable {
     private let eventTimeout: Duration
     private let urlTimeout: Duration
     /// Told the `user` of each lifecycle event's answer, with the identity it was sent for (B9).
-    private let identityAnswered = Locked<(@Sendable (GravityAnsweredUser, UInt64) -> Void)?>(nil)
+    /// Boxed: see `Locked` on why a bare closure is never its value.
+    private let identityAnswered = Locked<IdentityListener?>(nil)
+
+    private struct IdentityListener: Sendable {
+        let answered: @Sendable (GravityAnsweredUser, UInt64) -> Void
+    }
 
     /// - Parameters:
     ///   - logCapacity: how many of the latest records the log keeps, so a long-lived engine
@@ -172,7 +177,7 @@ final class Tracker: Sendable {
 
     /// Whom to tell the `user` a lifecycle event's answer carries (B9).
     func setIdentityListener(_ listener: @escaping @Sendable (GravityAnsweredUser, UInt64) -> Void) {
-        identityAnswered.withLock { $0 = listener }
+        identityAnswered.withLock { $0 = IdentityListener(answered: listener) }
     }
 
     /// The latest records, oldest first.
@@ -418,7 +423,7 @@ final class Tracker: Sendable {
         case .event(let event, let envelope, let epoch):
             let result = await gravity.event([event], envelope: envelope)
             if case .success(let answer) = result, let user = answer.user {
-                identityAnswered.withLock { $0 }?(user, epoch)  // B9
+                identityAnswered.withLock { $0 }?.answered(user, epoch)  // B9
             }
             return record(
                 .event, event.type, user: envelope.user, properties: event.customProps, result.map { _ in () })
