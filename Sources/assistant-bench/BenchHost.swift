@@ -62,15 +62,34 @@ final class InstantTransport: HTTPTransport, Sendable {
 }
 
 /// Sends requests for one host over the network transport and everything else to the
-/// instant one: the Shopping API on the loopback server, Gravity and tracking in memory.
+/// instant one: the Shopping API on the loopback server, Gravity and tracking in memory. It
+/// notes when the latest network request entered and left the transport, so that an engine's
+/// round trip splits into before, in and after the transport.
 struct RoutingTransport: HTTPTransport {
     let networkHost: String
     let network: any HTTPTransport
     let local: InstantTransport
+    private let lastNetworkCall = Locked<(entered: ContinuousClock.Instant, left: ContinuousClock.Instant)?>(nil)
+
+    init(networkHost: String, network: any HTTPTransport, local: InstantTransport) {
+        self.networkHost = networkHost
+        self.network = network
+        self.local = local
+    }
+
+    /// When the latest network request entered the transport and when its answer left it.
+    var latestNetworkCall: (entered: ContinuousClock.Instant, left: ContinuousClock.Instant)? {
+        lastNetworkCall.withLock { $0 }
+    }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        if request.url.host == networkHost { return try await network.send(request) }
-        return try await local.send(request)
+        guard request.url.host == networkHost else { return try await local.send(request) }
+        let entered = Timing.now
+        defer {
+            let left = Timing.now
+            lastNetworkCall.withLock { $0 = (entered, left) }
+        }
+        return try await network.send(request)
     }
 }
 

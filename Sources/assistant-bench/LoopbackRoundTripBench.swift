@@ -18,7 +18,8 @@ import ShoppingAssistantTesting
 /// each against the same server, so drift and background load hit all alike; each engine's
 /// tracking is flushed before the next side runs. Two more sides (2a, 2b), the same POST
 /// through each transport alone and the engine's reply decoder, split the overhead between
-/// transport and engine.
+/// transport and engine; two more (2e, 2f) split each engine's round trip at its transport:
+/// what the engine does before the request reaches the transport and after its answer leaves.
 ///
 /// Goals: the engine over `URLSessionTransport` within 1.15× of bare URLSession (2); over
 /// `CurlTransport`, at most 0.8× of bare URLSession (2c) and within 1.3× of bare libcurl (2d).
@@ -31,6 +32,11 @@ enum LoopbackRoundTripBench {
     private final class Side {
         let label: String
         var samples = Samples()
+        /// An engine side's round trips split at the transport: from `sendMessage` to the
+        /// request entering it, in it, and from its answer to the presenter's snapshot.
+        var beforeTransport = Samples()
+        var inTransport = Samples()
+        var afterTransport = Samples()
         init(_ label: String) { self.label = label }
     }
 
@@ -58,14 +64,15 @@ enum LoopbackRoundTripBench {
         let messagesURL = server.baseURL.appendingPathComponent("v1/messages")
 
         let urlSessionPresenter = BenchPresenter()
+        let urlSessionRoutes = RoutingTransport(
+            networkHost: host, network: URLSessionTransport(), local: InstantTransport())
         let urlSessionEngine = await BenchEngine.openChat(
-            transport: RoutingTransport(networkHost: host, network: URLSessionTransport(), local: InstantTransport()),
-            presenter: urlSessionPresenter, shoppingBaseURL: server.baseURL)
+            transport: urlSessionRoutes, presenter: urlSessionPresenter, shoppingBaseURL: server.baseURL)
         let curlPresenter = BenchPresenter()
+        let curlRoutes = RoutingTransport(
+            networkHost: host, network: CurlTransport(proxy: .none), local: InstantTransport())
         let curlEngine = await BenchEngine.openChat(
-            transport: RoutingTransport(
-                networkHost: host, network: CurlTransport(proxy: .none), local: InstantTransport()),
-            presenter: curlPresenter, shoppingBaseURL: server.baseURL)
+            transport: curlRoutes, presenter: curlPresenter, shoppingBaseURL: server.baseURL)
         let bareURLSession = BareClient(url: messagesURL)
         let bareCurl = CurlBareClient(url: messagesURL)
         let urlSessionTransport = URLSessionTransport()
@@ -81,9 +88,9 @@ enum LoopbackRoundTripBench {
         var requestBody = Data()
         for iteration in 0..<(warmup + iterations) {
             let measured = iteration >= warmup
-            for (engine, presenter, side) in [
-                (urlSessionEngine, urlSessionPresenter, engineOverURLSession),
-                (curlEngine, curlPresenter, engineOverCurl),
+            for (engine, presenter, routes, side) in [
+                (urlSessionEngine, urlSessionPresenter, urlSessionRoutes, engineOverURLSession),
+                (curlEngine, curlPresenter, curlRoutes, engineOverCurl),
             ] {
                 await engine.startNewChat()
                 await engine.flushTracking()
@@ -92,7 +99,14 @@ enum LoopbackRoundTripBench {
                 let start = Timing.now
                 await BenchEngine.send(engine, "Подарок для мамы до 3000 ₽")
                 let observed = await presenter.replyObserved()
-                if measured { side.samples.append(start.duration(to: observed)) }
+                if measured {
+                    side.samples.append(start.duration(to: observed))
+                    if let call = routes.latestNetworkCall {
+                        side.beforeTransport.append(start.duration(to: call.entered))
+                        side.inTransport.append(call.entered.duration(to: call.left))
+                        side.afterTransport.append(call.left.duration(to: observed))
+                    }
+                }
                 if requestBody.isEmpty { requestBody = server.receivedRequests.last?.body ?? Data() }
                 // The message's lifecycle events and impressions finish before the next side
                 // runs, or they would slow it down and flatter the ratio.
@@ -148,6 +162,16 @@ enum LoopbackRoundTripBench {
                 "\(side.label): \(side.samples.summary) (\(Format.ratio(side.samples.median / bare)) of bare "
                     + "URLSession, \(Format.ratio(side.samples.median / floor)) of bare libcurl; the engine adds "
                     + "\(Format.seconds(engine.samples.median - side.samples.median)) to it)")
+        }
+        for (name, side) in [
+            ("2e. engine over URLSessionTransport", engineOverURLSession),
+            ("2f. engine over CurlTransport", engineOverCurl),
+        ] {
+            Report.line(
+                "\(name), split at the transport (medians): sendMessage → request in the transport "
+                    + "\(Format.seconds(side.beforeTransport.median)), in the transport "
+                    + "\(Format.seconds(side.inTransport.median)), answer → presenter's snapshot "
+                    + "\(Format.seconds(side.afterTransport.median))")
         }
         let ratio = engineOverURLSession.samples.median / bare
         let curlRatio = engineOverCurl.samples.median / bare

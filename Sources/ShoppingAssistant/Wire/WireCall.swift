@@ -102,7 +102,26 @@ struct WireCall: Sendable {
 /// Deterministic JSON for requests: sorted keys make retries byte-identical (D6) and
 /// transcripts stable.
 enum WireJSON {
+    /// A request body, written by its `JSONBodyWritable` conformance; a debug build checks every
+    /// one byte for byte against `JSONEncoder` on its `Encodable` conformance.
+    static func encode<T: Encodable & JSONBodyWritable>(_ value: T) -> Data {
+        var writer = JSONBodyWriter()
+        value.write(to: &writer)
+        assert(
+            writer.bytes.elementsEqual(encode(encodable: value)),
+            "\(T.self) writes \(String(decoding: writer.bytes, as: UTF8.self)), JSONEncoder "
+                + String(decoding: encode(encodable: value), as: UTF8.self))
+        // Copied to a buffer of its own size: `Data(_:)` of the array keeps the writer's spare
+        // capacity alive with the body.
+        return writer.bytes.withUnsafeBufferPointer { Data(buffer: $0) }
+    }
+
+    /// Any other value (a server's JSON written back), through `JSONEncoder`.
     static func encode<T: Encodable>(_ value: T) -> Data {
+        encode(encodable: value)
+    }
+
+    private static func encode<T: Encodable>(encodable value: T) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding our own Codable models cannot fail; fall back to an empty object regardless.
