@@ -61,7 +61,9 @@ struct GravityClient: Sendable {
         return .success(Answer(value: campaigns, user: user))
     }
 
-    private func request<Payload: Encodable & JSONBodyWritable & Sendable>(_ envelope: Envelope, type: String?, data: Payload?)
+    private func request<Payload: Encodable & JSONBodyWritable & Sendable>(
+        _ envelope: Envelope, type: String?, data: Payload?
+    )
         -> GravityRequest<Payload>
     {
         GravityRequest(
@@ -69,7 +71,9 @@ struct GravityClient: Sendable {
             type: type, data: data)
     }
 
-    private func post<Body: Encodable & JSONBodyWritable>(_ endpoint: String, body: Body) async -> Result<HTTPResponse, WireFailure> {
+    private func post<Body: Encodable & JSONBodyWritable>(_ endpoint: String, body: Body) async -> Result<
+        HTTPResponse, WireFailure
+    > {
         let request = HTTPRequest(
             method: .post, url: baseURL.appendingPathComponent(endpoint),
             headers: ["Content-Type": "application/json", "Authorization": "Bearer \(apiKey)"],

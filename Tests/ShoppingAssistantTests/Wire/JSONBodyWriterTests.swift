@@ -56,7 +56,8 @@ struct JSONBodyWriterTests {
             uid: rng.chance(50) ? randomString(&rng) : nil, custom: rng.chance(50) ? randomString(&rng) : nil,
             ses: rng.chance(50) ? randomString(&rng) : nil)
         let options = GravityOptions(
-            isReturnCounter: rng.chance(50), isReturnUserInfo: rng.chance(50), isReturnAnalyticsMetadata: rng.chance(50),
+            isReturnCounter: rng.chance(50), isReturnUserInfo: rng.chance(50),
+            isReturnAnalyticsMetadata: rng.chance(50),
             isImplicitPageview: rng.chance(50), isImplicitImpression: rng.chance(50),
             isBuildEngagementUrl: rng.chance(50))
         return (device, user, options)
@@ -77,7 +78,8 @@ struct JSONBodyWriterTests {
     }
 
     @Test func dictionaryKeysComeInJSONEncodersOrder() {
-        let keys = ["a10", "a9", "B", "a", "_", "Z", "é", "e", "aB", "ab", "A", "1", "10", "2", "ä", "ё", "я", "Я"]
+        let keys =
+            ["a10", "a9", "B", "a", "_", "Z", "é", "e", "aB", "ab", "A", "1", "10", "2", "ä", "ё", "я", "Я"]
             + ["a-b", "a_b", "ǅ", "ﬀ", "ss", "ß", "😀", "ａ", "app_version", "app_platform", "sdk_version"]
         let dictionary = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, String($0)) })
         #expect(Self.written(dictionary) == Self.encoded(dictionary))
