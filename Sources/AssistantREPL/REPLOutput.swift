@@ -79,16 +79,40 @@ package final class REPLOutput: Sendable {
         for piece in fitted(text) { emit(style.apply(role, piece)) }
     }
 
-    /// An engine log message, sanitised (it may quote server text) and kept to one line:
-    /// errors as `[error] …`, the rest as dim notes. Which messages arrive is the logger's
-    /// level (`--log-level`).
+    /// An engine log message, sanitised (it may quote server text) and wrapped, never cut, so
+    /// the cause of a failure is on screen at any width: errors as `[error] …`, the rest as dim
+    /// notes, continuation lines indented under the text. Which messages arrive is the
+    /// logger's level (`--log-level`). Only a message longer than `logLimit` bytes (a debug
+    /// line quoting a large body) is shortened, and then says how many bytes it left out.
     package func log(_ level: AssistantLogLevel, _ message: String) {
+        let text = Self.capped(message, limit: Self.logLimit)
         switch level {
-        case .error: singleLine(.error, prefix: "[error] ", message)
-        case .info: singleLine(.dim, prefix: "note: ", message)
-        case .debug: singleLine(.dim, prefix: "debug: ", message)
+        case .error: untrusted(text, prefix: "[error] ", role: .error, width: width)
+        case .info: untrusted(text, prefix: "note: ", role: .dim, width: width)
+        case .debug: untrusted(text, prefix: "debug: ", role: .dim, width: width)
         case .none: break
         }
+    }
+
+    /// The most of one log message printed, in UTF-8 bytes: far more than any note or error,
+    /// and more than the engine quotes of a body (4 KB), so only something unusual is cut.
+    static let logLimit = 64 * 1024
+
+    /// `text` when it has at most `limit` UTF-8 bytes; else its first whole characters within
+    /// the limit and a statement of how many bytes were left out.
+    static func capped(_ text: String, limit: Int) -> String {
+        let total = text.utf8.count
+        guard total > limit else { return text }
+        var kept = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let next = text.index(after: index)
+            let size = text.utf8.distance(from: index, to: next)
+            guard kept + size <= limit else { break }
+            kept += size
+            end = next
+        }
+        return String(text[..<end]) + " … (\(total - kept) more bytes not shown)"
     }
 
     /// A line that must stay one line: `text` came from a server (it is sanitised) and is
