@@ -85,7 +85,8 @@ final class CarouselState: Sendable {
     /// already, so nothing would change on screen.
     func scroll(_ block: AssistantProductBlock, by pages: Int) -> Bool {
         let offset = offsets.withLock { $0[Self.key(block)] ?? 0 }
-        let shown = CarouselBuilder(scrollOffset: offset, style: style).render(block: block, layout: layout).visibleRange
+        let shown = CarouselBuilder(scrollOffset: offset, style: style).render(block: block, layout: layout)
+            .visibleRange
         let perPage = max(1, shown.count)
         if pages < 0, shown.lowerBound == 0 { return false }
         if pages > 0, shown.upperBound >= block.products.count { return false }

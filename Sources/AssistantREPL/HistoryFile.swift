@@ -88,6 +88,10 @@ final class HistoryFile: Sendable {
         }
     }
 
+    /// Runs halfway through a compaction's temporary file: a crash test stops the process there,
+    /// so its kill lands inside the write every time, whatever the machine's speed.
+    static let midWrite = Locked<(@Sendable () -> Void)?>(nil)
+
     /// Writes `bytes` to a temporary file (0600), flushes it, and renames it over `path`; first
     /// removes the temporary files of compactions whose process is gone (killed mid-write).
     private static func replace(_ path: String, with bytes: Data) -> Bool {
@@ -96,7 +100,11 @@ final class HistoryFile: Sendable {
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { return false }
         _ = fchmod(descriptor, 0o600)
-        let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        // In two halves, with the crash test's pause between them.
+        let half = bytes.count / 2
+        var count = bytes.prefix(half).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        midWrite.withLock { $0 }?()
+        count += bytes.dropFirst(half).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         // On disk before the rename, so a power cut cannot leave the new name on empty data.
         let flushed = count == bytes.count && fsync(descriptor) == 0
         close(descriptor)

@@ -116,7 +116,8 @@ actor ImpressionTicker {
     private func reportCounted(_ names: [String]) {
         guard !names.isEmpty else { return }
         let short = names.map { TextLayout.truncate(TerminalSanitizer.sanitize($0), to: Self.nameColumns) }
-        output.untrusted(short.joined(separator: " · ") + ")", prefix: "(impressions: ", role: .dim, width: output.width)
+        output.untrusted(
+            short.joined(separator: " · ") + ")", prefix: "(impressions: ", role: .dim, width: output.width)
     }
 
     /// The most columns a card's name takes in the impression line.

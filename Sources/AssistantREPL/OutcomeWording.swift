@@ -25,7 +25,7 @@ enum OutcomeWording {
     private static func plain(_ error: AssistantError, retryIn: Duration?) -> String {
         switch error.code {
         case .rateLimited:
-            guard let wait = retryIn ?? error.retryAfter, wait > .zero else { return "rate limited — try again later" }
+            guard let wait = retryIn ?? error.retryAfter, wait > .zero else { return "rate limited" }
             return "rate limited — try again in \(seconds(wait)) s"
         case .unauthorized:
             if error.message.contains("IP_NOT_ALLOWED") {
@@ -71,7 +71,7 @@ enum OutcomeWording {
         case .accepted: return "\(what): accepted"
         case .duplicate: reason = "it is being handled already"
         case .staleReference: reason = "it is from a chat that is gone"
-        case .notActionable: reason = "it cannot be opened"
+        case .notActionable: reason = what.hasPrefix("button") ? "it is not available" : "it cannot be opened"
         }
         return "\(what) ignored: \(reason) (\(result.rawValue))"
     }

@@ -244,12 +244,13 @@ package actor REPLSession {
         // The engine reports a suggest that is not there as empty text; say what happened.
         let chat = await engine.chatSnapshot
         guard chat.suggests.indices.contains(number - 1) else {
-            let why =
-                chat.isSending
-                ? "suggests are hidden while a message is on its way"
-                : chat.suggests.isEmpty
-                    ? "there are none"
-                    : chat.suggests.count == 1 ? "there is one: :s 1" : "there are \(chat.suggests.count): :s 1 to :s \(chat.suggests.count)"
+            let why: String
+            switch (chat.isSending, chat.suggests.count) {
+            case (true, _): why = "suggests are hidden while a message is on its way"
+            case (false, 0): why = "there are none"
+            case (false, 1): why = "there is one: :s 1"
+            case (false, let count): why = "there are \(count): :s 1 to :s \(count)"
+            }
             output.line(.warning, "no suggest \(number) on screen (\(why))")
             return
         }
@@ -342,7 +343,7 @@ package actor REPLSession {
 
     func setWidth(_ width: Int) async {
         carousel.setWidth(width)
-        output.line(.dim, "(width \(width), fixed: :width auto follows the terminal again)")
+        output.line(.dim, "(width \(width), fixed until :width auto)")
         await presenter.redrawLatestCarousel()
     }
 

@@ -78,7 +78,10 @@ import Testing
     @Test func theHelpOfATerminalSessionSaysAMessageKeepsItsAmpersand() {
         let lines = REPLCommandTable.standard.helpLines(messagesWait: false)
         #expect(
-            lines.contains("End a :command with ' &' to run it without waiting (a message never waits: its '&' is sent)."))
-        #expect(lines.contains("Anything not starting with ':' is a chat message; '::text' sends ':text' ('::exit' sends the word)."))
+            lines.contains(
+                "End a :command with ' &' to run it without waiting (a message never waits: its '&' is sent)."))
+        #expect(
+            lines.contains(
+                "Anything not starting with ':' is a chat message; '::text' sends ':text' ('::exit' sends the word)."))
     }
 }

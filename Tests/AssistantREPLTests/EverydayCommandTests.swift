@@ -22,7 +22,10 @@ import Testing
         // A message on its way hides the suggests: then, and only then, that is the reason.
         let pending = await repl.run(":s 1 &").printed
         #expect(!pending.contains { $0.contains("no suggest") })
-        #expect(await repl.run(":s 2").printed == ["no suggest 2 on screen (suggests are hidden while a message is on its way)"])
+        #expect(
+            await repl.run(":s 2").printed == [
+                "no suggest 2 on screen (suggests are hidden while a message is on its way)"
+            ])
     }
 
     @Test func scrollingPastAnEndSaysSoAndDrawsNothing() async throws {
@@ -67,7 +70,7 @@ import Testing
 
         let repl = try await withReply()
         let narrowed = await repl.run(":width 30").printed
-        #expect(narrowed.prefix(2) == ["(width 30, fixed: :width auto", "  follows the terminal again)"])
+        #expect(narrowed.prefix(2) == ["(width 30, fixed until :width", "  auto)"])
         #expect(narrowed.allSatisfy { DisplayWidth.of($0) <= 30 })
         let back = await repl.run(":width auto").printed
         #expect(back.first == "(width 80, following the terminal)")
@@ -91,10 +94,11 @@ import Testing
             output: REPLOutput { line in printed.withLock { $0.append(line) } })
         await environment.session.run(reader: ScriptLineReader(lines: [":clear-faults", ":fault conflict"]))
         let lines = printed.withLock { $0 }
-        #expect(lines.prefix(2) == [
-            "Shopping assistant REPL — live services",
-            "Type :help for commands. Start with :home or :product SKU (a SKU of your shop).",
-        ])
+        #expect(
+            lines.prefix(2) == [
+                "Shopping assistant REPL — live services",
+                "Type :help for commands. Start with :home or :product SKU (a SKU of your shop).",
+            ])
         #expect(!lines.contains { $0.contains("KIT-1001") })
         #expect(lines.filter { $0 == "faults are a demo store feature" }.count == 2)
         #expect(!lines.contains("(faults cleared)"))

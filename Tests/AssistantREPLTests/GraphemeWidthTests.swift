@@ -52,7 +52,9 @@ import Testing
         Sequence(name: "flag of Russia", text: "🇷🇺", columns: 2),
         Sequence(name: "a lone regional indicator", text: "\u{1F1F7}", columns: 1),
         Sequence(name: "three regional indicators", text: "🇷🇺\u{1F1F7}", columns: 3),
-        Sequence(name: "flag of Scotland (tags)", text: "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", columns: 2),
+        Sequence(
+            name: "flag of Scotland (tags)", text: "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", columns: 2
+        ),
         // Keycaps: the grapheme-aware terminals draw 2.
         Sequence(name: "keycap 1", text: "1\u{FE0F}\u{20E3}", columns: 1),
         Sequence(name: "keycap # without VS16", text: "#\u{20E3}", columns: 1),
@@ -76,7 +78,8 @@ import Testing
     @Test func aCardWhoseNameHoldsAZWJSequenceLinesUp() {
         let products = ["Набор 👨\u{200D}👩\u{200D}👧 для семьи", "Кружка", "Плед 👩\u{1F3FD}\u{200D}💻"].enumerated().map {
             AssistantProduct(
-                itemId: "p-\($0.offset)", ref: AssistantProductRef(opening: 1, dialog: 1, identity: 1, reply: 0, item: $0.offset),
+                itemId: "p-\($0.offset)",
+                ref: AssistantProductRef(opening: 1, dialog: 1, identity: 1, reply: 0, item: $0.offset),
                 name: $0.element, sku: "SKU-\($0.offset)", price: .amount(100), currency: "RUB")
         }
         let rendering = CarouselBuilder().render(
@@ -100,7 +103,8 @@ import Testing
             let file = directory + "/\(index).txt"
             try ("|" + sequence.text).write(toFile: file, atomically: true, encoding: .utf8)
             let session = "w\(index)"
-            _ = try Self.tmux(socket, ["new-session", "-d", "-s", session, "-x", "100", "-y", "5", "cat \(file); exec cat"])
+            _ = try Self.tmux(
+                socket, ["new-session", "-d", "-s", session, "-x", "100", "-y", "5", "cat \(file); exec cat"])
             defer { _ = try? Self.tmux(socket, ["kill-session", "-t", session]) }
             // Polled, not slept: the pane shows the text once `cat` wrote it.
             let deadline = Date().addingTimeInterval(60)

@@ -21,39 +21,46 @@ import Testing
         return lines
     }
 
-    @Test func twoWritersAtOnceKeepEachOthersLines() throws {
+    /// Two writers of one new history file keeping `size` lines, as two REPLs have them.
+    private func withTwoWriters(
+        size: Int, _ body: (_ path: String, _ first: HistoryFile, _ second: HistoryFile) throws -> Void
+    ) throws {
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/history"
-        let first = HistoryFile(path: path, size: 1_000, loadedLines: 0)
-        let second = HistoryFile(path: path, size: 1_000, loadedLines: 0)
-        DispatchQueue.concurrentPerform(iterations: 200) { index in
-            #expect((index % 2 == 0 ? first : second).append("line \(index)"))
+        try body(
+            path, HistoryFile(path: path, size: size, loadedLines: 0),
+            HistoryFile(path: path, size: size, loadedLines: 0))
+    }
+
+    @Test func twoWritersAtOnceKeepEachOthersLines() throws {
+        try withTwoWriters(size: 1_000) { path, first, second in
+            DispatchQueue.concurrentPerform(iterations: 200) { index in
+                #expect((index % 2 == 0 ? first : second).append("line \(index)"))
+            }
+            let lines = try entries(path)
+            #expect(lines.count == 200)
+            // libedit's encoding of a space, read back by its H_LOAD.
+            #expect(Set(lines) == Set((0..<200).map { "line\\040\($0)" }))
+            var info = stat()
+            #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+            #expect(stat(path + ".lock", &info) == 0 && info.st_mode & 0o777 == 0o600)
         }
-        let lines = try entries(path)
-        #expect(lines.count == 200)
-        // libedit's encoding of a space, read back by its H_LOAD.
-        #expect(Set(lines) == Set((0..<200).map { "line\\040\($0)" }))
-        var info = stat()
-        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
-        #expect(stat(path + ".lock", &info) == 0 && info.st_mode & 0o777 == 0o600)
     }
 
     @Test func aCompactionKeepsTheNewestLinesOfEveryWriter() throws {
-        let directory = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/history"
-        let first = HistoryFile(path: path, size: 5, loadedLines: 0)
-        let second = HistoryFile(path: path, size: 5, loadedLines: 0)
-        for index in 0..<8 { second.append("b\(index)") }  // 8 lines: not yet twice 5 for `second`…
-        for index in 0..<3 { first.append("a\(index)") }  // …nor for `first`
-        #expect(try entries(path).count == 11)
-        for index in 8..<11 { second.append("b\(index)") }  // `second` passes 10: it compacts
-        #expect(try entries(path) == ["a1", "a2", "b8", "b9", "b10"])
-        first.append("a3")
-        #expect(try entries(path).suffix(2) == ["b10", "a3"])
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        #expect(!names.contains { $0.hasSuffix(".tmp") })
+        try withTwoWriters(size: 5) { path, first, second in
+            for index in 0..<8 { second.append("b\(index)") }  // 8 lines: not yet twice 5 for `second`…
+            for index in 0..<3 { first.append("a\(index)") }  // …nor for `first`
+            #expect(try entries(path).count == 11)
+            for index in 8..<11 { second.append("b\(index)") }  // `second` passes 10: it compacts
+            #expect(try entries(path) == ["a1", "a2", "b8", "b9", "b10"])
+            first.append("a3")
+            #expect(try entries(path).suffix(2) == ["b10", "a3"])
+            let names = try FileManager.default.contentsOfDirectory(
+                atPath: (path as NSString).deletingLastPathComponent)
+            #expect(!names.contains { $0.hasSuffix(".tmp") })
+        }
     }
 
     @Test func linesWithAnyCharacterReadBackAsTyped() throws {

@@ -34,7 +34,8 @@ import Testing
     @Test func aRefusedNetworkOffersNoRetry() async throws {
         let (_, printed) = try await failedMessage(.ipNotAllowed)
         #expect(
-            printed.contains("✗ not delivered: this network is not allowed to use the service, HTTP 403 (unauthorized)"))
+            printed.contains("✗ not delivered: this network is not allowed to use the service, HTTP 403 (unauthorized)")
+        )
         #expect(!printed.contains { $0.contains(":retry") })
     }
 
@@ -47,12 +48,15 @@ import Testing
 
     @Test func everyCodeReadsInWordsWithTheCodeAfterThem() {
         let cases: [(AssistantError, String)] = [
-            (.init(code: .rateLimited, message: "HTTP 429", httpStatus: 429), "rate limited — try again later"),
+            (.init(code: .rateLimited, message: "HTTP 429", httpStatus: 429), "rate limited"),
             (
                 .init(code: .rateLimited, message: "HTTP 429", httpStatus: 429, retryAfter: .seconds(30)),
                 "rate limited — try again in 30 s"
             ),
-            (.init(code: .unauthorized, message: "HTTP 401", httpStatus: 401), "not authorized: check the API key, HTTP 401"),
+            (
+                .init(code: .unauthorized, message: "HTTP 401", httpStatus: 401),
+                "not authorized: check the API key, HTTP 401"
+            ),
             (
                 .init(code: .unauthorized, message: "HTTP 403 IP_NOT_ALLOWED: no", httpStatus: 403),
                 "this network is not allowed to use the service, HTTP 403"

@@ -140,7 +140,7 @@ import Testing
         for argument in ["1001", "19", "wide", ""] {
             #expect(await repl.run(":width " + argument).printed == ["usage: :width N|auto (N from 20 to 1000)"])
         }
-        #expect(await repl.run(":width 1000").printed == ["(width 1000, fixed: :width auto follows the terminal again)"])
+        #expect(await repl.run(":width 1000").printed == ["(width 1000, fixed until :width auto)"])
         #expect(await repl.run(":width auto").printed == ["(width 80, following the terminal)"])
     }
 }

@@ -38,7 +38,8 @@ import Testing
     @Test func aLogLineWrapsUnderItsPrefixInsteadOfBeingCut() {
         let output = REPLOutput.capturing()
         output.fitLines { 40 }
-        let cause = "gravity POST /visit (trackView) failed: network: cannot connect: Failed to connect to 127.0.0.1 port 9"
+        let cause =
+            "gravity POST /visit (trackView) failed: network: cannot connect: Failed to connect to 127.0.0.1 port 9"
         output.log(.error, cause)
         let lines = output.lines
         #expect(lines.count > 1)

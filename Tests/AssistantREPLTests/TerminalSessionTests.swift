@@ -186,7 +186,8 @@ extension LibeditLineReaderTests {
         session.enter(":open", after: "> ")
         session.terminal.waitFor("suggests:")
         session.enter("exit", after: "chat[product KIT-1001]> ")
-        session.terminal.waitFor("'exit' was not sent: :quit leaves, :close closes the chat; to send the word, type ::exit")
+        session.terminal.waitFor(
+            "'exit' was not sent: :quit leaves, :close closes the chat; to send the word, type ::exit")
         let posts = session.environment.demoStore?.requestLog.filter { $0.path.hasSuffix("/v1/messages") } ?? []
         #expect(posts.isEmpty)
         await session.finish(after: "chat[product KIT-1001]> ")
