@@ -84,8 +84,10 @@ final class ChatPresenter: AssistantPresenter {
             let ids = Set(chat.messages.map(\.id))
             state.failedAt = state.failedAt.filter { ids.contains($0.key) }
         }
-        drawStartScreen(chat)
-        await draw(chat)
+        await output.grouped {
+            drawStartScreen(chat)
+            await draw(chat)
+        }
     }
 
     /// The start screen's title and subtitle: on opening, and again when a new chat (or an
@@ -98,7 +100,7 @@ final class ChatPresenter: AssistantPresenter {
     }
 
     func updateAssistant(_ chat: AssistantChatSnapshot) async {
-        await draw(chat)
+        await output.grouped { await draw(chat) }
     }
 
     /// Runs `body` once inside the next dismissal, while the close transition is under way:
@@ -129,15 +131,17 @@ final class ChatPresenter: AssistantPresenter {
     /// Redraws the latest carousel, after scrolling.
     func redrawLatestCarousel() async {
         guard let message = latestProductReply, let block = message.productBlock else { return }
-        await drawBlock(block)
+        await output.grouped { await drawBlock(block) }
     }
 
     /// The terminal was resized: the open chat's carousel is drawn again for the new width
     /// (PR3), under a note saying why it appears once more.
     func redrawAfterResize() async {
         guard isPresented, latestProductReply?.productBlock != nil else { return }
-        output.line(.dim, "(width \(width()))")
-        await redrawLatestCarousel()
+        await output.grouped {
+            output.line(.dim, "(width \(width()))")
+            await redrawLatestCarousel()
+        }
     }
 
     private func draw(_ chat: AssistantChatSnapshot) async {

@@ -61,8 +61,9 @@ let reader = LineReaderFactory.standard(
     hinter: { REPLSession.hint(for: $0) })
 // A terminal without cursor control (TERM=dumb) gets no escape byte at all: no colour either.
 let plainTerminal = (reader as? LibeditLineReader)?.hasCursorControl == false
-let output = REPLOutput(style: TerminalStyle.detect(noColorFlag: options.noColor || plainTerminal)) { line in
-    if interactive { reader.printAsync(line) } else { print(line) }
+let output = REPLOutput(style: TerminalStyle.detect(noColorFlag: options.noColor || plainTerminal)) {
+    (lines: [String]) in
+    if interactive { reader.printAsync(lines.joined(separator: "\n")) } else { for line in lines { print(line) } }
 }
 let repl = await REPLEnvironment(
     policy: .commandLine(

@@ -35,6 +35,33 @@ import Testing
             ])
     }
 
+    @Test func aTerminalsSinkGetsEachItemWholeAndAChatRedrawAtOnce() async {
+        let calls = Locked<[[String]]>([])
+        let observed = Locked<[String]>([])
+        let output = REPLOutput(style: .plain) { (lines: [String]) in calls.withLock { $0.append(lines) } }
+        output.fitLines { 20 }
+        output.setObserver { line in observed.withLock { $0.append(line) } }
+        output.untrusted("a reply long enough to wrap onto three rows", prefix: "assistant › ")
+        #expect(calls.withLock { $0 }.count == 1, "one wrapped text, one call")
+        #expect(calls.withLock { $0 }[0].count > 2)
+        await output.grouped {
+            output.line("Подарки (1–3 of 6)")
+            output.line("┌─ 1 ─┐")
+            output.line("└─────┘")
+            // The observer (a recording) sees each line as it is printed, grouped or not.
+            #expect(observed.withLock { $0 }.suffix(3) == ["Подарки (1–3 of 6)", "┌─ 1 ─┐", "└─────┘"])
+        }
+        #expect(calls.withLock { $0 }.last == ["Подарки (1–3 of 6)", "┌─ 1 ─┐", "└─────┘"])
+        #expect(calls.withLock { $0 }.count == 2)
+        // A line sink (pipes, replays, tests) sees every line alone, groups or not.
+        let lines = Locked<[String]>([])
+        let piped = REPLOutput { line in lines.withLock { $0.append(line) } }
+        await piped.grouped {
+            piped.line("one")
+            #expect(lines.withLock { $0 } == ["one"], "printed at once, not held for the group")
+        }
+    }
+
     @Test func aLogLineWrapsUnderItsPrefixInsteadOfBeingCut() {
         let output = REPLOutput.capturing()
         output.fitLines { 40 }

@@ -31,7 +31,8 @@ final class TerminalSession {
             CommandLineOptions(), interactive: true, width: Int(columns), stateDirectory: nil)
         policy.time = .clock(clock)
         let style = TerminalStyle(usesColor: reader.hasCursorControl)
-        environment = await REPLEnvironment(policy: policy, output: REPLOutput(style: style) { reader.printAsync($0) })
+        let output = REPLOutput(style: style) { (lines: [String]) in reader.printAsync(lines.joined(separator: "\n")) }
+        environment = await REPLEnvironment(policy: policy, output: output)
     }
 
     /// Starts the session's read loop; `finish(after:)` ends it.
