@@ -266,10 +266,20 @@ package actor REPLSession {
             output.line(.warning, "nothing to retry")
             return
         }
-        // Retry-After is honoured: a retry before it would only be refused again.
-        if case .failed(let error) = failed.status, let wait = presenter.retryWait(for: failed) {
-            output.line(.warning, OutcomeWording.failure(error, retryIn: wait))
-            return
+        if case .failed(let error) = failed.status {
+            // A refused key or network would refuse the same request again: none is offered.
+            guard OutcomeWording.offersRetry(error) else {
+                output.line(
+                    .warning,
+                    "not sent again: \(OutcomeWording.failure(error)) would fail the same way; "
+                        + "once that is fixed, send the text as a new message")
+                return
+            }
+            // Retry-After is honoured: a retry before it would only be refused again.
+            if let wait = presenter.retryWait(for: failed) {
+                output.line(.warning, OutcomeWording.failure(error, retryIn: wait))
+                return
+            }
         }
         switch await engine.retryMessage(id: failed.id) {
         case .success: await settleReply()

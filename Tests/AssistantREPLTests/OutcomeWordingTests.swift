@@ -31,12 +31,19 @@ import Testing
         #expect(posts.count == 2, "the held-back retries sent nothing")
     }
 
-    @Test func aRefusedNetworkOffersNoRetry() async throws {
-        let (_, printed) = try await failedMessage(.ipNotAllowed)
+    @Test func aRefusedNetworkOffersNoRetryAndARetrySaysWhy() async throws {
+        let (repl, printed) = try await failedMessage(.ipNotAllowed)
         #expect(
             printed.contains("✗ not delivered: this network is not allowed to use the service, HTTP 403 (unauthorized)")
         )
         #expect(!printed.contains { $0.contains(":retry") })
+        #expect(
+            await repl.run(":retry").printed == [
+                "not sent again: this network is not allowed to use the service, HTTP 403 (unauthorized) would fail "
+                    + "the same way; once that is fixed, send the text as a new message"
+            ])
+        let posts = repl.demoStore?.requestLog.filter { $0.path.hasSuffix("/v1/messages") } ?? []
+        #expect(posts.count == 1, "nothing sent again")
     }
 
     @Test func aServerFailureSaysSoWithItsStatusAndOffersARetry() async throws {
