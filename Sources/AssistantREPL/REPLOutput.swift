@@ -82,7 +82,8 @@ package final class REPLOutput: Sendable {
     /// Runs `body`, handing everything it prints (in this task) to the sink at once when it
     /// ends: one redraw of the prompt for a whole chat update. Other tasks print as usual.
     package func grouped<T: Sendable>(_ body: () async -> T) async -> T {
-        guard groupsLines else { return await body() }
+        // Inside a group of this output already: its lines are part of that one.
+        guard groupsLines, Self.group?.owner != ObjectIdentifier(self) else { return await body() }
         let group = Group(owner: ObjectIdentifier(self))
         let result = await Self.$group.withValue(group) { await body() }
         let lines = group.close()

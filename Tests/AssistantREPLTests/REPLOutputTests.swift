@@ -53,6 +53,12 @@ import Testing
         }
         #expect(calls.withLock { $0 }.last == ["Подарки (1–3 of 6)", "┌─ 1 ─┐", "└─────┘"])
         #expect(calls.withLock { $0 }.count == 2)
+        // A group inside a group is part of it: its lines keep their place.
+        await output.grouped {
+            output.line("(width 80)")
+            await output.grouped { output.line("Подарки (1–3 of 6)") }
+        }
+        #expect(calls.withLock { $0 }.last == ["(width 80)", "Подарки (1–3 of 6)"])
         // A line sink (pipes, replays, tests) sees every line alone, groups or not.
         let lines = Locked<[String]>([])
         let piped = REPLOutput { line in lines.withLock { $0.append(line) } }
