@@ -64,17 +64,20 @@ package struct StateDirectory: Sendable, Hashable {
     /// The directory a session keeps its files in, and the warning to print once when there is
     /// none: `--state-dir` must be usable (else a usage error); the default is used when it can
     /// be written or created, and otherwise dropped with one warning saying what is lost, so
-    /// the history and the identity stay in memory instead of failing at every line. `needed`
-    /// is false when the session would write nothing there (a piped demo session).
+    /// the history (`history`) and the identity (`identity`, live services) stay in memory
+    /// instead of failing at every line. With neither, nothing is written there and nothing
+    /// is checked.
     package static func resolve(
-        explicit: String?, environment: [String: String], needed: Bool
+        explicit: String?, environment: [String: String], history: Bool, identity: Bool
     ) throws(CommandLineOptions.ParseError) -> (directory: StateDirectory?, warning: String?) {
         if let explicit { return (try prepare(explicit), nil) }
         guard let directory = standard(environment: environment) else { return (nil, nil) }
-        guard needed, let reason = directory.unwritableReason() else { return (directory, nil) }
+        guard history || identity, let reason = directory.unwritableReason() else { return (directory, nil) }
+        let kept = [history ? "the line history" : nil, identity ? "the identity" : nil].compactMap { $0 }
         let warning =
-            "warning: cannot keep state in \(directory.path) (\(reason)): the line history and the identity "
-            + "last only for this session; --state-dir DIR keeps them elsewhere"
+            "warning: cannot keep state in \(directory.path) (\(reason)): \(kept.joined(separator: " and ")) "
+            + "\(kept.count > 1 ? "last" : "lasts") only for this session; --state-dir DIR keeps "
+            + "\(kept.count > 1 ? "them" : "it") elsewhere"
         return (nil, warning)
     }
 

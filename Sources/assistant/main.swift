@@ -35,20 +35,24 @@ if options.showVersion {
     exit(0)
 }
 let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+let measured = TerminalSize.measuredColumns(descriptor: STDOUT_FILENO)
+let width = TerminalSize.columns(override: options.width, measured: measured, environment: environment)
 let stateDirectory: StateDirectory?
 do {
     // An explicit --state-dir must be usable; the default is created when first written, and
     // one that cannot be is left out with one warning (history, and live identity, in memory).
     let resolved = try StateDirectory.resolve(
-        explicit: options.stateDirectory, environment: environment, needed: interactive || !options.usesDemoStore)
+        explicit: options.stateDirectory, environment: environment, history: interactive,
+        identity: !options.usesDemoStore)
     stateDirectory = resolved.directory
-    if let warning = resolved.warning { FileHandle.standardError.write(Data((warning + "\n").utf8)) }
+    if let warning = resolved.warning {
+        let lines = TextLayout.fit(warning, width: width).joined(separator: "\n")
+        FileHandle.standardError.write(Data((lines + "\n").utf8))
+    }
 } catch {
     fail(error)
 }
 
-let measured = TerminalSize.measuredColumns(descriptor: STDOUT_FILENO)
-let width = TerminalSize.columns(override: options.width, measured: measured, environment: environment)
 // With --width in a terminal, `:width auto` goes back to the terminal's own width.
 let terminalWidth =
     options.width != nil && measured != nil

@@ -67,22 +67,29 @@ import Testing
         let file = directory + "/not-a-directory"
         #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
         let environment = ["XDG_STATE_HOME": file]
-        let resolved = try StateDirectory.resolve(explicit: nil, environment: environment, needed: true)
+        let resolved = try StateDirectory.resolve(
+            explicit: nil, environment: environment, history: true, identity: true)
         #expect(resolved.directory == nil, "history and identity stay in memory")
         #expect(
             resolved.warning
                 == "warning: cannot keep state in \(file)/shopping-assistant (\(file) is not a directory): the line "
                 + "history and the identity last only for this session; --state-dir DIR keeps them elsewhere")
+        // On the demo store the identity is in memory anyway: only the history is lost.
+        let demo = try StateDirectory.resolve(explicit: nil, environment: environment, history: true, identity: false)
+        #expect(
+            demo.warning?.hasSuffix("the line history lasts only for this session; --state-dir DIR keeps it elsewhere")
+                == true)
         // A session that writes nothing there (piped, demo store) is not warned.
-        let quiet = try StateDirectory.resolve(explicit: nil, environment: environment, needed: false)
+        let quiet = try StateDirectory.resolve(explicit: nil, environment: environment, history: false, identity: false)
         #expect(quiet.warning == nil)
         // A writable default, existing or not yet, is used without a word.
-        let fine = try StateDirectory.resolve(explicit: nil, environment: ["XDG_STATE_HOME": directory], needed: true)
+        let fine = try StateDirectory.resolve(
+            explicit: nil, environment: ["XDG_STATE_HOME": directory], history: true, identity: true)
         #expect(fine.directory?.path == directory + "/shopping-assistant")
         #expect(fine.warning == nil)
         // --state-dir to the same place stays a usage error.
         #expect(throws: CommandLineOptions.ParseError.self) {
-            try StateDirectory.resolve(explicit: file + "/x", environment: [:], needed: true)
+            try StateDirectory.resolve(explicit: file + "/x", environment: [:], history: true, identity: true)
         }
     }
 }
