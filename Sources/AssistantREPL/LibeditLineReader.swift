@@ -11,7 +11,12 @@ import Synchronization
 ///   handling is off (`EL_SIGNAL 0`): it would re-raise Ctrl-C to the whole process group.
 ///   Instead the C session installs `SIGINT`/`SIGWINCH` handlers (without `SA_RESTART`) while
 ///   a reader exists; they replace any earlier handlers, which are restored when the last
-///   reader goes away. A Ctrl-C pressed while no read is in progress is dropped.
+///   reader goes away. A Ctrl-C pressed while no read is in progress ends a waiting
+///   `nextInterrupt()` (the REPL stops the command that runs), and is dropped otherwise.
+/// - A terminal without cursor control (`hasCursorControl`, from terminfo) gets no escape
+///   sequence from the session: output printed while a line is typed goes below it.
+/// - With a hinter, the arguments a command still takes show at the right end of the input
+///   row (libedit's right prompt), plain: libedit misplaces escape sequences there.
 /// - `SIGWINCH` redraws the prompt and the input for the new width (the C session moves back to
 ///   the prompt's first row, as the terminal re-flowed it or not, clears below and tells
 ///   libedit, `el_resize`), shortens a prompt that would take more than the width allows, and

@@ -63,8 +63,24 @@ final class TerminalSession {
             screen().last?.hasSuffix(row) == true
         }
         terminal.type("\u{4}")
-        await running?.value
+        // A session that never ends fails the test at its time limit instead of stalling the
+        // run: what the session waits for is cancelled, and the hang-up ends the read.
+        let terminal = UncheckedSendable(terminal)
+        let running = self.running
+        await withTaskCancellationHandler {
+            await running?.value
+        } onCancel: {
+            running?.cancel()
+            terminal.value.hangUp()
+        }
     }
+}
+
+/// Hands a test's terminal to a cancellation handler, which runs while the test's own task
+/// waits and touches nothing else of it.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 extension PseudoTerminal {
