@@ -98,6 +98,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socket = directory + "/socket"
+        defer { _ = try? Self.tmux(socket, ["kill-server"]) }
         var measured: [String] = []
         for (index, sequence) in Self.table.enumerated() {
             let file = directory + "/\(index).txt"
@@ -105,8 +106,9 @@ import Testing
             let session = "w\(index)"
             _ = try Self.tmux(
                 socket, ["new-session", "-d", "-s", session, "-x", "100", "-y", "5", "cat \(file); exec cat"])
-            defer { _ = try? Self.tmux(socket, ["kill-session", "-t", session]) }
-            // Polled, not slept: the pane shows the text once `cat` wrote it.
+            // Sessions stay until the end (killing the last one ends the server, and the next
+            // session would race its exit). Polled, not slept: the pane shows the text once
+            // `cat` wrote it.
             let deadline = Date().addingTimeInterval(60)
             var advance: Int?
             while advance == nil, Date() < deadline {
@@ -119,25 +121,30 @@ import Testing
             measured.append("\(sequence.name): tmux \(columns), table \(sequence.columns)")
             #expect(columns == sequence.columns, "\(sequence.name)")
         }
-        _ = try? Self.tmux(socket, ["kill-server"])
         print(measured.joined(separator: "\n"))
     }
 
+    /// Runs one tmux command through the shell, its output read with `popen`. Not `Process`:
+    /// Foundation waits for descriptors that the tmux server (started by the first command, and
+    /// living on) inherits, so that command would never seem to end.
     private static func tmux(_ socket: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux", "-S", socket] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["LANG"] = "C.UTF-8"
-        environment["LC_ALL"] = "C.UTF-8"
-        environment["TMUX"] = nil
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let quoted = (["tmux", "-S", socket] + arguments).map {
+            "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        }
+        // Only a command that prints keeps the pipe; the server `new-session` starts must not.
+        let prints = ["capture-pane", "display"].contains(arguments.first ?? "")
+        let command =
+            "LANG=C.UTF-8 LC_ALL=C.UTF-8 TMUX= " + quoted.joined(separator: " ") + " 2>/dev/null </dev/null"
+            + (prints ? "" : " >/dev/null")
+        guard let pipe = popen(command, "r") else { throw CocoaError(.fileReadUnknown) }
+        var output = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, pipe)
+            if count <= 0 { break }
+            output.append(contentsOf: buffer[0..<count])
+        }
+        pclose(pipe)
+        return String(decoding: output, as: UTF8.self)
     }
 }
