@@ -8,8 +8,10 @@ final class CarouselState: Sendable {
 
     private struct Width {
         var columns: Int
-        /// Set by `:width N`: the layout no longer follows the terminal.
-        var isPinned = false
+        /// Set by `:width N` (or `--width`): the layout no longer follows the terminal.
+        var isPinned: Bool
+        /// The terminal's width as last reported, followed again by `:width auto`.
+        var terminal: Int
         /// The newest resize applied, so a late notification cannot undo a newer one.
         var lastResize: UInt64 = 0
     }
@@ -18,8 +20,14 @@ final class CarouselState: Sendable {
     private let currentWidth: Locked<Width>
     let style: TerminalStyle
 
-    init(width: Int, style: TerminalStyle) {
-        currentWidth = Locked(Width(columns: max(Self.minimumWidth, width)))
+    /// Lays out for `width`, following the terminal's resizes; or, given the terminal's own
+    /// `terminalWidth` (`--width` in a terminal), pinned to `width` until `followTerminal()`.
+    init(width: Int, terminalWidth: Int? = nil, style: TerminalStyle) {
+        let columns = max(Self.minimumWidth, width)
+        currentWidth = Locked(
+            Width(
+                columns: columns, isPinned: terminalWidth != nil,
+                terminal: terminalWidth.map { max(Self.minimumWidth, $0) } ?? columns))
         self.style = style
     }
 
@@ -27,7 +35,8 @@ final class CarouselState: Sendable {
     /// out (PR3).
     var width: Int { currentWidth.withLock { $0.columns } }
 
-    /// An explicit width (`:width N`): kept until the next one, whatever the terminal does.
+    /// An explicit width (`:width N`): kept until the next one or `:width auto`, whatever the
+    /// terminal does.
     func setWidth(_ width: Int) {
         currentWidth.withLock {
             $0.columns = max(Self.minimumWidth, width)
@@ -35,15 +44,26 @@ final class CarouselState: Sendable {
         }
     }
 
-    /// Follows the terminal's new width unless a width was set explicitly or a newer resize
-    /// was already applied. True when the width changed, so the chat must be drawn again.
+    /// `:width auto`: the terminal's width, followed from now on; returns it.
+    func followTerminal() -> Int {
+        currentWidth.withLock {
+            $0.isPinned = false
+            $0.columns = $0.terminal
+            return $0.columns
+        }
+    }
+
+    /// Notes the terminal's new width, and follows it unless a width was set explicitly or a
+    /// newer resize was already applied. True when the layout width changed, so the chat must
+    /// be drawn again.
     func terminalResized(_ resize: TerminalResize) -> Bool {
         currentWidth.withLock { width in
-            guard !width.isPinned, resize.sequence > width.lastResize else { return false }
+            guard resize.sequence > width.lastResize else { return false }
             width.lastResize = resize.sequence
-            let columns = max(Self.minimumWidth, resize.columns)
-            defer { width.columns = columns }
-            return columns != width.columns
+            width.terminal = max(Self.minimumWidth, resize.columns)
+            guard !width.isPinned else { return false }
+            defer { width.columns = width.terminal }
+            return width.terminal != width.columns
         }
     }
 
@@ -61,13 +81,19 @@ final class CarouselState: Sendable {
         }
     }
 
-    /// Moves the viewport of `block` by one page of cards.
-    func scroll(_ block: AssistantProductBlock, by pages: Int) {
-        let perPage = max(1, CarouselBuilder(style: style).render(block: block, layout: layout).visibleRange.count)
+    /// Moves the viewport of `block` by one page of cards; false when it is at that end
+    /// already, so nothing would change on screen.
+    func scroll(_ block: AssistantProductBlock, by pages: Int) -> Bool {
+        let offset = offsets.withLock { $0[Self.key(block)] ?? 0 }
+        let shown = CarouselBuilder(scrollOffset: offset, style: style).render(block: block, layout: layout)
+            .visibleRange
+        let perPage = max(1, shown.count)
+        if pages < 0, shown.lowerBound == 0 { return false }
+        if pages > 0, shown.upperBound >= block.products.count { return false }
         offsets.withLock { offsets in
-            let current = offsets[Self.key(block)] ?? 0
-            offsets[Self.key(block)] = min(max(0, current + pages * perPage), max(0, block.products.count - 1))
+            offsets[Self.key(block)] = min(max(0, shown.lowerBound + pages * perPage), max(0, block.products.count - 1))
         }
+        return true
     }
 
     /// Scroll positions survive redraws and reopenings: keyed by the reply, not the opening.

@@ -19,6 +19,9 @@ final class ChatPresenter: AssistantPresenter {
         var lastShownBlock: AssistantProductBlock?
         /// Runs inside the next dismissal, while the engine's close transition is under way.
         var duringDismiss: (@Sendable () async -> Void)?
+        /// When each message on screen that failed was first shown failed, on `elapsed`: a
+        /// rate limit's `Retry-After` counts from there.
+        var failedAt: [String: Duration] = [:]
     }
 
     private let state = Locked(State())
@@ -27,13 +30,16 @@ final class ChatPresenter: AssistantPresenter {
     private let onVisibleCardsChanged: @Sendable ([AssistantProduct]) async -> Void
     /// The current terminal width, for wrapping chat text.
     private let width: @Sendable () -> Int
+    /// Time on the session's clock, for how long ago a message failed.
+    private let elapsed: @Sendable () -> Duration
 
     init(
-        output: REPLOutput, width: @escaping @Sendable () -> Int, render: @escaping BlockRenderer,
-        onVisibleCardsChanged: @escaping @Sendable ([AssistantProduct]) async -> Void
+        output: REPLOutput, width: @escaping @Sendable () -> Int, elapsed: @escaping @Sendable () -> Duration,
+        render: @escaping BlockRenderer, onVisibleCardsChanged: @escaping @Sendable ([AssistantProduct]) async -> Void
     ) {
         self.output = output
         self.width = width
+        self.elapsed = elapsed
         self.render = render
         self.onVisibleCardsChanged = onVisibleCardsChanged
     }
@@ -58,15 +64,30 @@ final class ChatPresenter: AssistantPresenter {
     /// The carousel last drawn, for `:tap`, even if the chat has moved on since.
     var lastShownBlock: AssistantProductBlock? { state.withLock { $0.lastShownBlock } }
 
+    /// How much longer a rate limit asks to wait before message `id` is sent again: its
+    /// `Retry-After`, counted from when the failure was shown; nil when it asked for nothing
+    /// or the time has passed.
+    func retryWait(for message: AssistantChatMessage) -> Duration? {
+        guard case .failed(let error) = message.status, let wait = error.retryAfter,
+            let failed = state.withLock({ $0.failedAt[message.id] })
+        else { return nil }
+        let left = wait - (elapsed() - failed)
+        return left > .zero ? left : nil
+    }
+
     func presentAssistant(_ chat: AssistantChatSnapshot) async {
         state.withLock { state in
             state.isPresented = true
             state.snapshot = nil
             state.printed = [:]
             state.wasSending = false
+            let ids = Set(chat.messages.map(\.id))
+            state.failedAt = state.failedAt.filter { ids.contains($0.key) }
         }
-        drawStartScreen(chat)
-        await draw(chat)
+        await output.grouped {
+            drawStartScreen(chat)
+            await draw(chat)
+        }
     }
 
     /// The start screen's title and subtitle: on opening, and again when a new chat (or an
@@ -79,7 +100,7 @@ final class ChatPresenter: AssistantPresenter {
     }
 
     func updateAssistant(_ chat: AssistantChatSnapshot) async {
-        await draw(chat)
+        await output.grouped { await draw(chat) }
     }
 
     /// Runs `body` once inside the next dismissal, while the close transition is under way:
@@ -110,21 +131,24 @@ final class ChatPresenter: AssistantPresenter {
     /// Redraws the latest carousel, after scrolling.
     func redrawLatestCarousel() async {
         guard let message = latestProductReply, let block = message.productBlock else { return }
-        await drawBlock(block)
+        await output.grouped { await drawBlock(block) }
     }
 
     /// The terminal was resized: the open chat's carousel is drawn again for the new width
     /// (PR3), under a note saying why it appears once more.
     func redrawAfterResize() async {
         guard isPresented, latestProductReply?.productBlock != nil else { return }
-        output.line(.dim, "(width \(width()))")
-        await redrawLatestCarousel()
+        await output.grouped {
+            output.line(.dim, "(width \(width()))")
+            await redrawLatestCarousel()
+        }
     }
 
     private func draw(_ chat: AssistantChatSnapshot) async {
         let (toPrint, showSending, showSuggests, startedOver) = state.withLock {
             state -> ([(message: AssistantChatMessage, firstSight: Bool)], Bool, Bool, Bool) in
             let startedOver = chat.messages.isEmpty && !(state.snapshot?.messages.isEmpty ?? true)
+            if startedOver { state.failedAt = [:] }
             state.snapshot = chat
             var fresh: [(message: AssistantChatMessage, firstSight: Bool)] = []
             // Only the messages the engine says changed: a message costs the same in a long
@@ -137,6 +161,11 @@ final class ChatPresenter: AssistantPresenter {
                 if previous != signature {
                     state.printed[message.id] = signature
                     fresh.append((message, previous == nil))
+                    if case .failed = message.status {
+                        if state.failedAt[message.id] == nil { state.failedAt[message.id] = elapsed() }
+                    } else {
+                        state.failedAt[message.id] = nil
+                    }
                 }
             }
             let showSending = chat.isSending && !state.wasSending
@@ -172,8 +201,13 @@ final class ChatPresenter: AssistantPresenter {
             case .sending: output.untrusted(message.text, prefix: "you › ", width: width())
             case .sent: if firstSight { output.untrusted(message.text, prefix: "you › ", width: width()) }
             case .failed(let error):
-                let retry = message.canRetry ? " — :retry to send it again" : ""
-                output.line(.error, "✗ not delivered (\(error.code.rawValue))\(retry)")
+                // A failure that would only repeat itself offers no retry (a refused key or
+                // network, a taken ID), and a rate limit says when to try.
+                var retry = ""
+                if message.canRetry, OutcomeWording.offersRetry(error) {
+                    retry = error.retryAfter.map { $0 > .zero } == true ? ", then :retry" : " — :retry to send it again"
+                }
+                output.line(.error, "✗ not delivered: \(OutcomeWording.failure(error))\(retry)")
                 output.untrusted(message.text, prefix: "  your text: ", width: width())
             }
         case .assistant:

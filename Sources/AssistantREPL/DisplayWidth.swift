@@ -1,11 +1,21 @@
 /// Columns a string takes on a terminal, which is neither its `count` nor its UTF-8 length.
 ///
-/// Terminals such as tmux, xterm and VTE advance the cursor by the C library's `wcwidth(3)` of
-/// each code point in a UTF-8 locale: East Asian wide characters and most emoji two columns,
-/// combining marks, variation selectors and joiners none. So a grapheme cluster is as wide as
-/// the sum of its code points' widths: `❤️` (U+2764 U+FE0F) is one column, as tmux draws it,
-/// and a family emoji joined by ZWJ is three emoji wide, which is what xterm and VTE draw
-/// (tmux 3.3 draws it two columns wide: such a row ends short there, never long).
+/// The model is tmux's (3.3), measured by its cursor advance for the sequences in
+/// `GraphemeWidthTests`: each code point advances the cursor by the C library's `wcwidth(3)`
+/// in a UTF-8 locale — East Asian wide characters and most emoji two columns; combining marks,
+/// variation selectors and joiners none — except that a code point right after a zero-width
+/// joiner (ZWJ) joins the character before it and takes no column of its own. So:
+///
+/// - a ZWJ sequence is as wide as its first emoji: `👨‍👩‍👧` and `👩‍💻` two columns, as tmux,
+///   kitty, WezTerm, foot, iTerm2 and Windows Terminal draw them (terminals that draw code
+///   point by code point — xterm, VTE — draw the family six wide, and such a row ends long
+///   there);
+/// - a flag (two regional indicators) is two columns, CJK two, `❤` one;
+/// - a skin tone after its emoji (`👍🏽`), a keycap (`1️⃣`) and VS16 (`❤️`) add nothing to the
+///   C library's widths: `👍🏽` is four columns, `1️⃣` and `❤️` one, as tmux, xterm and VTE draw
+///   them. Where terminals disagree — kitty, WezTerm, foot and iTerm2 draw all three two
+///   columns wide — this is the common case on Linux, and the wider reading for the skin tone,
+///   so a row there ends short, never long.
 ///
 /// The widths come from `TerminalWidthTable`, derived from the C library once and embedded,
 /// so layout does not depend on the process's locale or the machine's C library; a code
@@ -15,6 +25,24 @@
 ///
 /// The carousel's promise that no line is wider than `availableWidth` (PR3) rests on this.
 package enum DisplayWidth {
+    /// Adds up the columns of code points in order, applying the joiner rule: the one place
+    /// where a code point's width depends on the one before it.
+    package struct Meter: Sendable {
+        private var afterJoiner = false
+
+        /// A meter at the start of a text.
+        package init() {}
+
+        /// The columns `scalar` adds after the code points measured so far.
+        package mutating func add(_ scalar: Unicode.Scalar) -> Int {
+            defer { afterJoiner = scalar == "\u{200d}" }
+            // A ZWJ joins what follows to the character before it: tmux draws the two in one
+            // cell (ASCII after a joiner is drawn on its own).
+            if afterJoiner, scalar.value > 0x7f { return 0 }
+            return DisplayWidth.of(scalar)
+        }
+    }
+
     /// The columns `text` takes; escape sequences and control characters count zero.
     package static func of(_ text: String) -> Int {
         let visible =
@@ -22,18 +50,20 @@ package enum DisplayWidth {
             ? TerminalSanitizer.sanitize(text, newlines: .space) : text
         var columns = 0
         var scalars = 0
+        var meter = Meter()
         for scalar in visible.unicodeScalars {
-            columns += of(scalar)
+            columns += meter.add(scalar)
             scalars += 1
         }
         LayoutWorkMeter.record(scalars)
         return columns
     }
 
-    /// The columns one grapheme cluster takes: the sum of its code points' widths.
+    /// The columns one grapheme cluster takes: its code points' widths, the joiner rule applied.
     package static func of(_ character: Character) -> Int {
         var columns = 0
-        for scalar in character.unicodeScalars { columns += of(scalar) }
+        var meter = Meter()
+        for scalar in character.unicodeScalars { columns += meter.add(scalar) }
         return columns
     }
 

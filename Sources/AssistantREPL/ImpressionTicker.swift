@@ -99,17 +99,29 @@ actor ImpressionTicker {
             let now = elapsed()
             let ready = Array(pending.prefix { $0.due <= now })
             pending.removeFirst(ready.count)
+            var counted: [String] = []
             for timer in ready {
                 for case .reportImpression(let ref) in impressions.timerFired(timer.ref, generation: timer.generation) {
                     let result = await engine.performAssistantProductAction(product: ref, action: .visibleImpression)
-                    if result == .accepted {
-                        output.singleLine(.dim, prefix: "(impression: ", cardNames[ref] ?? "?", suffix: ")")
-                    }
+                    if result == .accepted { counted.append(cardNames[ref] ?? "?") }
                     if !impressions.visible.contains(ref) { cardNames[ref] = nil }
                 }
             }
+            reportCounted(counted)
         }
     }
+
+    /// One line for the cards whose impressions counted at one moment (those that came into
+    /// view together), each name kept short: the carousel above shows them whole.
+    private func reportCounted(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        let short = names.map { TextLayout.truncate(TerminalSanitizer.sanitize($0), to: Self.nameColumns) }
+        output.untrusted(
+            short.joined(separator: " · ") + ")", prefix: "(impressions: ", role: .dim, width: output.width)
+    }
+
+    /// The most columns a card's name takes in the impression line.
+    static let nameColumns = 32
 
     private func stop() {
         ticker?.cancel()

@@ -11,15 +11,20 @@ import Synchronization
 ///   handling is off (`EL_SIGNAL 0`): it would re-raise Ctrl-C to the whole process group.
 ///   Instead the C session installs `SIGINT`/`SIGWINCH` handlers (without `SA_RESTART`) while
 ///   a reader exists; they replace any earlier handlers, which are restored when the last
-///   reader goes away. A Ctrl-C pressed while no read is in progress is dropped.
+///   reader goes away. A Ctrl-C pressed while no read is in progress ends a waiting
+///   `nextInterrupt()` (the REPL stops the command that runs), and is dropped otherwise.
+/// - A terminal without cursor control (`hasCursorControl`, from terminfo) gets no escape
+///   sequence from the session: output printed while a line is typed goes below it.
+/// - With a hinter, the arguments a command still takes show at the right end of the input
+///   row (libedit's right prompt), plain: libedit misplaces escape sequences there.
 /// - `SIGWINCH` redraws the prompt and the input for the new width (the C session moves back to
 ///   the prompt's first row, as the terminal re-flowed it or not, clears below and tells
 ///   libedit, `el_resize`), shortens a prompt that would take more than the width allows, and
 ///   then tells the resize handler.
 /// - Ctrl-R searches the history incrementally (`HistorySearch`), with a prompt that says so.
-/// - History lives in a file created with mode 0600 (directories 0700), rewritten after each
-///   entered line through a temporary file and `rename(2)`, because libedit's `H_SAVE`
-///   truncates in place and a crash would lose the whole history.
+/// - History lives in a file created with mode 0600 (directories 0700); each entered line is
+///   appended to it under a lock (`HistoryFile`), so REPLs running at once keep each other's
+///   lines, and a crash loses at most the line being written.
 /// - The process's `LC_CTYPE` is switched to a UTF-8 locale at creation: a Swift program
 ///   starts in the "C" locale, where libedit rejects every non-ASCII byte.
 ///
@@ -38,6 +43,9 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
         package var historySize: Int
         /// Supplies Tab completion candidates; nil leaves Tab unbound.
         package var completer: LineCompleter?
+        /// Supplies the hint shown at the right end of the input row while a line is typed
+        /// (the arguments a command takes); nil shows none.
+        package var hinter: LineHinter?
         /// A terminfo name to use instead of `$TERM` (tests pin it).
         package var terminalType: String?
         /// The terminal to read keys from.
@@ -52,7 +60,7 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
         /// A configuration for the process's own terminal by default.
         package init(
             programName: String = "assistant", historyPath: String? = nil, historySize: Int = 1000,
-            completer: LineCompleter? = nil, terminalType: String? = nil,
+            completer: LineCompleter? = nil, hinter: LineHinter? = nil, terminalType: String? = nil,
             inputDescriptor: Int32 = STDIN_FILENO, outputDescriptor: Int32 = STDOUT_FILENO,
             terminalReflows: Bool? = LibeditLineReader.terminalReflows(
                 environment: ProcessInfo.processInfo.environment)
@@ -61,6 +69,7 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
             self.historyPath = historyPath
             self.historySize = historySize
             self.completer = completer
+            self.hinter = hinter
             self.terminalType = terminalType
             self.inputDescriptor = inputDescriptor
             self.outputDescriptor = outputDescriptor
@@ -82,24 +91,41 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
     /// thread, and by the resize callback on a printing thread, always under the session lock.
     private final class CallbackContext: Sendable {
         let completer: LineCompleter?
+        let hinter: LineHinter?
         /// The prompt as the REPL asked for it (or the search's), before it is fitted to the
         /// width, so a resize can fit it again.
         let prompt = Locked("")
         let resizeHandler = Locked<(@Sendable (TerminalResize) -> Void)?>(nil)
         let resizes = Locked<UInt64>(0)
 
-        init(completer: LineCompleter?) { self.completer = completer }
+        init(completer: LineCompleter?, hinter: LineHinter?) {
+            self.completer = completer
+            self.hinter = hinter
+        }
     }
 
     private let session: OpaquePointer
     private let context: Unmanaged<CallbackContext>
-    private let historyPath: String?
+    private let historyFile: HistoryFile?
+    /// The line last put in the history: libedit keeps no two equal lines in a row
+    /// (`H_SETUNIQUE`), and neither does the file. Only the reading thread uses it.
+    private let lastEntered = Locked<String?>(nil)
     private let reading = Atomic<Bool>(false)
+    /// Numbers the waits for Ctrl-C (`nextInterrupt()`), so a late cancellation of one wait
+    /// never ends the next.
+    private let waits = Atomic<UInt32>(0)
+
+    /// Whether the terminal can move the cursor up and clear below it. Without that (`TERM=dumb`)
+    /// the reader writes no escape sequence at all: output printed while a line is typed goes
+    /// on lines of its own below it, and no hints are drawn. Colour is the caller's: it should
+    /// print none either.
+    package let hasCursorControl: Bool
 
     /// Starts libedit on the configured terminal, or returns nil when it cannot.
     package init?(configuration: Configuration) {
         _ = cle_prepare_utf8_locale()
-        let context = Unmanaged.passRetained(CallbackContext(completer: configuration.completer))
+        let context = Unmanaged.passRetained(
+            CallbackContext(completer: configuration.completer, hinter: configuration.hinter))
         guard
             let session = cle_session_open(
                 configuration.programName, configuration.inputDescriptor, configuration.outputDescriptor,
@@ -111,7 +137,7 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
         }
         self.session = session
         self.context = context
-        self.historyPath = configuration.historyPath
+        hasCursorControl = cle_session_has_cursor_control(session) != 0
 
         let editline = cle_session_editline(session)
         let history = cle_session_history(session)
@@ -123,6 +149,19 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
                 LibeditLineReader.complete(editline)
             }
             _ = cle_bind(editline, "^I", "assistant-complete")
+        }
+        // Hints need a redraw in place: none on a terminal without cursor control.
+        if configuration.hinter != nil, hasCursorControl {
+            cle_session_set_hint_function(session) { _, line, opaque in
+                guard let line, let opaque else { return nil }
+                let context = Unmanaged<CallbackContext>.fromOpaque(opaque).takeUnretainedValue()
+                let hint = context.hinter?(String(cString: line)) ?? ""
+                return hint.isEmpty ? nil : strdup(LibeditLineReader.libeditPrompt(hint))
+            }
+            _ = cle_add_function(editline, "assistant-space", "Insert a space and show the hint") { editline, _ in
+                LibeditLineReader.space(editline)
+            }
+            _ = cle_bind(editline, " ", "assistant-space")
         }
         _ = cle_add_function(editline, "assistant-search-history", "Search the history") { editline, _ in
             LibeditLineReader.searchHistory(editline)
@@ -140,8 +179,12 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
             }
             context.resizeHandler.withLock { $0 }?(TerminalResize(columns: Int(columns), sequence: sequence))
         }
-        if let path = historyPath, Self.prepareHistoryFile(at: path) {
-            _ = cle_history_load(history, path)
+        if let path = configuration.historyPath {
+            let loaded = Self.prepareHistoryFile(at: path) && cle_history_load(history, path) >= 0
+            historyFile = HistoryFile(
+                path: path, size: configuration.historySize, loadedLines: loaded ? HistoryFile.countLines(at: path) : 0)
+        } else {
+            historyFile = nil
         }
     }
 
@@ -172,9 +215,10 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
         }
         var line = String(cString: raw)
         while line.last == "\n" || line.last == "\r" || line.last == "\r\n" { line.removeLast() }
-        if !line.allSatisfy(\.isWhitespace) {
+        if !line.allSatisfy(\.isWhitespace), lastEntered.withLock({ $0 }) != line {
+            lastEntered.withLock { $0 = line }
             _ = cle_history_enter(cle_session_history(session), line)
-            saveHistory()
+            historyFile?.append(line)
         }
         return .line(line)
     }
@@ -189,6 +233,34 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
                 cle_session_print_async(session, chars.baseAddress, chars.count)
             }
         }
+    }
+
+    /// Waits on a thread of its own until the user presses Ctrl-C while no line is read (a
+    /// command runs): true then; false once the calling task is cancelled. Must not overlap a
+    /// read: the caller cancels it and waits for it to return before reading again.
+    package func nextInterrupt() async -> Bool {
+        let ticket = waits.add(1, ordering: .relaxed).newValue
+        let session = SessionPointer(session)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let thread = Thread {
+                    withExtendedLifetime(self) {
+                        continuation.resume(returning: cle_session_wait_for_interrupt(session.pointer, ticket) == 1)
+                    }
+                }
+                thread.name = "assistant.interrupt-wait"
+                thread.start()
+            }
+        } onCancel: {
+            cle_session_cancel_wait(session.pointer, ticket)
+        }
+    }
+
+    /// The C session, handed to the thread that waits and to the cancellation handler; both
+    /// run while the reader (which owns it) is alive.
+    private struct SessionPointer: @unchecked Sendable {
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
     }
 
     /// Makes the read in progress return `.interrupt`, as Ctrl-C would. From any thread.
@@ -275,6 +347,17 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
             text.withCString { cle_session_print_async(session, $0, strlen($0)) }
             return UInt8(CC_REFRESH)
         }
+    }
+
+    // MARK: - Hints
+
+    /// The space key when hints are on: inserts the space, and asks libedit for a full redraw
+    /// when no hint is showing, because only a full redraw draws the right prompt (libedit adds
+    /// a character typed at the end of the line without one while the right prompt is empty).
+    private static func space(_ editline: OpaquePointer?) -> UInt8 {
+        guard let editline else { return UInt8(CC_ERROR) }
+        guard el_insertstr(editline, " ") == 0 else { return UInt8(CC_ERROR) }
+        return UInt8(CC_REFRESH)
     }
 
     // MARK: - History search
@@ -375,27 +458,6 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
         guard access(path, F_OK) == 0 else { return false }
         _ = chmod(path, 0o600)
         return true
-    }
-
-    /// Writes the whole history to a temporary file created 0600, then renames it over the
-    /// history file, so the file is always either the old or the new history.
-    private func saveHistory() {
-        guard let path = historyPath else { return }
-        let temporary = "\(path).\(getpid()).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { return }
-        _ = fchmod(descriptor, 0o600)
-        guard let file = fdopen(descriptor, "w") else {
-            close(descriptor)
-            unlink(temporary)
-            return
-        }
-        let written = cle_history_save_fp(cle_session_history(session), file)
-        // On disk before the rename, so a power cut cannot leave the new name on empty data.
-        let flushed = fflush(file) == 0 && fsync(descriptor) == 0
-        fclose(file)
-        if written >= 0, flushed, rename(temporary, path) == 0 { return }
-        unlink(temporary)
     }
 }
 

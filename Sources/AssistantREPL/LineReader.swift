@@ -45,6 +45,12 @@ package protocol LineReader: AnyObject, Sendable {
     /// the user is typing.
     func printAsync(_ text: String)
 
+    /// Waits until the user presses Ctrl-C while no line is being read — a command is running
+    /// — and returns true; returns false once the calling task is cancelled. A reader without a
+    /// terminal never sees Ctrl-C (in a pipe it ends the process as usual): it waits until
+    /// cancelled. Never overlaps a read: the caller cancels it and awaits it before reading.
+    func nextInterrupt() async -> Bool
+
     /// Receives every resize of the terminal (`SIGWINCH`), after the reader has redrawn its
     /// prompt for the new width. Called on a thread of the reader's; it must not block. Readers
     /// that have no terminal never call it. nil stops the notifications.
@@ -70,6 +76,27 @@ extension LineReader {
     /// Readers without a terminal are never resized.
     package func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?) {}
 
+    /// Readers without a terminal see no Ctrl-C: this waits until the task is cancelled.
+    package func nextInterrupt() async -> Bool {
+        let waiter = Locked<(continuation: CheckedContinuation<Bool, Never>?, cancelled: Bool)>((nil, false))
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let cancelled = waiter.withLock { state in
+                    if !state.cancelled { state.continuation = continuation }
+                    return state.cancelled
+                }
+                if cancelled { continuation.resume(returning: false) }
+            }
+        } onCancel: {
+            let continuation = waiter.withLock { state in
+                state.cancelled = true
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume(returning: false)
+        }
+    }
+
     /// Runs the blocking `readLine(prompt:)` on a dedicated thread and resumes with its result.
     package func nextEvent(prompt: String) async -> LineReaderEvent {
         await withCheckedContinuation { continuation in
@@ -89,10 +116,12 @@ package enum LineReaderFactory {
     /// libedit when both stdin and stdout are terminals (and libedit starts), plain
     /// `StdinLineReader` otherwise, so piped sessions stay deterministic: no prompt, no echo,
     /// no escape sequences.
-    package static func standard(historyPath: String?, completer: LineCompleter?) -> any LineReader {
+    package static func standard(
+        historyPath: String?, completer: LineCompleter?, hinter: LineHinter? = nil
+    ) -> any LineReader {
         if isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1,
             let reader = LibeditLineReader(
-                configuration: .init(historyPath: historyPath, completer: completer)
+                configuration: .init(historyPath: historyPath, completer: completer, hinter: hinter)
             )
         {
             return reader
@@ -192,6 +221,11 @@ package final class ScriptLineReader: LineReader {
 /// Called on the reading thread while libedit waits, so it must be quick and must not print.
 package typealias LineCompleter = @Sendable (_ textBeforeCursor: String) -> [String]
 
+/// Returns the hint for a line being typed (the whole input so far): what the command takes
+/// next, such as `N [twice]` after `:tap `; empty for none. Called on the reading thread inside
+/// libedit's redraw, so it must be quick and must not print.
+package typealias LineHinter = @Sendable (_ line: String) -> String
+
 /// What a Tab press does, decided without a terminal so it can be tested.
 package enum LineCompletion: Sendable, Hashable {
     /// Nothing matches: beep.
@@ -243,22 +277,34 @@ extension Substring {
 }
 
 /// Completion for `:command argument` lines from a table, so the REPL declares its commands
-/// once and Tab completes both the command name and its first argument.
+/// once and Tab completes both the command name and its arguments.
 package struct CommandCompletion: Sendable, Hashable {
-    /// One command and the words its first argument may be.
+    /// One command and the words each of its arguments may be.
     package struct Command: Sendable, Hashable {
         /// The command as typed, including its leading `:`.
         package var name: String
-        /// Completions for the first argument, in the order they should be listed.
-        package var arguments: [String]
-        /// Whether every later argument takes the same words (`:cart SKU…`).
+        /// Completions for each argument in turn (`positions[0]` for the first), in the order
+        /// they should be listed; an argument with none is free text or a number.
+        package var positions: [[String]]
+        /// Whether every argument after the last listed one takes its words (`:cart SKU…`).
         package var repeats: Bool
 
-        /// Declares a command and its argument words.
+        /// Declares a command and the words of its first argument.
         package init(_ name: String, arguments: [String] = [], repeats: Bool = false) {
+            self.init(name, positions: arguments.isEmpty ? [] : [arguments], repeats: repeats)
+        }
+
+        /// Declares a command and the words of each argument.
+        package init(_ name: String, positions: [[String]], repeats: Bool = false) {
             self.name = name
-            self.arguments = arguments
+            self.positions = positions
             self.repeats = repeats
+        }
+
+        /// The words of argument `index` (0 for the first).
+        func words(at index: Int) -> [String] {
+            if index < positions.count { return positions[index] }
+            return repeats ? positions.last ?? [] : []
         }
     }
 
@@ -270,28 +316,31 @@ package struct CommandCompletion: Sendable, Hashable {
         self.commands = commands
     }
 
-    /// Command names while the first word is typed, then the matching command's arguments
-    /// for the second word, then nothing (later words are free text such as a search query)
-    /// unless the command's arguments repeat.
+    /// Command names while the first word is typed, then the words of the argument being typed,
+    /// for the command the first word names (in full, or by a prefix of one command only).
     package func candidates(for textBeforeCursor: String) -> [String] {
         let words = textBeforeCursor.split(separator: " ", omittingEmptySubsequences: true)
         let endsWithSpace = textBeforeCursor.last == " "
-        switch (words.count, endsWithSpace) {
-        case (0, _), (1, false):
-            return commands.map(\.name)
-        case (1, true), (2, false):
-            return commands.first { $0.name == words[0] }?.arguments ?? []
-        default:
-            return commands.first { $0.name == words[0] && $0.repeats }?.arguments ?? []
-        }
+        guard words.count > 1 || (words.count == 1 && endsWithSpace) else { return commands.map(\.name) }
+        let argument = words.count - (endsWithSpace ? 1 : 2)
+        return command(named: String(words[0]))?.words(at: argument) ?? []
     }
 
-    /// The same table with `arguments` offered after the command `name` (added to what it
-    /// offers already); a name the table does not have is left out.
+    /// The command `word` names: exactly, or by a prefix only one command's name has.
+    private func command(named word: String) -> Command? {
+        let word = word.lowercased()
+        if let exact = commands.first(where: { $0.name == word }) { return exact }
+        let prefixed = commands.filter { $0.name.hasPrefix(word) }
+        return prefixed.count == 1 ? prefixed[0] : nil
+    }
+
+    /// The same table with `arguments` offered for the first argument of the command `name`
+    /// (added to what it offers already); a name the table does not have is left out.
     package func adding(arguments: [String], to name: String, repeats: Bool = false) -> CommandCompletion {
         var table = self
         for index in table.commands.indices where table.commands[index].name == name {
-            table.commands[index].arguments += arguments
+            if table.commands[index].positions.isEmpty { table.commands[index].positions = [[]] }
+            table.commands[index].positions[0] += arguments
             table.commands[index].repeats = table.commands[index].repeats || repeats
         }
         return table

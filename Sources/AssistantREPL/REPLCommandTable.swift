@@ -1,9 +1,13 @@
 import DemoStore
 import ShoppingAssistant
 
-/// The REPL's commands and how a `:command argument` line reaches one. Dispatch, `:help` and
-/// Tab completion all read the same rows, so a command cannot be listed without running or
-/// run without being listed.
+/// The REPL's commands and how a `:command argument` line reaches one. Dispatch, `:help`, Tab
+/// completion and the argument hints all read the same rows, so a command cannot be listed
+/// without running or run without being listed.
+///
+/// A command word is found as psql and redis-cli find theirs: in any case, and by any prefix
+/// that names one command only (`:pro` is `:product`; `:quit` needs its full name or an alias).
+/// A word that names none gets the commands it is closest to ("did you mean").
 struct REPLCommandTable: Sendable {
     let commands: [REPLCommand]
 
@@ -11,9 +15,42 @@ struct REPLCommandTable: Sendable {
         self.commands = commands
     }
 
-    /// The command `word` (without the `:`) names, by name or alias.
+    /// What a command word (without the `:`) names.
+    enum Resolution {
+        case command(REPLCommand)
+        /// A prefix of several commands' names.
+        case ambiguous([REPLCommand])
+        /// No command; the names it is closest to, if any are close.
+        case unknown(closest: [String])
+    }
+
+    /// The command `word` (without the `:`) names by name or alias, in any case; nil for a
+    /// prefix or anything else.
     func find(_ word: String) -> REPLCommand? {
         commands.first { $0.answers(to: word) }
+    }
+
+    /// The command `word` names by name, alias or unique prefix, in any case.
+    func resolve(_ word: String) -> Resolution {
+        let word = word.lowercased()
+        if let exact = find(word) { return .command(exact) }
+        guard !word.isEmpty else { return .unknown(closest: []) }
+        let prefixed = commands.filter { command in
+            !command.needsFullName && command.words.contains { $0.hasPrefix(word) }
+        }
+        if prefixed.count == 1 { return .command(prefixed[0]) }
+        if prefixed.count > 1 { return .ambiguous(prefixed) }
+        return .unknown(closest: closest(to: word))
+    }
+
+    /// Names within two edits of `word` (one for a word of three letters; none for shorter words
+    /// or anything that does not start with a letter, which no typo makes), nearest first.
+    private func closest(to word: String) -> [String] {
+        guard word.count >= 3, word.first?.isLetter == true else { return [] }
+        let limit = word.count == 3 ? 1 : 2
+        let scored = commands.flatMap(\.words).map { ($0, EditDistance.between(word, $0)) }.filter { $0.1 <= limit }
+        guard let best = scored.map(\.1).min() else { return [] }
+        return scored.filter { $0.1 == best }.map(\.0).prefix(3).map { ":" + $0 }
     }
 
     /// Runs a line that starts with `:`; returns false to quit.
@@ -21,9 +58,22 @@ struct REPLCommandTable: Sendable {
         let parts = line.dropFirst().split(separator: " ", maxSplits: 1).map(String.init)
         let word = parts.first ?? ""
         let argument = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
-        guard let command = find(word) else {
+        let command: REPLCommand
+        switch resolve(word) {
+        case .command(let found):
+            command = found
+        case .ambiguous(let candidates):
+            let names = candidates.map { ":" + $0.name }.sorted().joined(separator: ", ")
+            session.output.line(.warning, ":\(TerminalSanitizer.sanitize(word)) could be \(names) — type more of it")
+            return true
+        case .unknown(let closest):
             let name = word.isEmpty ? "':' alone" : ":" + TerminalSanitizer.sanitize(word)
-            session.output.line(.error, "unknown command \(name) — :help lists them")
+            var text = "unknown command \(name) — "
+            text += closest.isEmpty ? ":help lists them" : "did you mean \(closest.joined(separator: " or "))?"
+            if await session.isChatOpen {
+                text += "; a message that starts with ':' is sent as :\(TerminalSanitizer.sanitize(line))"
+            }
+            session.output.line(.error, text)
             return true
         }
         switch await command.handler(session, argument) {
@@ -35,22 +85,56 @@ struct REPLCommandTable: Sendable {
         }
     }
 
-    /// `:help` with no argument: every command with its synopsis and summary.
-    var helpLines: [String] {
+    // MARK: - Help
+
+    /// `:help` with no argument: the commands by group, each with its synopsis and summary, and
+    /// how lines that are not commands behave. `messagesWait`: whether the session waits for a
+    /// reply before the next line (a pipe, a transcript), where ` &` also applies to messages.
+    func helpLines(messagesWait: Bool) -> [String] {
         let width = commands.map { $0.usage.count }.max() ?? 10
-        let rows = commands.map { command in
-            "  " + command.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "   " + Self.summary(command)
+        var lines: [String] = []
+        for group in REPLCommand.Group.allCases {
+            let members = commands.filter { $0.group == group }
+            guard !members.isEmpty else { continue }
+            lines.append(group.rawValue + ":")
+            lines += members.map { command in
+                "  " + command.usage.padding(toLength: width, withPad: " ", startingAt: 0) + "   "
+                    + Self.summary(command)
+            }
         }
-        let notes = [
-            "Anything not starting with ':' is a chat message. End a line with ' &' to run it without waiting."
+        return lines + [
+            "Anything not starting with ':' is a chat message; '::text' sends ':text' ('::exit' sends the word).",
+            messagesWait
+                ? "End a line with ' &' to run it without waiting for it: a command, or a message."
+                : "End a :command with ' &' to run it without waiting (a message never waits: its '&' is sent).",
+            ":help COMMAND shows its syntax, an example and related commands; a unique prefix runs one (:pro).",
         ]
-        return ["Commands:"] + rows + notes
     }
 
-    /// `:help COMMAND`: one command, or nil when `word` names none.
-    func help(for word: String) -> String? {
+    /// `:help COMMAND`: its synopsis, summary, example, group and related commands; for a word
+    /// that names none, what it could be.
+    func help(for word: String) -> [String] {
         let word = word.hasPrefix(":") ? String(word.dropFirst()) : word
-        return find(word).map { "\($0.usage) — \(Self.summary($0))" }
+        switch resolve(word) {
+        case .command(let command):
+            var lines = [command.usage, "  " + command.summary, "  example: " + command.example]
+            if !command.aliases.isEmpty {
+                lines.append("  also:    " + command.aliases.map { ":" + $0 }.joined(separator: ", "))
+            }
+            if !command.related.isEmpty {
+                lines.append("  related: " + command.related.map { ":" + $0 }.joined(separator: ", "))
+            }
+            lines.append("  group:   " + command.group.rawValue)
+            return lines
+        case .ambiguous(let candidates):
+            let names = candidates.map { ":" + $0.name }.sorted().joined(separator: ", ")
+            return [":\(TerminalSanitizer.sanitize(word)) could be \(names)"]
+        case .unknown(let closest):
+            let name = ":" + TerminalSanitizer.sanitize(word)
+            return closest.isEmpty
+                ? ["no command \(name) — :help lists them"]
+                : ["no command \(name) — did you mean \(closest.joined(separator: " or "))?"]
+        }
     }
 
     /// The help line's text: the summary, and the aliases.
@@ -59,52 +143,87 @@ struct REPLCommandTable: Sendable {
         return command.summary + " (also " + command.aliases.map { ":" + $0 }.joined(separator: ", ") + ")"
     }
 
-    /// Tab completion: the command names, then each command's argument words.
+    // MARK: - Typing
+
+    /// Tab completion: the command names, then each command's argument words; `:help` takes
+    /// the command names.
     var completion: CommandCompletion {
-        CommandCompletion(commands.map { CommandCompletion.Command(":" + $0.name, arguments: $0.completions) })
+        let names = commands.map(\.name)
+        return CommandCompletion(
+            commands.map { command in
+                CommandCompletion.Command(
+                    ":" + command.name, positions: command.name == "help" ? [names] : command.completions)
+            })
+    }
+
+    /// The hint for a line being typed: the arguments a command takes that are not typed yet
+    /// (`N [twice]` after `:tap `, `[twice]` after `:tap 2`); empty for anything else.
+    func hint(for line: String) -> String {
+        guard line.hasPrefix(":"), let space = line.firstIndex(of: " ") else { return "" }
+        guard case .command(let command) = resolve(String(line[line.index(after: line.startIndex)..<space])),
+            !command.arguments.isEmpty
+        else { return "" }
+        let typed = line[space...].split(separator: " ").count
+        return command.arguments.split(separator: " ").dropFirst(typed).joined(separator: " ")
     }
 }
 
 // MARK: - The commands
 
 extension REPLCommandTable {
-    /// Every command of the REPL, in `:help` order.
+    /// Every command of the REPL, in `:help` order within each group.
     static let standard = REPLCommandTable([
-        REPLCommand("help", "[COMMAND]", "list commands, or explain one") { session, argument in
-            session.help(argument)
-            return .done
-        },
         // The host app's screens (E).
-        .plain("home", "go to the home screen") { await $0.host.show(REPLHost.homePage) },
-        .screen("product", "SKU", "go to a product page", page: REPLHost.productPage),
-        .screen("category", "PATH", "go to a category (e.g. Посуда/Кружки)", page: REPLHost.categoryPage),
-        .screen("search", "QUERY", "go to search results", page: REPLHost.searchPage),
-        REPLCommand("cart", "SKU…", "go to the cart") { session, skus in
+        .plain("home", "go to the home screen", group: .screens, related: ["product", "open"]) {
+            await $0.host.show(REPLHost.homePage)
+        },
+        .screen("product", "SKU", "go to a product page", example: ":product KIT-1001", page: REPLHost.productPage),
+        .screen(
+            "category", "PATH", "go to a category (e.g. Посуда/Кружки)", example: ":category Посуда/Кружки",
+            page: REPLHost.categoryPage),
+        .screen("search", "QUERY", "go to search results", example: ":search термокружка", page: REPLHost.searchPage),
+        REPLCommand(
+            "cart", "SKU…", "go to the cart", group: .screens, example: ":cart KIT-1001 ELC-2001",
+            related: ["product", "open"]
+        ) { session, skus in
             await session.host.show(REPLHost.cartPage(skus.split(separator: " ").map(String.init)))
             return .done
         },
-        REPLCommand("other", "LOCATION", "go to any other screen") { session, location in
+        REPLCommand(
+            "other", "LOCATION", "go to any other screen", group: .screens, example: ":other app://profile",
+            related: ["home"]
+        ) { session, location in
             await session.host.show(REPLHost.otherPage(location))
             return .done
         },
-        .plain("open", "tap the entry button: open the chat") { await $0.host.tapEntry() },
-        // The chat screen.
-        .plain("close", "close the chat (a sent message is not cancelled)") { await $0.closeChat() },
-        REPLCommand("prepare", "[SELECTOR]", "call prepareAssistant on this screen directly and show the result") {
-            session, selector in
+        REPLCommand(
+            "prepare", "[SELECTOR]", "call prepareAssistant on this screen directly and show the result",
+            group: .screens, example: ":prepare shopping-assistant", related: ["open", "state"]
+        ) { session, selector in
             await session.host.prepare(selector: selector.isEmpty ? nil : selector)
             return .done
         },
-        REPLCommand("s", "N", "send suggest N", aliases: ["suggest"]) { session, argument in
+        // The chat screen.
+        .plain("open", "tap the entry button: open the chat", group: .chat, related: ["close", "product"]) {
+            await $0.host.tapEntry()
+        },
+        .plain("close", "close the chat (a sent message is not cancelled)", group: .chat, related: ["open", "new"]) {
+            await $0.closeChat()
+        },
+        REPLCommand(
+            "s", "N", "send suggest N", group: .chat, example: ":s 2", related: ["retry", "new"], aliases: ["suggest"]
+        ) { session, argument in
             guard let number = Int(argument), number >= 1 else { return .usage() }
             await session.sendSuggest(number: number)
             return .done
         },
-        .plain("retry", "send the last failed message again (same ID)") { await $0.retry() },
-        .plain("new", "start a new chat") { await $0.startNewChat() },
+        .plain(
+            "retry", "send the last failed message again (same ID)", group: .chat, related: ["s", "state"]
+        ) { await $0.retry() },
+        .plain("new", "start a new chat", group: .chat, related: ["close", "open"]) { await $0.startNewChat() },
         REPLCommand(
-            "tap", "N [twice]", "tap product card N of the carousel on screen (twice: a double tap)",
-            completions: ["twice"]
+            "tap", "N [twice]", "tap product card N of the carousel on screen (twice: a double tap)", group: .chat,
+            example: ":tap 2", related: ["left", "right", "b"], completions: [[], ["twice"]]
         ) { session, argument in
             let words = argument.split(separator: " ")
             guard let first = words.first, let number = Int(first),
@@ -113,55 +232,102 @@ extension REPLCommandTable {
             else { return .usage(note: "a card number of the carousel on screen") }
             return .done
         },
-        REPLCommand("b", "N", "press reply button N of the latest reply", aliases: ["button"]) { session, argument in
+        REPLCommand(
+            "b", "N", "press reply button N of the latest reply", group: .chat, example: ":b 1", related: ["tap"],
+            aliases: ["button"]
+        ) { session, argument in
             guard let number = Int(argument), await session.pressButton(number: number) else {
                 return .usage(note: "a button of the latest reply")
             }
             return .done
         },
-        .plain("left", "scroll the latest carousel left") { await $0.scroll(by: -1) },
-        .plain("right", "scroll the latest carousel right") { await $0.scroll(by: 1) },
-        .plain("like", "rate the latest reply: like") { await $0.rate(.like) },
-        .plain("dislike", "rate the latest reply: dislike") { await $0.rate(.dislike) },
-        // Identity, locks and the window: the host app again.
-        REPLCommand("user", "ID [SESSION]", "log in as another user (identity change; the screen shows again)") {
-            session, argument in
-            let ids = argument.split(separator: " ").map(String.init)
-            guard let id = ids.first, ids.count <= 2 else { return .usage() }
-            await session.host.logIn(id, sessionID: ids.count > 1 ? ids[1] : nil)
-            return .done
+        .plain("left", "scroll the latest carousel left", group: .chat, related: ["right", "tap"]) {
+            await $0.scroll(by: -1)
         },
-        .plain("logout", "forget the user: a new anonymous identity (the screen shows again)") {
-            await $0.host.logOut()
+        .plain("right", "scroll the latest carousel right", group: .chat, related: ["left", "tap"]) {
+            await $0.scroll(by: 1)
         },
-        .plain("lock", "take the app's presentation lock") { await $0.host.lockPresentation() },
-        .plain("unlock", "release the app's presentation lock") { await $0.host.unlockPresentation() },
-        REPLCommand("width", "N", "lay the chat out for N columns (a resize or rotation)") { session, argument in
+        .plain("like", "rate the latest reply: like", group: .chat, related: ["dislike"]) { await $0.rate(.like) },
+        .plain("dislike", "rate the latest reply: dislike", group: .chat, related: ["like"]) {
+            await $0.rate(.dislike)
+        },
+        REPLCommand(
+            "width", "N|auto", "lay the chat out for N columns (a resize or rotation); auto follows the terminal",
+            group: .chat, example: ":width 40", related: ["right"], completions: [["auto"]]
+        ) { session, argument in
+            if argument.lowercased() == "auto" {
+                await session.followTerminalWidth()
+                return .done
+            }
             guard let width = Int(argument), REPLSettings.widths.contains(width) else {
                 return .usage(note: "N from \(REPLSettings.widths.lowerBound) to \(REPLSettings.widths.upperBound)")
             }
             await session.setWidth(width)
             return .done
         },
-        .plain("background", "send the window to the background") { await $0.host.setForeground(false) },
-        .plain("foreground", "bring the window back") { await $0.host.setForeground(true) },
+        // Identity, locks and the window: the host app again.
+        REPLCommand(
+            "user", "ID [SESSION]", "log in as another user (identity change; the screen shows again)", group: .host,
+            example: ":user alice", related: ["logout", "state"]
+        ) { session, argument in
+            let ids = argument.split(separator: " ").map(String.init)
+            guard let id = ids.first, ids.count <= 2 else { return .usage() }
+            await session.host.logIn(id, sessionID: ids.count > 1 ? ids[1] : nil)
+            return .done
+        },
+        .plain(
+            "logout", "forget the user: a new anonymous identity (the screen shows again)", group: .host,
+            related: ["user"]
+        ) { await $0.host.logOut() },
+        .plain("lock", "take the app's presentation lock", group: .host, related: ["unlock", "state"]) {
+            await $0.host.lockPresentation()
+        },
+        .plain("unlock", "release the app's presentation lock", group: .host, related: ["lock"]) {
+            await $0.host.unlockPresentation()
+        },
+        .plain("background", "send the window to the background", group: .host, related: ["foreground"]) {
+            await $0.host.setForeground(false)
+        },
+        .plain("foreground", "bring the window back", group: .host, related: ["background"]) {
+            await $0.host.setForeground(true)
+        },
         // Time, inspection and the demo store.
-        REPLCommand("wait", "DURATION", "let time pass (10s, 1.5s, 250ms): timers and slow replies") {
-            session, argument in
+        REPLCommand(
+            "wait", "DURATION", "let time pass (10s, 1.5s, 250ms): timers and slow replies; Ctrl-C stops it",
+            group: .inspection, example: ":wait 2s", related: ["state", "log"]
+        ) { session, argument in
             guard let duration = TranscriptFormat.parseDuration(argument) else { return .usage() }
             await session.wait(duration)
             return .done
         },
-        .plain("state", "inspect preparation, dialog, locks and identity") { await $0.showState() },
-        .plain("log", "show lifecycle events and tracking requests") { await $0.showLog() },
+        .plain("state", "inspect preparation, dialog, locks and identity", group: .inspection, related: ["log"]) {
+            await $0.showState()
+        },
+        .plain("log", "show lifecycle events and tracking requests", group: .inspection, related: ["state"]) {
+            await $0.showLog()
+        },
         REPLCommand(
-            "fault", "NAME [once|sticky]", "demo store: inject a fault (:fault alone lists them)",
-            completions: DemoFault.allCases.map(\.rawValue)
+            "fault", "NAME [once|sticky]", "demo store: inject a fault (:fault alone lists them)", group: .inspection,
+            example: ":fault rate-limited", related: ["clear-faults", "retry"],
+            completions: [DemoFault.allCases.map(\.rawValue), DemoFaultMode.allCases.map(\.rawValue)]
         ) { session, argument in
             session.armFault(argument)
             return .done
         },
-        .plain("clear-faults", "demo store: remove every fault") { $0.clearFaults() },
-        REPLCommand("quit", "", "leave", aliases: ["exit", "q"]) { _, _ in .quit },
+        .plain("clear-faults", "demo store: remove every fault", group: .inspection, related: ["fault"]) {
+            $0.clearFaults()
+        },
+        // The REPL itself.
+        REPLCommand(
+            "help", "[COMMAND]", "list commands, or explain one", group: .repl, example: ":help tap",
+            related: ["quit"], aliases: ["h", "?"]
+        ) { session, argument in
+            session.help(argument)
+            return .done
+        },
+        REPLCommand(
+            "quit", "", "leave", group: .repl, example: ":quit", related: ["close"], aliases: ["exit", "q"],
+            needsFullName: true
+        ) { _, _ in .quit },
     ])
 }

@@ -24,6 +24,9 @@ package struct REPLEnvironment: Sendable {
     package enum Time: Sendable {
         /// The continuous clock.
         case real
+        /// A clock of the caller's, treated as real time: nothing waits for quiescence (a
+        /// terminal session's test drives a manual clock, or none at all).
+        case clock(any Clock<Duration>)
         /// Virtual time: the clock jumps to the next deadline whenever nothing can run.
         case virtual(VirtualTime)
     }
@@ -94,6 +97,9 @@ package struct REPLEnvironment: Sendable {
         case .real:
             time = nil
             clock = ContinuousClock()
+        case .clock(let given):
+            time = nil
+            clock = given
         case .virtual(let virtual):
             time = virtual
             clock = virtual.clock
@@ -136,9 +142,17 @@ package struct REPLEnvironment: Sendable {
             let generator = SequentialUUIDGenerator()
             uuid = { generator.next() }
         }
+        // The logger prints from the start, fitted to the width: an identity store's warning
+        // while the engine loads the uid (a corrupt file set aside) must not be lost before the
+        // session exists (which then fits lines to the chat's width as it changes).
+        let startWidth = policy.settings.width
+        output.fitLines { startWidth }
+        let logger = AssistantLogger(level: policy.configuration.logLevel) { level, message in
+            output.log(level, message)
+        }
         engine = AssistantEngine(
             configuration: policy.configuration, transport: transport, clock: clock, identityStore: identityStore,
-            uuid: uuid, activity: time?.activity)
+            uuid: uuid, logger: logger, activity: time?.activity)
         // On real time, a session that waits for each command counts impression time only
         // while a command runs, as virtual time does: its recording replays.
         let stepClock = time == nil && !policy.settings.interactive ? StepClock(base: clock) : nil
@@ -152,6 +166,10 @@ package struct REPLEnvironment: Sendable {
 // MARK: - The two policies
 
 extension REPLEnvironment.Policy {
+    /// The REPL is the host app: `device.ua` names it (`assistant/0.1.0 (Linux)`), and its version
+    /// is the package's, with which it ships.
+    package static let appName = "assistant"
+
     /// The `assistant` command's session. With no service URL it runs on the demo store, as a
     /// fresh visitor with sequential IDs; piped or recorded, it runs on virtual time, so two
     /// runs print the same bytes, a 120 s timeout takes no wall time, and a session recorded
@@ -160,12 +178,13 @@ extension REPLEnvironment.Policy {
     ///
     /// A recorded session waits for each command like a piped one (it replays step by step)
     /// but, in a terminal, does not echo the input the line editor already shows.
-    /// The REPL is the host app: `device.ua` names it (`assistant/0.1.0 (Linux)`), and its version
-    /// is the package's, with which it ships.
-    package static let appName = "assistant"
-
+    ///
+    /// `terminalWidth` is the terminal's own width when `width` came from `--width`: the chat
+    /// goes back to it on `:width auto`. A recording leaves it out, as it follows no resize:
+    /// a transcript knows only its `%width`.
     package static func commandLine(
-        _ options: CommandLineOptions, interactive: Bool, width: Int, stateDirectory: StateDirectory?
+        _ options: CommandLineOptions, interactive: Bool, width: Int, terminalWidth: Int? = nil,
+        stateDirectory: StateDirectory?
     ) -> Self {
         let demo = options.usesDemoStore
         let recording = options.recordPath != nil
@@ -179,8 +198,9 @@ extension REPLEnvironment.Policy {
             identity: demo ? .memory(uid: nil) : stateDirectory.map { .file($0.identityFile) } ?? .memory(uid: nil),
             ids: demo ? .sequential : .random,
             settings: REPLSettings(
-                width: width, entrySelector: options.entrySelector, assistantSelector: options.assistantSelector,
-                interactive: interactive && !recording, echoesInput: !interactive),
+                width: width, terminalWidth: recording ? nil : terminalWidth, entrySelector: options.entrySelector,
+                assistantSelector: options.assistantSelector, interactive: interactive && !recording,
+                echoesInput: !interactive),
             recordingSummary: recording
                 ? "A session recorded \(demo ? "on the demo store" : "against live services")." : nil)
     }

@@ -56,7 +56,7 @@ actor REPLHost {
             output.line(.warning, "no entry button on this screen (yet)")
             return
         }
-        if result != .opened { output.line(.warning, "openAssistant: \(result)") }
+        if result != .opened { output.line(.warning, OutcomeWording.open(result)) }
     }
 
     /// Calls `prepareAssistant` for the current screen directly and shows the result.

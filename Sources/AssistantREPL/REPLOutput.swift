@@ -9,8 +9,17 @@ import ShoppingAssistant
 ///
 /// Once told the width (`fitLines(to:)`), every line it prints fits in it: a wider line is
 /// wrapped (`TextLayout.fit`), and one-line contexts truncate (`singleLine`).
+///
+/// An output made with `init(style:printLines:)` (a terminal's) hands each printed item — a
+/// wrapped line, a whole redraw of the chat (`grouped(_:)`) — to its sink at once, so the line
+/// reader clears and redraws the prompt once per item rather than once per row; on a terminal
+/// without cursor control, where the prompt cannot be cleared, that keeps a carousel's rows
+/// together instead of a prompt between each two. What an observer (a recording) and
+/// `capturing()` see is never grouped: one line at a time, as it is printed.
 package final class REPLOutput: Sendable {
-    private let sink: @Sendable (String) -> Void
+    private let sink: @Sendable ([String]) -> Void
+    /// Whether the sink takes groups of lines (`grouped(_:)`); else it gets them one by one.
+    private let groupsLines: Bool
     private let observer = Locked<(@Sendable (String) -> Void)?>(nil)
     private let layoutWidth = Locked<(@Sendable () -> Int)?>(nil)
     /// Only an output made by `capturing()` (for tests) keeps its lines.
@@ -21,14 +30,65 @@ package final class REPLOutput: Sendable {
     /// - Parameter sink: receives whole lines without a trailing newline.
     package init(style: TerminalStyle = .plain, sink: @escaping @Sendable (String) -> Void) {
         self.style = style
-        self.sink = sink
+        self.sink = { lines in lines.forEach(sink) }
+        groupsLines = false
+        captured = nil
+    }
+
+    /// An output whose sink receives the lines of each printed item together (whole lines
+    /// without trailing newlines), for a terminal's line reader.
+    package init(style: TerminalStyle = .plain, printLines: @escaping @Sendable ([String]) -> Void) {
+        self.style = style
+        sink = printLines
+        groupsLines = true
         captured = nil
     }
 
     private init(capturingWith style: TerminalStyle) {
         self.style = style
         sink = { _ in }
+        groupsLines = false
         captured = Locked([])
+    }
+
+    /// Lines printed inside `grouped(_:)` by the task that called it, for one sink call.
+    private final class Group: Sendable {
+        let owner: ObjectIdentifier
+        private let state = Locked<(open: Bool, lines: [String])>((true, []))
+
+        init(owner: ObjectIdentifier) { self.owner = owner }
+
+        /// Keeps `lines` for the group's end; false when the group ended already (a task that
+        /// outlived it, such as a timer started inside it, prints on its own).
+        func add(_ lines: [String]) -> Bool {
+            state.withLock { state in
+                guard state.open else { return false }
+                state.lines += lines
+                return true
+            }
+        }
+
+        func close() -> [String] {
+            state.withLock { state in
+                state.open = false
+                defer { state.lines = [] }
+                return state.lines
+            }
+        }
+    }
+
+    @TaskLocal private static var group: Group?
+
+    /// Runs `body`, handing everything it prints (in this task) to the sink at once when it
+    /// ends: one redraw of the prompt for a whole chat update. Other tasks print as usual.
+    package func grouped<T: Sendable>(_ body: () async -> T) async -> T {
+        // Inside a group of this output already: its lines are part of that one.
+        guard groupsLines, Self.group?.owner != ObjectIdentifier(self) else { return await body() }
+        let group = Group(owner: ObjectIdentifier(self))
+        let result = await Self.$group.withValue(group) { await body() }
+        let lines = group.close()
+        if !lines.isEmpty { sink(lines) }
+        return result
     }
 
     /// An output that keeps every line it prints, for tests; the REPL's own never does.
@@ -51,7 +111,7 @@ package final class REPLOutput: Sendable {
 
     /// Prints one line of the session's output.
     package func line(_ text: String = "") {
-        for piece in fitted(text) { emit(piece) }
+        emit(fitted(text))
     }
 
     /// Sees every line except echoes from now on, plain (no colour or other escapes), until
@@ -64,31 +124,55 @@ package final class REPLOutput: Sendable {
     /// Repeats the user's input in piped mode; not part of a session's output. Continuation
     /// lines are indented under the `> ` of the echo.
     package func echo(_ text: String) {
-        guard let width else { return sink(text) }
-        for piece in TextLayout.fit(text, width: width, hangingIndent: 2) { sink(piece) }
+        guard let width else { return sink([text]) }
+        sink(TextLayout.fit(text, width: width, hangingIndent: 2))
     }
 
     /// A line outside any step of the session, such as the farewell at the end of input:
     /// printed, never observed, so a recording ends with its last step's own output.
     package func aside(_ role: TerminalStyle.Role, _ text: String) {
-        for piece in fitted(text) { sink(style.apply(role, piece)) }
+        sink(fitted(text).map { style.apply(role, $0) })
     }
 
     /// Prints one line in the look of `role`.
     package func line(_ role: TerminalStyle.Role, _ text: String) {
-        for piece in fitted(text) { emit(style.apply(role, piece)) }
+        emit(fitted(text).map { style.apply(role, $0) })
     }
 
-    /// An engine log message, sanitised (it may quote server text) and kept to one line:
-    /// errors as `[error] …`, the rest as dim notes. Which messages arrive is the logger's
-    /// level (`--log-level`).
+    /// An engine log message, sanitised (it may quote server text) and wrapped, never cut, so
+    /// the cause of a failure is on screen at any width: errors as `[error] …`, the rest as dim
+    /// notes, continuation lines indented under the text. Which messages arrive is the
+    /// logger's level (`--log-level`). Only a message longer than `logLimit` bytes (a debug
+    /// line quoting a large body) is shortened, and then says how many bytes it left out.
     package func log(_ level: AssistantLogLevel, _ message: String) {
+        let text = Self.capped(message, limit: Self.logLimit)
         switch level {
-        case .error: singleLine(.error, prefix: "[error] ", message)
-        case .info: singleLine(.dim, prefix: "note: ", message)
-        case .debug: singleLine(.dim, prefix: "debug: ", message)
+        case .error: untrusted(text, prefix: "[error] ", role: .error, width: width)
+        case .info: untrusted(text, prefix: "note: ", role: .dim, width: width)
+        case .debug: untrusted(text, prefix: "debug: ", role: .dim, width: width)
         case .none: break
         }
+    }
+
+    /// The most of one log message printed, in UTF-8 bytes: far more than any note or error,
+    /// and more than the engine quotes of a body (4 KB), so only something unusual is cut.
+    static let logLimit = 64 * 1024
+
+    /// `text` when it has at most `limit` UTF-8 bytes; else its first whole characters within
+    /// the limit and a statement of how many bytes were left out.
+    static func capped(_ text: String, limit: Int) -> String {
+        let total = text.utf8.count
+        guard total > limit else { return text }
+        var kept = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let next = text.index(after: index)
+            let size = text.utf8.distance(from: index, to: next)
+            guard kept + size <= limit else { break }
+            kept += size
+            end = next
+        }
+        return String(text[..<end]) + " … (\(total - kept) more bytes not shown)"
     }
 
     /// A line that must stay one line: `text` came from a server (it is sanitised) and is
@@ -116,7 +200,12 @@ package final class REPLOutput: Sendable {
         let clean = TerminalSanitizer.sanitize(text, newlines: .keep)
         let prefixWidth = DisplayWidth.of(prefix)
         let indent = String(repeating: " ", count: prefixWidth)
-        let print = { (body: String) in if let role { self.line(role, body) } else { self.line(body) } }
+        // All of it in one item: the rows of one text stay together on the terminal.
+        var rows: [String] = []
+        defer {
+            emit(rows.flatMap { body in fitted(body).map { piece in role.map { style.apply($0, piece) } ?? piece } })
+        }
+        let print = { (body: String) in rows.append(body) }
         for part in clean.split(separator: "\n", omittingEmptySubsequences: false) {
             guard let width else {
                 print(prefix + part)
@@ -136,13 +225,16 @@ package final class REPLOutput: Sendable {
         }
     }
 
-    private func emit(_ text: String) {
-        captured?.withLock { $0.append(text) }
-        sink(text)
-        guard let observe = observer.withLock({ $0 }) else { return }
-        // Colours are the terminal's look, not the session's output: the observer (a
-        // recording) gets the line without them. Everything else in it is sanitised already.
-        observe(style == .plain ? text : TerminalSanitizer.sanitize(text))
+    private func emit(_ lines: [String]) {
+        guard !lines.isEmpty else { return }
+        captured?.withLock { $0 += lines }
+        if let observe = observer.withLock({ $0 }) {
+            // Colours are the terminal's look, not the session's output: the observer (a
+            // recording) gets the line without them. Everything else in it is sanitised already.
+            for text in lines { observe(style == .plain ? text : TerminalSanitizer.sanitize(text)) }
+        }
+        if groupsLines, let group = Self.group, group.owner == ObjectIdentifier(self), group.add(lines) { return }
+        sink(lines)
     }
 
     private func fitted(_ text: String) -> [String] {

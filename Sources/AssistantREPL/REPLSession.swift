@@ -38,7 +38,7 @@ package actor REPLSession {
         self.stepClock = stepClock
         let activity = time?.activity
         self.activity = activity
-        let carousel = CarouselState(width: settings.width, style: output.style)
+        let carousel = CarouselState(width: settings.width, terminalWidth: settings.terminalWidth, style: output.style)
         self.carousel = carousel
         output.fitLines { carousel.width }
         let ticker = ImpressionTicker(engine: engine, output: output, clock: stepClock ?? clock, activity: activity)
@@ -46,7 +46,7 @@ package actor REPLSession {
         // weak reference, because the presenter owns this callback.
         let presented = Locked(WeakPresenter())
         let presenter = ChatPresenter(
-            output: output, width: { carousel.width },
+            output: output, width: { carousel.width }, elapsed: stopwatch(on: stepClock ?? clock),
             render: { block in
                 let rendering = await engine.renderProductBlock(block, layout: carousel.layout) as? CarouselRendering
                 guard let rendering else { return (["(products could not be shown)"], []) }
@@ -76,7 +76,8 @@ package actor REPLSession {
     /// Runs until `:quit` or the end of input.
     package func run(reader: any LineReader, recorder: TranscriptRecorder? = nil) async {
         output.line(.bold, "Shopping assistant REPL — \(demoStore != nil ? "built-in demo store" : "live services")")
-        output.line(.dim, "Type :help for commands. Start with :product KIT-1001 or :home.")
+        let start = demoStore != nil ? ":product KIT-1001 or :home" : ":home or :product SKU (a SKU of your shop)"
+        output.line(.dim, "Type :help for commands. Start with \(start).")
         while true {
             let event = await reader.nextEvent(prompt: await prompt())
             switch event {
@@ -92,7 +93,7 @@ package actor REPLSession {
                 recorder?.beginInput(line)
                 if settings.echoesInput { output.echo("> " + TerminalSanitizer.sanitize(line)) }
                 stepClock?.start()
-                let keepGoing = await handleOnTime(line)
+                let keepGoing = await runCommand(line, reader: reader)
                 stepClock?.stop()
                 if !keepGoing {
                     await engine.flushTracking()
@@ -100,6 +101,35 @@ package actor REPLSession {
                 }
             }
         }
+    }
+
+    /// Runs a line. In a terminal session on real time, Ctrl-C stops whatever the line waits
+    /// for and returns to the prompt at once: the command's task is cancelled (a `:wait` ends, a
+    /// preparation it started reports `cancelled`), a message already sent is not (O8). Piped,
+    /// recorded and virtual-time sessions run every line to its end, as before.
+    private func runCommand(_ line: String, reader: any LineReader) async -> Bool {
+        guard settings.interactive, time == nil else { return await handleOnTime(line) }
+        let command = Task { await self.handleOnTime(line) }
+        let interrupts = Task { await reader.nextInterrupt() }
+        let keepGoing: Bool? = await withCheckedContinuation { continuation in
+            let answered = Locked(false)
+            let answer: @Sendable (Bool?) -> Void = { value in
+                let first = answered.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: value) }
+            }
+            Task { answer(await command.value) }
+            Task { if await interrupts.value { answer(nil) } }
+        }
+        // The wait for Ctrl-C must be over before the next read takes the terminal back.
+        interrupts.cancel()
+        _ = await interrupts.value
+        if let keepGoing { return keepGoing }
+        command.cancel()
+        output.line(.warning, "(interrupted)")
+        return true
     }
 
     /// The terminal was resized: the chat follows it unless a width was set (PR3).
@@ -136,19 +166,46 @@ package actor REPLSession {
     }
 
     /// Handles one line: a `:command`, or chat text; returns false to quit.
+    ///
+    /// ` &` at the end runs a command without waiting, as a user who types on while the app
+    /// still works would; a chat message only in a session that waits for replies (a pipe, a
+    /// transcript) — in a terminal a message never waits, and its `&` is part of the text.
+    /// `::text` sends `:text`; the words people type to leave other tools (`exit`, `\q`, …) are
+    /// answered with the way out instead of being sent, and `::exit` sends the word itself.
     package func handle(_ line: String) async -> Bool {
-        if line.hasSuffix(" &"), line.count > 2 {
-            // Runs without waiting, as a user who types on while the app still works would.
+        if line.hasSuffix(" &"), line.count > 2, line.hasPrefix(":") || !settings.interactive {
             let command = String(line.dropLast(2)).trimmingCharacters(in: .whitespaces)
             let body: @Sendable () async -> Void = { _ = await self.handle(command) }
             if let activity { activity.spawn(body) } else { Task(operation: body) }
             return true
         }
+        if line.hasPrefix("::") {
+            // `::exit` sends the word the REPL would otherwise answer; any other `::text`, `:text`.
+            let rest = String(line.dropFirst(2))
+            await sendText(Self.leavingWords.contains(rest.lowercased()) ? rest : ":" + rest)
+            return true
+        }
         guard line.hasPrefix(":") else {
+            if Self.leavingWords.contains(line.lowercased()) {
+                let word = TerminalSanitizer.sanitize(line)
+                output.line(
+                    .warning,
+                    "'\(word)' was not sent: :quit leaves, :close closes the chat; to send the word, type ::\(word)")
+                return true
+            }
             await sendText(line)
             return true
         }
         return await commands.dispatch(line, in: self)
+    }
+
+    /// What people type to leave psql, sqlite3, redis-cli or a shell: never a message by
+    /// accident.
+    static let leavingWords: Set<String> = ["exit", "quit", "\\q", ".quit", ".exit", "\\quit"]
+
+    /// Whether the chat is on screen.
+    var isChatOpen: Bool {
+        get async { await engine.isAssistantOpen }
     }
 
     /// Tab completion of command names and their arguments, from the command table.
@@ -157,18 +214,17 @@ package actor REPLSession {
     /// The completion table behind `completer`, for adding the demo catalogue's words.
     package static var completion: CommandCompletion { REPLCommandTable.standard.completion }
 
+    /// The arguments still to type for the command being typed, for the line reader's hint.
+    package static func hint(for line: String) -> String { REPLCommandTable.standard.hint(for: line) }
+
     // MARK: - Help
 
     nonisolated func help(_ argument: String) {
         guard !argument.isEmpty else {
-            for line in commands.helpLines { output.line(line) }
+            for line in commands.helpLines(messagesWait: !settings.interactive) { output.line(line) }
             return
         }
-        if let help = commands.help(for: argument) {
-            output.line(help)
-        } else {
-            output.line(.warning, "no command :\(TerminalSanitizer.sanitize(argument)) — :help lists them")
-        }
+        for line in commands.help(for: argument) { output.line(line) }
     }
 
     // MARK: - The chat screen
@@ -180,19 +236,27 @@ package actor REPLSession {
         }
         switch await engine.sendMessage(text) {
         case .success: await settleReply()
-        case .failure(let refusal): output.line(.warning, "not sent: \(Self.describe(refusal))")
+        case .failure(let refusal): output.line(.warning, "not sent: \(OutcomeWording.refusal(refusal))")
         }
     }
 
     func sendSuggest(number: Int) async {
         // The engine reports a suggest that is not there as empty text; say what happened.
-        guard await engine.chatSnapshot.suggests.indices.contains(number - 1) else {
-            output.line(.warning, "no suggest \(number) on screen (suggests are hidden while a message is on its way)")
+        let chat = await engine.chatSnapshot
+        guard chat.suggests.indices.contains(number - 1) else {
+            let why: String
+            switch (chat.isSending, chat.suggests.count) {
+            case (true, _): why = "suggests are hidden while a message is on its way"
+            case (false, 0): why = "there are none"
+            case (false, 1): why = "there is one: :s 1"
+            case (false, let count): why = "there are \(count): :s 1 to :s \(count)"
+            }
+            output.line(.warning, "no suggest \(number) on screen (\(why))")
             return
         }
         switch await engine.sendSuggest(at: number - 1) {
         case .success: await settleReply()
-        case .failure(let refusal): output.line(.warning, "not sent: \(Self.describe(refusal))")
+        case .failure(let refusal): output.line(.warning, "not sent: \(OutcomeWording.refusal(refusal))")
         }
     }
 
@@ -202,9 +266,24 @@ package actor REPLSession {
             output.line(.warning, "nothing to retry")
             return
         }
+        if case .failed(let error) = failed.status {
+            // A refused key or network would refuse the same request again: none is offered.
+            guard OutcomeWording.offersRetry(error) else {
+                output.line(
+                    .warning,
+                    "not sent again: \(OutcomeWording.failure(error)) would fail the same way; "
+                        + "once that is fixed, send the text as a new message")
+                return
+            }
+            // Retry-After is honoured: a retry before it would only be refused again.
+            if let wait = presenter.retryWait(for: failed) {
+                output.line(.warning, OutcomeWording.failure(error, retryIn: wait))
+                return
+            }
+        }
         switch await engine.retryMessage(id: failed.id) {
         case .success: await settleReply()
-        case .failure(let refusal): output.line(.warning, "not sent: \(Self.describe(refusal))")
+        case .failure(let refusal): output.line(.warning, "not sent: \(OutcomeWording.refusal(refusal))")
         }
     }
 
@@ -213,6 +292,10 @@ package actor REPLSession {
     }
 
     func closeChat() async {
+        guard await engine.isAssistantOpen else {
+            output.line(.warning, "the chat is not open")
+            return
+        }
         await engine.closeAssistant()
     }
 
@@ -231,7 +314,7 @@ package actor REPLSession {
         let press: @Sendable (Int) async -> Void = { press in
             let result = await engine.performAssistantProductAction(product: product.ref, action: .tap)
             if result != .accepted {
-                output.line(.warning, "tap\(twice ? " #\(press)" : ""): \(result.rawValue)")
+                output.line(.warning, OutcomeWording.ignored(result, what: "tap" + (twice ? " #\(press)" : "")))
             }
         }
         guard twice else {
@@ -252,7 +335,7 @@ package actor REPLSession {
             reply.buttons.indices.contains(number - 1)
         else { return false }
         let result = await engine.performReplyButton(assistantMessageId: reply.id, index: number - 1)
-        if result != .accepted { output.line(.warning, "button: \(result.rawValue)") }
+        if result != .accepted { output.line(.warning, OutcomeWording.ignored(result, what: "button")) }
         return true
     }
 
@@ -261,13 +344,23 @@ package actor REPLSession {
             output.line(.warning, "no carousel to scroll")
             return
         }
-        carousel.scroll(block, by: pages)
+        guard carousel.scroll(block, by: pages) else {
+            output.line(.dim, pages < 0 ? "(at the first card already)" : "(at the last card already)")
+            return
+        }
         await presenter.redrawLatestCarousel()
     }
 
     func setWidth(_ width: Int) async {
         carousel.setWidth(width)
-        output.line(.dim, "(width \(width))")
+        output.line(.dim, "(width \(width), fixed until :width auto)")
+        await presenter.redrawLatestCarousel()
+    }
+
+    /// `:width auto`: back to the terminal's width, and its resizes from now on.
+    func followTerminalWidth() async {
+        let width = carousel.followTerminal()
+        output.line(.dim, "(width \(width), following the terminal)")
         await presenter.redrawLatestCarousel()
     }
 
@@ -302,8 +395,9 @@ package actor REPLSession {
         for record in log { output.untrusted(record.description, prefix: "  ") }
     }
 
+    /// Lets `duration` pass; Ctrl-C (a cancelled task) ends it early, and then it says nothing.
     func wait(_ duration: Duration) async {
-        try? await clock.sleep(for: duration)
+        do { try await clock.sleep(for: duration) } catch { return }
         output.line(.dim, "(\(TranscriptFormat.format(duration)) later)")
     }
 
@@ -331,24 +425,15 @@ package actor REPLSession {
     }
 
     nonisolated func clearFaults() {
+        guard demoStore != nil || replaying else {
+            output.line(.warning, "faults are a demo store feature")
+            return
+        }
         demoStore?.clearFaults()
         output.line(.dim, "(faults cleared)")
     }
 
     private struct WeakPresenter: Sendable {
         weak var presenter: ChatPresenter?
-    }
-
-    // MARK: - Descriptions
-
-    static func describe(_ refusal: AssistantSendRefusal) -> String {
-        switch refusal {
-        case .busy: return "a message is already on its way"
-        case .notReady: return "the assistant is not prepared"
-        case .emptyText: return "empty message"
-        case .notRetryable: return "nothing to retry"
-        case .noIdentity: return "the user id is not known yet"
-        case .noSuchSuggest: return "there is no such suggest on screen"
-        }
     }
 }

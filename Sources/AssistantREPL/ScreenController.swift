@@ -154,12 +154,6 @@ actor ScreenController {
     }
 
     static func describe(_ result: AssistantPrepareResult) -> String {
-        switch result {
-        case .ready: return "ready"
-        case .unavailable(let reason): return "unavailable (\(reason.rawValue))"
-        case .failure(let error): return "failure (\(error.code.rawValue))"
-        case .cancelled: return "cancelled"
-        case .superseded: return "superseded"
-        }
+        OutcomeWording.prepare(result)
     }
 }

@@ -61,6 +61,45 @@ package struct StateDirectory: Sendable, Hashable {
         return StateDirectory(path: path)
     }
 
+    /// The directory a session keeps its files in, and the warning to print once when there is
+    /// none: `--state-dir` must be usable (else a usage error); the default is used when it can
+    /// be written or created, and otherwise dropped with one warning saying what is lost, so
+    /// the history (`history`) and the identity (`identity`, live services) stay in memory
+    /// instead of failing at every line. With neither, nothing is written there and nothing
+    /// is checked.
+    package static func resolve(
+        explicit: String?, environment: [String: String], history: Bool, identity: Bool
+    ) throws(CommandLineOptions.ParseError) -> (directory: StateDirectory?, warning: String?) {
+        if let explicit { return (try prepare(explicit), nil) }
+        guard let directory = standard(environment: environment) else { return (nil, nil) }
+        guard history || identity, let reason = directory.unwritableReason() else { return (directory, nil) }
+        let kept = [history ? "the line history" : nil, identity ? "the identity" : nil].compactMap { $0 }
+        let warning =
+            "warning: cannot keep state in \(directory.path) (\(reason)): \(kept.joined(separator: " and ")) "
+            + "\(kept.count > 1 ? "last" : "lasts") only for this session; --state-dir DIR keeps "
+            + "\(kept.count > 1 ? "them" : "it") elsewhere"
+        return (nil, warning)
+    }
+
+    /// Why the directory cannot be written or made, or nil when it can: its nearest existing
+    /// ancestor must be a directory this process may write (nothing is created here).
+    package func unwritableReason() -> String? {
+        var candidate = path
+        while true {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory) {
+                guard isDirectory.boolValue else { return "\(candidate) is not a directory" }
+                guard access(candidate, W_OK | X_OK) == 0 else {
+                    return "\(candidate): \(String(cString: strerror(errno)))"
+                }
+                return nil
+            }
+            let parent = (candidate as NSString).deletingLastPathComponent
+            guard !parent.isEmpty, parent != candidate else { return nil }
+            candidate = parent
+        }
+    }
+
     /// `mkdir -p` with mode 0700; the system's reason when a component cannot be made.
     private static func makeDirectories(_ path: String) -> String? {
         var prefix = path.hasPrefix("/") ? "/" : ""

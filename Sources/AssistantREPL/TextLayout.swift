@@ -206,8 +206,9 @@ private struct LineBuilder {
 
     private mutating func measure(_ word: Substring) -> Int {
         var columns = 0
+        var meter = DisplayWidth.Meter()
         for scalar in word.unicodeScalars {
-            columns += DisplayWidth.of(scalar)
+            columns += meter.add(scalar)
             visited += 1
         }
         return columns
@@ -241,8 +242,9 @@ private struct LineBuilder {
     private mutating func breakCluster(_ character: Character) {
         var piece = String.UnicodeScalarView()
         var pieceWidth = 0
+        var meter = DisplayWidth.Meter()
         for scalar in character.unicodeScalars {
-            let scalarWidth = DisplayWidth.of(scalar)
+            let scalarWidth = meter.add(scalar)
             if scalarWidth > 0, !piece.isEmpty {
                 place(String(piece), pieceWidth)
                 piece = String.UnicodeScalarView()

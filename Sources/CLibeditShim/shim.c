@@ -95,6 +95,33 @@ int cle_history_save_fp(History *history_handle, FILE *file) {
     return history(history_handle, &event, H_SAVE_FP, file);
 }
 
+char *cle_history_encode(const char *line) {
+    History *single = history_init();
+    if (!single) return NULL;
+    HistEvent event;
+    char *buffer = NULL;
+    // A real file: H_SAVE_FP sets the mode of the file it writes (fchmod), which a memory
+    // stream has none of.
+    FILE *file = tmpfile();
+    int saved = -1;
+    if (file && history(single, &event, H_SETSIZE, 1) >= 0 && history(single, &event, H_ENTER, line) >= 0) {
+        saved = history(single, &event, H_SAVE_FP, file);
+    }
+    history_end(single);
+    long length = saved >= 0 && fflush(file) == 0 ? ftell(file) : -1;
+    if (length >= 0 && (buffer = malloc((size_t)length + 1)) != NULL) {
+        rewind(file);
+        if (fread(buffer, 1, (size_t)length, file) == (size_t)length) {
+            buffer[length] = '\0';
+        } else {
+            free(buffer);
+            buffer = NULL;
+        }
+    }
+    if (file) fclose(file);
+    return buffer;
+}
+
 int cle_history_each(History *history_handle, void *context, cle_history_visitor visit) {
     HistEvent event;
     int count = 0;
@@ -245,9 +272,17 @@ struct cle_session {
     char *prompt;
     void *context;
     cle_resize_function on_resize;
+    cle_hint_function hint;
+    // The hint last drawn as the right prompt (malloc'd, owned by the session).
+    char *hint_text;
     int reflows;
     int editing;
     int interrupted;
+    // Whether the terminal can move the cursor up and clear to the end of the screen; without
+    // that, nothing is erased and no escape sequence is written.
+    int cursor_control;
+    // The wait (`cle_session_wait_for_interrupt`) that was told to stop.
+    atomic_uint cancelled_wait;
 };
 
 int cle_prepare_utf8_locale(void) {
@@ -269,6 +304,25 @@ static char *cle_prompt(EditLine *editline) {
     static char empty[] = "";
     cle_session *session = cle_session_of(editline);
     return session && session->prompt ? session->prompt : empty;
+}
+
+// The right prompt: the hint for the line as typed so far, on a terminal with cursor control.
+// libedit asks for it on every full redraw, under the session lock.
+static char *cle_right_prompt(EditLine *editline) {
+    static char empty[] = "";
+    cle_session *session = cle_session_of(editline);
+    if (!session || !session->hint || !session->cursor_control) return empty;
+    const LineInfo *line = el_line(editline);
+    size_t length = line ? (size_t)(line->lastchar - line->buffer) : 0;
+    char *typed = malloc(length + 1);
+    if (!typed) return empty;
+    if (length > 0) memcpy(typed, line->buffer, length);
+    typed[length] = '\0';
+    char *hint = session->hint(session, typed, session->context);
+    free(typed);
+    free(session->hint_text);
+    session->hint_text = hint;
+    return hint ? hint : empty;
 }
 
 static void cle_drain(int fd) {
@@ -331,6 +385,13 @@ static int cle_read_char(EditLine *editline, wchar_t *character) {
     return result;
 }
 
+// Whether the terminal description has the string capability `name` (a termcap name).
+static int cle_has_string_capability(EditLine *editline, const char *name) {
+    char *value = NULL;
+    if (el_get(editline, EL_GETTC, name, &value, (void *)NULL) != 0) return 0;
+    return value != NULL && value[0] != '\0';
+}
+
 static int cle_make_pipe(int fds[2]) {
     if (pipe(fds) != 0) return -1;
     for (int index = 0; index < 2; index++) {
@@ -358,6 +419,7 @@ static void cle_session_free(cle_session *session) {
     if (session->wake_read >= 0) close(session->wake_read);
     if (session->wake_write >= 0) close(session->wake_write);
     pthread_mutex_destroy(&session->lock);
+    free(session->hint_text);
     free(session->prompt);
     free(session);
 }
@@ -401,8 +463,10 @@ cle_session *cle_session_open(const char *program, int input_fd, int output_fd, 
     cle_set_editor(editline, "emacs");
     cle_set_signal(editline, 0);
     cle_set_prompt(editline, cle_prompt, '\1');
+    el_set(editline, EL_RPROMPT_ESC, cle_right_prompt, '\1');
     cle_set_history(editline, session->history);
     el_set(editline, EL_GETCFN, cle_read_char);
+    session->cursor_control = cle_has_string_capability(editline, "up") && cle_has_string_capability(editline, "cd");
 
     session->slot = cle_claim_slot(session->wake_write);
     if (session->slot < 0) {
@@ -449,6 +513,30 @@ const char *cle_session_gets(cle_session *session, int *count, int *interrupted)
     return line;
 }
 
+int cle_session_has_cursor_control(cle_session *session) { return session->cursor_control; }
+
+int cle_session_wait_for_interrupt(cle_session *session, unsigned int ticket) {
+    for (;;) {
+        if (atomic_exchange(&cle_slot_interrupt[session->slot], 0)) {
+            // The terminal echoed ^C where the cursor was; the next line printed covers it.
+            pthread_mutex_lock(&session->lock);
+            fputc('\r', session->output);
+            fflush(session->output);
+            pthread_mutex_unlock(&session->lock);
+            return 1;
+        }
+        if (atomic_load(&session->cancelled_wait) == ticket) return 0;
+        struct pollfd wake = {session->wake_read, POLLIN, 0};
+        // A resize only wakes the wait: its flag stays set for the next read to apply.
+        if (poll(&wake, 1, -1) > 0) cle_drain(session->wake_read);
+    }
+}
+
+void cle_session_cancel_wait(cle_session *session, unsigned int ticket) {
+    atomic_store(&session->cancelled_wait, ticket);
+    cle_wake_slot(session->slot);
+}
+
 void cle_session_interrupt(cle_session *session) {
     atomic_store(&cle_slot_interrupt[session->slot], 1);
     cle_wake_slot(session->slot);
@@ -457,6 +545,12 @@ void cle_session_interrupt(cle_session *session) {
 void cle_session_set_resize_handler(cle_session *session, cle_resize_function handler) {
     pthread_mutex_lock(&session->lock);
     session->on_resize = handler;
+    pthread_mutex_unlock(&session->lock);
+}
+
+void cle_session_set_hint_function(cle_session *session, cle_hint_function hint) {
+    pthread_mutex_lock(&session->lock);
+    session->hint = hint;
     pthread_mutex_unlock(&session->lock);
 }
 
@@ -535,8 +629,15 @@ static int cle_cursor_row(cle_session *session, int columns) {
 
 // Moves from the cursor to the first column of the prompt's first row and clears to the end of
 // the screen, for a prompt and input drawn `rows` rows high above the cursor.
+//
+// A terminal without cursor control gets no escape sequence: the cursor goes to a new line
+// instead, below what is on screen, and the prompt and input are drawn again there.
 static void cle_move_to_edit_start(cle_session *session, int rows) {
     FILE *output = session->output;
+    if (!session->cursor_control) {
+        fputs("\r\n", output);
+        return;
+    }
     fputc('\r', output);
     if (rows > 0) fprintf(output, "\x1b[%dA", rows);
     fputs("\x1b[J", output);

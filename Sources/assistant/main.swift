@@ -34,37 +34,48 @@ if options.showVersion {
     print("assistant \(AssistantEngineConfiguration.sdkVersion)")
     exit(0)
 }
+let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+let measured = TerminalSize.measuredColumns(descriptor: STDOUT_FILENO)
+let width = TerminalSize.columns(override: options.width, measured: measured, environment: environment)
 let stateDirectory: StateDirectory?
 do {
-    // An explicit --state-dir must be usable; the default is created when first written.
-    if let path = options.stateDirectory {
-        stateDirectory = try StateDirectory.prepare(path)
-    } else {
-        stateDirectory = StateDirectory.standard(environment: environment)
+    // An explicit --state-dir must be usable; the default is created when first written, and
+    // one that cannot be is left out with one warning (history, and live identity, in memory).
+    let resolved = try StateDirectory.resolve(
+        explicit: options.stateDirectory, environment: environment, history: interactive,
+        identity: !options.usesDemoStore)
+    stateDirectory = resolved.directory
+    if let warning = resolved.warning {
+        let lines = TextLayout.fit(warning, width: width).joined(separator: "\n")
+        FileHandle.standardError.write(Data((lines + "\n").utf8))
     }
 } catch {
     fail(error)
 }
 
-let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
-let width = TerminalSize.columns(
-    override: options.width, measured: TerminalSize.measuredColumns(descriptor: STDOUT_FILENO), environment: environment
-)
-let activeReader = Locked<(any LineReader)?>(nil)
-let output = REPLOutput(style: TerminalStyle.detect(noColorFlag: options.noColor)) { line in
-    if interactive, let reader = activeReader.withLock({ $0 }) { reader.printAsync(line) } else { print(line) }
-}
-let repl = await REPLEnvironment(
-    policy: .commandLine(options, interactive: interactive, width: width, stateDirectory: stateDirectory),
-    output: output)
+// With --width in a terminal, `:width auto` goes back to the terminal's own width.
+let terminalWidth =
+    options.width != nil && measured != nil
+    ? TerminalSize.columns(override: nil, measured: measured, environment: environment) : nil
 // On the demo store, Tab also completes its SKUs and categories.
 let completion = REPLSession.completion
-let completer = (repl.demoStore != nil ? completion.addingDemoCatalogue() : completion).completer
 let reader = LineReaderFactory.standard(
-    historyPath: interactive ? stateDirectory?.historyPath : nil, completer: completer)
-activeReader.withLock { $0 = reader }
-// Without --width the chat follows the terminal's width; :width pins it.
-if options.width == nil {
+    historyPath: interactive ? stateDirectory?.historyPath : nil,
+    completer: (options.usesDemoStore ? completion.addingDemoCatalogue() : completion).completer,
+    hinter: { REPLSession.hint(for: $0) })
+// A terminal without cursor control (TERM=dumb) gets no escape byte at all: no colour either.
+let plainTerminal = (reader as? LibeditLineReader)?.hasCursorControl == false
+let output = REPLOutput(style: TerminalStyle.detect(noColorFlag: options.noColor || plainTerminal)) {
+    (lines: [String]) in
+    if interactive { reader.printAsync(lines.joined(separator: "\n")) } else { for line in lines { print(line) } }
+}
+let repl = await REPLEnvironment(
+    policy: .commandLine(
+        options, interactive: interactive, width: width, terminalWidth: terminalWidth, stateDirectory: stateDirectory),
+    output: output)
+// The chat follows the terminal's width unless --width or :width fixed it (until :width auto);
+// a recording follows none, as its transcript knows only its %width.
+if options.recordPath == nil {
     let session = repl.session
     reader.setResizeHandler { resize in Task { await session.terminalResized(resize) } }
 }

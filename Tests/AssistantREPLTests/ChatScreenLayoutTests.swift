@@ -12,7 +12,7 @@ func chatScreen(width: Int) -> (ChatPresenter, REPLOutput) {
     let output = REPLOutput.capturing()
     output.fitLines { width }
     let presenter = ChatPresenter(
-        output: output, width: { width },
+        output: output, width: { width }, elapsed: { .zero },
         render: { block in
             let rendering = CarouselBuilder().render(
                 block: block, layout: AssistantProductLayout(availableWidth: width, isInteractionEnabled: true))

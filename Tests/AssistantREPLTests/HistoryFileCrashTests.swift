@@ -4,63 +4,68 @@ import Testing
 
 @testable import AssistantREPL
 
-/// The REPL's history file survives a crash in the middle of a save: a child process types
-/// lines into a libedit reader on a pseudo-terminal, each save rewriting a history of ~1 MB,
-/// and is killed with SIGKILL after a different number of lines each round. The file is then
-/// always a whole history holding every line saved before the kill.
+/// The REPL's history file survives a crash in the middle of a compaction: a child process
+/// types lines into a libedit reader on a pseudo-terminal with a history file past twice its
+/// size (2,000 lines of ~1 KB), so its first line's append is followed by a rewrite of ~1 MB
+/// through a temporary file, and is killed with SIGKILL inside that rewrite — halfway, where the
+/// child stops and says so, and at the moment the temporary file appears. The file is then
+/// always a whole history holding every line appended before the kill.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct HistoryFileCrashTests {
     static let padding = String(repeating: "x", count: 1_000)
 
-    @Test func aSaveKilledMidWriteLeavesAWholeHistory() async throws {
+    @Test(arguments: [true, true, false])
+    func aCompactionKilledMidWriteLeavesAWholeHistory(halfway: Bool) async throws {
         let directory = NSTemporaryDirectory() + "history-crash-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/history"
-        // A full history (libedit keeps 1,000 lines) of earlier sessions: every save rewrites ~1 MB.
-        let earlier = (0..<1_000).map { "entry-\(100_000 + $0)-\(Self.padding)\n" }.joined()
+        // Twice the history libedit keeps (1,000 lines): the next append compacts the file.
+        let earlier = (0..<2_000).map { "entry-\(100_000 + $0)-\(Self.padding)\n" }.joined()
         try ("_HiStOrY_V2_\n" + earlier).write(toFile: path, atomically: true, encoding: .utf8)
-        var interrupted = 0
-        for round in 1...3 {
-            let child = try ChildProcess(
-                role: "history-writer", filter: "REPLChildProcessRoles", environment: ["HISTORY_FILE": path])
-            let killedAfter = round * 5
-            // Killed the moment the save of that line creates its temporary file: mid-write.
-            let reported = await child.line(containing: "typed \(killedAfter)")
-            // Watching from now on: this line's save, or the next one's if this one already began.
-            let watch = try DirectoryWatch(directory)
-            let created = watch.waitForFile { $0.hasSuffix(".tmp") }
-            child.kill()
-            #expect(created, "round \(round): the save started")
-            let ended = await child.exit()
-            try #require(reported != nil, "round \(round): the child typed \(killedAfter) lines")
-            #expect(ended.signaled, "round \(round): killed, not exited")
-            let names = try FileManager.default.contentsOfDirectory(atPath: directory)
-            if names.contains(where: { $0.hasSuffix(".tmp") }) { interrupted += 1 }
-
-            let contents = try String(contentsOfFile: path, encoding: .utf8)
-            var lines = contents.split(separator: "\n", omittingEmptySubsequences: false)
-            #expect(lines.removeFirst() == "_HiStOrY_V2_", "round \(round)")
-            #expect(lines.removeLast() == "", "round \(round): the file ends with a whole line")
-            let numbers = lines.compactMap { line -> Int? in
-                guard line.hasPrefix("entry-"), line.hasSuffix("-" + Self.padding) else { return nil }
-                return Int(line.dropFirst("entry-".count).prefix { $0 != "-" })
-            }
-            #expect(numbers.count == lines.count, "round \(round): every line is whole")
-            let last = try #require(numbers.last)
-            // The kill lands as a save begins: the file holds the save before it, whole.
-            #expect(last >= killedAfter - 1 && last < 100_000, "round \(round): \(last) is a whole save")
-            #expect(numbers.count == 1_000, "round \(round): a whole history")
+        // Watching before the child starts: its first line's compaction cannot be missed.
+        let watch = try DirectoryWatch(directory)
+        let child = try ChildProcess(
+            role: "history-writer", filter: "REPLChildProcessRoles",
+            environment: ["HISTORY_FILE": path, "HISTORY_PAUSE_HALFWAY": halfway ? "1" : nil])
+        if halfway {
+            #expect(await child.line(containing: "halfway") != nil, "the compaction reached its middle")
+        } else {
+            #expect(watch.waitForFile { $0.hasSuffix(".tmp") }, "the compaction started")
         }
-        #expect(interrupted == 3, "every kill landed inside a save")
+        child.kill()
+        let ended = await child.exit()
+        #expect(ended.signaled, "killed, not exited")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        if halfway { #expect(names.contains { $0.hasSuffix(".tmp") }, "the kill landed inside the rewrite") }
+
+        let contents = try String(contentsOfFile: path, encoding: .utf8)
+        var lines = contents.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.removeFirst() == "_HiStOrY_V2_")
+        #expect(lines.removeLast() == "", "the file ends with a whole line")
+        let whole = lines.filter { $0.hasPrefix("entry-") && $0.hasSuffix("-" + Self.padding) }
+        #expect(whole.count == lines.count, "every line is whole")
+        // The line typed before the compaction was appended first: it is the newest, kept by
+        // the old file and by a compaction that finished alike.
+        #expect(lines.last == "entry-1-\(Self.padding)", "the appended line is kept")
+        #expect(lines.count == 2_001 || (!halfway && lines.count == 1_000), "\(lines.count) lines")
     }
 }
 
 /// The roles a child process of this test binary plays for the REPL's tests.
 @Suite(.timeLimit(.minutes(2))) struct REPLChildProcessRoles {
     @Test func playTheRoleThisProcessWasStartedFor() async throws {
-        guard ChildProcess.role == "history-writer", let path = ProcessInfo.processInfo.environment["HISTORY_FILE"]
-        else { return }
+        let environment = ProcessInfo.processInfo.environment
+        guard ChildProcess.role == "history-writer", let path = environment["HISTORY_FILE"] else { return }
+        if environment["HISTORY_PAUSE_HALFWAY"] == "1" {
+            HistoryFile.midWrite.withLock {
+                $0 = {
+                    ChildProcess.report("halfway")
+                    // Stopped here until killed.
+                    while true { pause() }
+                }
+            }
+        }
         let terminal = try PseudoTerminal()
         let reader = try #require(
             LibeditLineReader(

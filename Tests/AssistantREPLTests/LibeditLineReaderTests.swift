@@ -32,9 +32,20 @@ final class PseudoTerminal {
         self.slave = slave
     }
 
+    /// Whether `hangUp()` closed the master side already.
+    private var hungUp = false
+
     deinit {
-        close(master)
+        if !hungUp { close(master) }
         close(slave)
+    }
+
+    /// Closes the master side, as a terminal window closing does: a read on the slave side
+    /// ends (end of input), so nothing waits for a key that can never come.
+    func hangUp() {
+        guard !hungUp else { return }
+        hungUp = true
+        close(master)
     }
 
     /// The output that arrived since the last call.
@@ -75,9 +86,12 @@ final class PseudoTerminal {
         var pending: [UInt8] = []
         var fresh: String { String(decoding: output.utf8.dropFirst(start), as: UTF8.self) }
         while !condition(fresh) {
-            let remaining = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+            // A test past its time limit (cancelled) stops waiting at once.
+            let remaining = Task.isCancelled ? 0 : Int32(max(0, min(1_000, deadline.timeIntervalSinceNow * 1000)))
             var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
-            guard remaining > 0, poll(&descriptor, 1, remaining) > 0 else {
+            let ready = remaining > 0 ? poll(&descriptor, 1, remaining) : 0
+            if ready == 0, remaining > 0, deadline.timeIntervalSinceNow > 0 { continue }
+            guard ready > 0 else {
                 Issue.record(
                     "timed out waiting for \(what) in \(output.debugDescription)", sourceLocation: sourceLocation)
                 break

@@ -10,7 +10,7 @@ import Testing
 /// the real `CurlTransport` on real time, wired as `assistant --gravity-url … --record`
 /// wires it — replays: it starts from the stored identity, files tracking GETs under
 /// `tracking` although they live on the Shopping API's host, and keeps the 429's
-/// `Retry-After`, which the session printed.
+/// `Retry-After`, which the session printed and honoured.
 @Suite(.timeLimit(.minutes(2))) struct LiveRecordingTests {
     /// Set to a path to keep the recording for a look.
     static let keepVariable = "TRANSCRIPT_LIVE_RECORDING"
@@ -31,9 +31,11 @@ import Testing
         _ = try await Self.session(arguments, state: state, lines: [":product KIT-1001", ":quit"])
         let stored = try #require(FileIdentityStore(fileURL: state.identityFile).loadUid())
         server.store.inject(.rateLimited)
+        // The 429 asks for 30 s: a :retry before that says how long is left and sends nothing
+        // (time passes inside steps only, as a replay has it); a new message goes out.
         let (recording, printed) = try await Self.session(
             arguments + ["--record", directory + "/live.transcript"], state: state,
-            lines: [":product KIT-1001", ":open", "подарок", ":retry", ":tap 1", ":quit"])
+            lines: [":product KIT-1001", ":open", "подарок", ":retry", "подарок", ":tap 1", ":quit"])
         let transcript = try #require(recording)
 
         #expect(transcript.settings.uid == stored, "the file starts from the stored identity")
@@ -49,6 +51,7 @@ import Testing
             exchanges.first { if case .response(429, _, _) = $0.outcome { true } else { false } })
         #expect(limited.headers == [Transcript.Header("Retry-After", "30")])
         #expect(printed.contains { $0.contains("(Retry-After: 30)") }, "the live session printed the header")
+        #expect(printed.contains("rate limited — try again in 30 s (rate_limited)"), "the retry was held back")
         let text = TranscriptFormat.render(transcript)
         #expect(!text.contains("live-secret-key"))
         #expect(!text.contains("\u{1b}"))

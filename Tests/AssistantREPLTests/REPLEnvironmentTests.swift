@@ -78,7 +78,10 @@ import Testing
         let replay = await TranscriptReplayer.replay(recorded)
         #expect(replay.problems == [])
         #expect(replay.report(file: "recorded") == nil)
-        #expect(recorded.segments.contains { $0.output.contains("(impression: Термокружка 450 мл)") })
+        #expect(
+            recorded.segments.contains { segment in
+                segment.output.contains { $0.hasPrefix("(impressions: Термокружка 450 мл · ") }
+            })
     }
 }
 

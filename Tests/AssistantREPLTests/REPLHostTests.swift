@@ -71,7 +71,7 @@ import Testing
     @Test func aStaleTapNavigatesNowhere() async throws {
         let repl = try await DemoREPL()
         await repl.run(lines: [":product KIT-1001", ":open", "подарок", ":new"])
-        #expect(await repl.run(":tap 1").printed == ["tap: staleReference"])
+        #expect(await repl.run(":tap 1").printed == ["tap ignored: it is from a chat that is gone (staleReference)"])
         #expect(await repl.session.prompt() == "chat[product KIT-1001]> ")
     }
 

@@ -2,7 +2,7 @@
 
 /// A small terminal screen, enough to replay what libedit and the line reader write (text
 /// with auto-wrap and the pending-wrap column of xterm, CR, LF, BS, cursor moves, erase to the
-/// end of the line and of the screen) and to see what a user would see, after a resize too.
+/// end of the line and of the screen, inserting and deleting characters) and to see what a user would see, after a resize too.
 ///
 /// A resize either keeps every row as it is (xterm) or re-wraps the rows a long line was
 /// wrapped onto and moves the cursor with its text (tmux, VTE), as `reflows` says.
@@ -172,6 +172,17 @@ struct ScreenModel {
             wrapped.removeSubrange((row + 1)...)
         case "K" where parameters.isEmpty || parameters == "0":
             if rows[row].count > column { rows[row].removeSubrange(column...) }
+        case "G":
+            column = min(columns - 1, count - 1)
+            pendingWrap = false
+        case "@":
+            ensureCells(upTo: column)
+            rows[row].insert(contentsOf: Array(repeating: " ", count: count), at: column)
+            if rows[row].count > columns { rows[row].removeSubrange(columns...) }
+        case "P":
+            if rows[row].count > column {
+                rows[row].removeSubrange(column..<min(rows[row].count, column + count))
+            }
         case "m", "h", "l":
             break
         default:

@@ -45,7 +45,7 @@ import Testing
             #expect(sorted(mine) == sorted(theirs), "\(mine.step)")
         }
         #expect(terminal.segments.count == Self.lines.count, "each input once")
-        #expect(terminal.segments.flatMap(\.output).filter { $0.hasPrefix("(impression: ") }.count == 3)
+        #expect(terminal.segments.flatMap(\.output).filter { $0.hasPrefix("(impressions: ") }.count == 1)
         let replay = await TranscriptReplayer.replay(try TranscriptFormat.parse(text))
         #expect(replay.report(file: "terminal") == nil)
     }

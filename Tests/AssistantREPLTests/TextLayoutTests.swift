@@ -16,14 +16,17 @@ import Testing
         #expect(TextLayout.wrap("abcdefghij", width: 4) == ["abcd", "efgh", "ij"])
         #expect(TextLayout.wrap("日本語の商品", width: 5) == ["日本", "語の", "商品"])
         #expect(TextLayout.wrap("e\u{301}e\u{301}e\u{301}", width: 2) == ["e\u{301}e\u{301}", "e\u{301}"])
-        #expect(TextLayout.wrap("ab👨\u{200d}👩\u{200d}👧", width: 6) == ["ab", "👨\u{200d}👩\u{200d}👧"])
+        #expect(TextLayout.wrap("ab👨\u{200d}👩\u{200d}👧", width: 3) == ["ab", "👨\u{200d}👩\u{200d}👧"])
+        #expect(TextLayout.wrap("ab👨\u{200d}👩\u{200d}👧", width: 4) == ["ab👨\u{200d}👩\u{200d}👧"])
     }
 
     @Test func aClusterWiderThanTheLineBreaksBetweenItsCodePointsWithoutADanglingJoiner() {
-        let family = "👨\u{200d}👩\u{200d}👧\u{200d}👦"  // one grapheme cluster, 8 columns
-        // A joiner left at the end of the first line would join the terminal's next character.
-        #expect(TextLayout.wrap(family, width: 4) == ["👨\u{200d}👩", "👧\u{200d}👦"])
-        #expect(TextLayout.truncate("ab👨\u{200d}👩\u{200d}👧", to: 4) == "ab…")
+        // One grapheme cluster, 6 columns: the skin tones are wide code points of their own.
+        let hands = "🧑\u{1F3FB}\u{200D}🤝\u{200D}🧑\u{1F3FF}"
+        // The joined emoji stay with the code point they join; no line ends in a joiner, which
+        // would join the terminal's next character.
+        #expect(TextLayout.wrap(hands, width: 4) == ["🧑\u{1F3FB}\u{200D}🤝\u{200D}🧑", "\u{1F3FF}"])
+        #expect(TextLayout.truncate("ab" + hands, to: 4) == "ab…")
     }
 
     @Test func aWideCharacterThatFitsNoLineIsLeftOutRatherThanOverflowing() {

@@ -239,23 +239,9 @@ package struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
 
     /// The declared flag closest to a mistyped one, when it is plausibly a typo.
     private static func suggestion(for flag: String) -> String? {
-        let candidates = declarations.map { ($0.flag, editDistance(flag, $0.flag)) }
+        let candidates = declarations.map { ($0.flag, EditDistance.between(flag, $0.flag)) }
         guard let best = candidates.min(by: { $0.1 < $1.1 }), best.1 <= 2 else { return nil }
         return best.0
-    }
-
-    private static func editDistance(_ lhs: String, _ rhs: String) -> Int {
-        let lhs = Array(lhs)
-        let rhs = Array(rhs)
-        var previous = Array(0...rhs.count)
-        for (i, left) in lhs.enumerated() {
-            var current = [i + 1] + Array(repeating: 0, count: rhs.count)
-            for (j, right) in rhs.enumerated() {
-                current[j + 1] = Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (left == right ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[rhs.count]
     }
 
     // MARK: - Help

@@ -92,6 +92,12 @@ int cle_history_load(History *history_handle, const char *path);
 /// history file in place, so a crash mid-write would lose it.
 int cle_history_save_fp(History *history_handle, FILE *file);
 
+/// A history file holding `line` alone, exactly as `H_SAVE_FP` writes one: libedit's header
+/// line (`_HiStOrY_V2_`), then the line encoded the way `H_LOAD` decodes it, each ending in a
+/// newline. From `malloc` (the caller frees it); NULL when it cannot be made. Lets a caller
+/// append one line to a history file instead of rewriting it.
+char *cle_history_encode(const char *line);
+
 /// Receives one history line (`H_FIRST`, then `H_NEXT`: newest first).
 typedef void (*cle_history_visitor)(void *context, const char *line);
 
@@ -153,6 +159,23 @@ void cle_session_set_prompt(cle_session *session, const char *prompt);
 /// Must not be called by two threads at once.
 const char *cle_session_gets(cle_session *session, int *count, int *interrupted);
 
+/// 1 when the terminal can move the cursor up and clear to the end of the screen (termcap
+/// `up` and `cd`); 0 for one that cannot (`TERM=dumb`, an unknown terminal). Without them the
+/// session never writes an escape sequence: output printed while a line is edited goes below
+/// it, and the prompt and input are drawn again under it.
+int cle_session_has_cursor_control(cle_session *session);
+
+/// Blocks, while no line is read, until the user presses Ctrl-C (returns 1) or
+/// `cle_session_cancel_wait` is called with the same `ticket` (returns 0; also when that call
+/// came first). On Ctrl-C the cursor goes back to the start of its line, so the next line
+/// printed covers the terminal's `^C`. Must not overlap a read; one wait at a time; each wait
+/// takes a new ticket.
+int cle_session_wait_for_interrupt(cle_session *session, unsigned int ticket);
+
+/// Ends the wait with `ticket`, or makes it end at once if it has not started. Safe from any
+/// thread.
+void cle_session_cancel_wait(cle_session *session, unsigned int ticket);
+
 /// Makes a read in progress (or the next one) return as interrupted. Safe from any thread.
 void cle_session_interrupt(cle_session *session);
 
@@ -167,6 +190,17 @@ typedef void (*cle_resize_function)(cle_session *session, int columns, void *con
 /// On `SIGWINCH` the session moves the cursor back to the start of the prompt, clears below,
 /// tells libedit the new size and redraws the prompt and input for it.
 void cle_session_set_resize_handler(cle_session *session, cle_resize_function handler);
+
+/// Returns the hint for the line typed so far (`line`, the whole input), as a string from
+/// `malloc` that the session frees, or NULL for none. It must be quick, must not print and must
+/// not call back into the session: it runs inside libedit's redraw, with the lock held.
+typedef char *(*cle_hint_function)(cle_session *session, const char *line, void *context);
+
+/// Installs the hint function (NULL for none). Its hint is drawn at the right end of the input
+/// row (libedit's right prompt, `EL_RPROMPT`) whenever libedit redraws the whole line, and only
+/// on a terminal with cursor control; bytes between two `\1` characters take no column. The
+/// right prompt is left out when the input leaves no room for it.
+void cle_session_set_hint_function(cle_session *session, cle_hint_function hint);
 
 /// Whether the terminal re-wraps a wrapped line when its width changes, moving the cursor
 /// with the text (tmux, VTE: 1) or keeps its rows as they are (xterm: 0); -1, the default,

@@ -36,12 +36,17 @@ public struct AssistantError: Error, Sendable, Hashable, CustomStringConvertible
     /// The HTTP status behind the error, when there was an answer; `nil` for timeouts and lost
     /// connections.
     public var httpStatus: Int?
+    /// How long a `rateLimited` answer asked the client to wait before sending again: its
+    /// `Retry-After` header when that is a number of seconds, so a host can hold a retry back
+    /// (an HTTP-date form stays in `message` only). `nil` for every other error.
+    public var retryAfter: Duration?
 
     /// For a host's tests and stand-ins that must fail the way the engine does.
-    public init(code: Code, message: String, httpStatus: Int? = nil) {
+    public init(code: Code, message: String, httpStatus: Int? = nil, retryAfter: Duration? = nil) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
+        self.retryAfter = retryAfter
     }
 
     /// `code (HTTP status): message`, for logs.

@@ -79,17 +79,23 @@ struct WireCall: Sendable {
         if let serverCode { detail += " \(serverCode)" }
         if let serverMessage { detail += ": \(serverMessage)" }
         let code: AssistantError.Code
+        var wait: Duration?
         switch (status, serverCode) {
         case (401, _), (403, _): code = .unauthorized
         case (409, "MESSAGE_ID_CONFLICT"): code = .messageConflict
         case (404, "SHOPPING_HISTORY_NOT_FOUND"): code = .historyUnavailable
         case (429, _):
             code = .rateLimited
-            if let retryAfter = response.header("Retry-After") { detail += " (Retry-After: \(retryAfter))" }
+            if let retryAfter = response.header("Retry-After") {
+                detail += " (Retry-After: \(retryAfter))"
+                // delay-seconds (RFC 9110 § 10.2.3); an HTTP-date is left in the message.
+                wait = Int(retryAfter.trimmingCharacters(in: .whitespaces)).flatMap { $0 >= 0 ? .seconds($0) : nil }
+            }
         default: code = .server
         }
         let uncertain = [502, 503, 504].contains(status)
-        return .failed(AssistantError(code: code, message: detail, httpStatus: status), uncertain: uncertain)
+        return .failed(
+            AssistantError(code: code, message: detail, httpStatus: status, retryAfter: wait), uncertain: uncertain)
     }
 
     private static func describe(_ body: Data?) -> String {

@@ -281,6 +281,19 @@ import Testing
         #expect(failure.error?.message.contains("Retry-After: 120") == true)
     }
 
+    @Test func rateLimitExposesRetryAfterSecondsButNotADate() {
+        func retryAfter(_ value: String?, status: Int = 429) -> Duration? {
+            let headers = value.map { ["Retry-After": $0] } ?? [:]
+            return WireCall.map(HTTPResponse(status: status, headers: headers, body: Data())).error?.retryAfter
+        }
+        #expect(retryAfter("120") == .seconds(120))
+        #expect(retryAfter(" 0 ") == .zero)
+        #expect(retryAfter("Wed, 21 Oct 2015 07:28:00 GMT") == nil, "a date stays in the message only")
+        #expect(retryAfter("-5") == nil)
+        #expect(retryAfter(nil) == nil)
+        #expect(retryAfter("30", status: 503) == nil, "only a rate limit carries it")
+    }
+
     // covers: S6
     @Test func ipNotAllowedIsUnauthorizedWithTheServerCodeInTheMessage() {
         let body = Data(StatusCase.error("IP_NOT_ALLOWED").utf8)
