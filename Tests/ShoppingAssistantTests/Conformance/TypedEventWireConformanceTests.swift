@@ -67,10 +67,11 @@ import Testing
     @Test func purchaseIsTheSDKsShapeInTheCommonEnvelope() async {
         let (_, text, body) = await sent([
             PurchaseEvent(
-                uniqueTransactionId: "ORDER-1001", value: 3580.10,
+                uniqueTransactionId: "ORDER-1001", value: 3600.09,
                 cart: [
                     CartItem(productId: "sku-123", quantity: 1, itemPrice: 1990),
                     CartItem(productId: "sku-555", quantity: 1, itemPrice: 1590.10),
+                    CartItem(productId: "sku-777", quantity: 1, itemPrice: 19.99),
                 ], currency: "RUB")
         ])
         let expected: NSDictionary = [
@@ -78,19 +79,21 @@ import Testing
             "options": Peer.options,
             "data": [
                 [
-                    "type": "purchase-v1", "name": "Purchase", "uniqueTransactionId": "ORDER-1001", "value": 3580.1,
+                    "type": "purchase-v1", "name": "Purchase", "uniqueTransactionId": "ORDER-1001", "value": 3600.09,
                     "currency": "RUB",
                     "cart": [
                         ["productId": "sku-123", "quantity": 1, "itemPrice": 1990],
                         ["productId": "sku-555", "quantity": 1, "itemPrice": 1590.1],
+                        ["productId": "sku-777", "quantity": 1, "itemPrice": 19.99],
                     ],
                 ]
             ],
         ]
         #expect(body == expected)
-        // Decimal-exact: the amounts as written, not their binary neighbours (3580.0999999999999).
-        #expect(text.contains(#""value":3580.1}"#))
+        // Decimal-exact: the amounts as written, not their binary neighbours (19.989999999999995).
+        #expect(text.contains(#""value":3600.09}"#))
         #expect(text.contains(#""itemPrice":1590.1,"#))
+        #expect(text.contains(#""itemPrice":19.99,"#))
     }
 
     // Mirrors: iOS RemoveFromCartEvent / SyncCartEvent / AddToWishlistEvent, flutter
