@@ -35,8 +35,12 @@ enum DemoEventCheck {
         let required: Bool
     }
 
-    private static func required(_ name: String, _ kind: Kind) -> Field { Field(name: name, kind: kind, required: true) }
-    private static func optional(_ name: String, _ kind: Kind) -> Field { Field(name: name, kind: kind, required: false) }
+    private static func required(_ name: String, _ kind: Kind) -> Field {
+        Field(name: name, kind: kind, required: true)
+    }
+    private static func optional(_ name: String, _ kind: Kind) -> Field {
+        Field(name: name, kind: kind, required: false)
+    }
 
     /// The standard event types, with their fields as the SDKs encode them.
     private static let standard: [String: [Field]] = [
@@ -52,7 +56,9 @@ enum DemoEventCheck {
             required("uniqueTransactionId", .id), required("value", .amount), required("cart", .cart(nonEmpty: true)),
             optional("currency", .text),
         ],
-        "sync-cart-v1": [required("value", .amount), optional("currency", .text), optional("cart", .cart(nonEmpty: false))],
+        "sync-cart-v1": [
+            required("value", .amount), optional("currency", .text), optional("cart", .cart(nonEmpty: false)),
+        ],
         "add-to-wishlist-v1": [required("value", .amount), required("productId", .id)],
         "signup-v1": [optional("hashedEmail", .text), optional("cuid", .text), optional("cuidType", .text)],
         "login-v1": [optional("hashedEmail", .text), optional("cuid", .text), optional("cuidType", .text)],
@@ -85,7 +91,8 @@ enum DemoEventCheck {
         let at = "\(path) (\(type))"
         guard event.nonEmptyString("name") != nil else { return missing("\(at).name", "the event's name") }
         guard let fields = standard[type] else { return customRefusal(members, at: at, type: type) }
-        for name in members.keys where !["type", "name"].contains(name) && !fields.contains(where: { $0.name == name }) {
+        for name in members.keys where !["type", "name"].contains(name) && !fields.contains(where: { $0.name == name })
+        {
             return invalid("\(at).\(name)", "is not a field of \(type)")
         }
         for field in fields {
@@ -126,7 +133,9 @@ enum DemoEventCheck {
     private static func check(_ value: JSONValue, _ kind: Kind, at path: String) -> HTTPResponse? {
         switch kind {
         case .amount:
-            guard let number = value.numberValue else { return invalid(path, "must be a JSON number, got \(spelling(value))") }
+            guard let number = value.numberValue else {
+                return invalid(path, "must be a JSON number, got \(spelling(value))")
+            }
             return number < 0 ? invalid(path, "must not be negative") : nil
         case .quantity:
             guard let number = value.numberValue, let count = Int(exactly: number) else {

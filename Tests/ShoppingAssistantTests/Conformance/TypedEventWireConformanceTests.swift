@@ -132,7 +132,8 @@ import Testing
             SignUpEvent(hashedEmail: "e3b0c442", cuid: "9f86d081", cuidType: "phone_hash"),
             LoginEvent(cuid: "9f86d081", cuidType: "phone_hash"),
             LoginEvent(),
-            CustomEvent(type: "survey-completed-v1", name: "Survey Completed", customProps: ["score": "9", "variant": "A"]),
+            CustomEvent(
+                type: "survey-completed-v1", name: "Survey Completed", customProps: ["score": "9", "variant": "A"]),
         ])
         #expect(
             data == [

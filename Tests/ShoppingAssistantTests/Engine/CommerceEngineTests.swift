@@ -40,7 +40,8 @@ import Testing
             "the assistant's own /choose")
         let lifecycle = later.filter { request in
             (Fixtures.body(request)["data"] as? [[String: Any]])?.first?["type"] as? String == "chat_dialog_open"
-                || (Fixtures.body(request)["data"] as? [[String: Any]])?.first?["type"] as? String == "chat_dialog_close"
+                || (Fixtures.body(request)["data"] as? [[String: Any]])?.first?["type"] as? String
+                    == "chat_dialog_close"
         }
         #expect(lifecycle.map(Self.permission) == ["granted", "denied"], "lifecycle events carry it too")
     }

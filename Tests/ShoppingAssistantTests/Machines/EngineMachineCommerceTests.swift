@@ -51,16 +51,25 @@ import Testing
     @Test func anEventMissingWhatTheSeedRequiresIsRefusedAndTheOthersStillGo() {
         let good = AddToWishlistEvent(value: 1990, productId: "sku-123")
         let refused: [(any TriggerEvent, String)] = [
-            (AddToCartEvent(value: 1990, productId: "", quantity: 1), "add-to-cart-v1 refused, not sent: productId is empty"),
+            (
+                AddToCartEvent(value: 1990, productId: "", quantity: 1),
+                "add-to-cart-v1 refused, not sent: productId is empty"
+            ),
             (
                 AddToCartEvent(value: 1990, productId: "sku-1", quantity: -1),
                 "add-to-cart-v1 refused, not sent: quantity is -1, not a positive number of units"
             ),
             (RemoveFromCartEvent(value: 10, productId: "sku-1", quantity: 0), "quantity is 0"),
-            (AddToCartEvent(value: EventAmount(Double.nan), productId: "sku-1", quantity: 1), "value is not a finite number"),
+            (
+                AddToCartEvent(value: EventAmount(Double.nan), productId: "sku-1", quantity: 1),
+                "value is not a finite number"
+            ),
             (SyncCartEvent(value: EventAmount(-Double.infinity)), "value is not a finite number"),
             (AddToWishlistEvent(value: -5, productId: "sku-1"), "value is negative (-5)"),
-            (PurchaseEvent(uniqueTransactionId: "ORDER-1", value: 0, cart: []), "purchase-v1 refused, not sent: cart is empty"),
+            (
+                PurchaseEvent(uniqueTransactionId: "ORDER-1", value: 0, cart: []),
+                "purchase-v1 refused, not sent: cart is empty"
+            ),
             (PurchaseEvent(uniqueTransactionId: "", value: 1990, cart: Self.cart), "uniqueTransactionId is empty"),
             (
                 PurchaseEvent(
@@ -242,7 +251,8 @@ import Testing
         let bare = CampaignContent(
             contentId: "ct-b", contentType: nil, deliveryMethod: nil, custom: nil, events: content.events)
         #expect(
-            F.withoutLogs(machine.contentEngagementCalled(ContentImpressionEngagement(content: bare, campaign: campaign)))
+            F.withoutLogs(
+                machine.contentEngagementCalled(ContentImpressionEngagement(content: bare, campaign: campaign)))
                 == [])
     }
 
@@ -253,9 +263,12 @@ import Testing
         let slot = try #require(content.products?.slots?.first)
         let user = GravityUser(uid: "uid-1")
         #expect(
-            machine.productEngagementCalled(ProductClickEngagement(slot: slot, content: content, campaign: campaign)) == [
-                .track([.url("https://t.example/w/c?s=1", user: user), .url("https://t2.example/w/c?s=1", user: user)])
-            ])
+            machine.productEngagementCalled(ProductClickEngagement(slot: slot, content: content, campaign: campaign))
+                == [
+                    .track([
+                        .url("https://t.example/w/c?s=1", user: user), .url("https://t2.example/w/c?s=1", user: user),
+                    ])
+                ])
         #expect(
             machine.productEngagementCalled(
                 ProductVisibleImpressionEngagement(slot: slot, content: content, campaign: campaign))
@@ -277,11 +290,15 @@ import Testing
         _ = machine.setUserCalled(F.call(2), userId: "crm-42", sessionId: "crm-s")
         let stale = machine.contentEngagementCalled(ContentImpressionEngagement(content: content, campaign: campaign))
         #expect(F.trackedURLs(stale) == [])
-        #expect(stale.contains { if case .log(.info, let line) = $0 { line.contains("before an identity change") } else { false } })
+        #expect(
+            stale.contains {
+                if case .log(.info, let line) = $0 { line.contains("before an identity change") } else { false }
+            })
         let slot = try #require(content.products?.slots?.first)
         #expect(
             F.trackedURLs(
-                machine.productEngagementCalled(ProductClickEngagement(slot: slot, content: content, campaign: campaign)))
+                machine.productEngagementCalled(
+                    ProductClickEngagement(slot: slot, content: content, campaign: campaign)))
                 == [])
         #expect(
             machine.contentEngagementCalled(ContentImpressionEngagement(content: Self.widget, campaign: campaign)) == [
