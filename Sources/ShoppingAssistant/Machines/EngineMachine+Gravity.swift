@@ -18,10 +18,7 @@ extension EngineMachine {
         for event in events {
             guard let known = event as? any GravityTriggerEvent else {
                 actions.append(
-                    .log(
-                        .error,
-                        "triggerEvent: \(Swift.type(of: event)) (\(event.type)) is not one of the engine's event types; not sent (send it as a CustomEvent)"
-                    ))
+                    Self.foreign("triggerEvent", "\(Swift.type(of: event)) (\(event.type))", "a CustomEvent"))
                 continue
             }
             if let refusal = known.refusal {  // B10: never half-made
@@ -49,12 +46,7 @@ extension EngineMachine {
     /// as the SDKs' `ContentEventService` reads them), valid ones, each once (AN5).
     mutating func contentEngagementCalled(_ engagement: any ContentEngagement) -> [EngineAction] {
         guard let known = engagement as? any KnownContentEngagement else {
-            return [
-                .log(
-                    .error,
-                    "sendContentEngagement: \(Swift.type(of: engagement)) is not one of the engine's engagement types; not sent"
-                )
-            ]
+            return [Self.foreign("sendContentEngagement", "\(Swift.type(of: engagement))", "one of the engine's types")]
         }
         let content = known.content
         let label = "content \(content.contentId ?? "-") \(known.kind.rawValue)"
@@ -68,17 +60,18 @@ extension EngineMachine {
     /// (`click`, `visible_impression`), valid ones, each once (AN5).
     mutating func productEngagementCalled(_ engagement: any ProductEngagement) -> [EngineAction] {
         guard let known = engagement as? any KnownProductEngagement else {
-            return [
-                .log(
-                    .error,
-                    "sendProductEngagement: \(Swift.type(of: engagement)) is not one of the engine's engagement types; not sent"
-                )
-            ]
+            return [Self.foreign("sendProductEngagement", "\(Swift.type(of: engagement))", "one of the engine's types")]
         }
         let slot = known.slot.slotId ?? known.slot.strId.map(String.init) ?? "-"
         return engagementURLs(
             known.slot.trackingURLs(known.eventType), of: known.content,
             label: "slot \(slot) of content \(known.content.contentId ?? "-") \(known.eventType)")
+    }
+
+    /// A value of a type of the host's own conforming to the engine's protocol: the engine cannot
+    /// know its fields, so it is not sent (B10, B12).
+    private static func foreign(_ call: String, _ value: String, _ instead: String) -> EngineAction {
+        .log(.error, "\(call): \(value) is not one of the engine's types; not sent (send it as \(instead))")
     }
 
     /// An engagement's tracking URLs, bound to the user of the answer the content came in (AN3).

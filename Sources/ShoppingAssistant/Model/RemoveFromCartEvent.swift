@@ -31,8 +31,6 @@ public struct RemoveFromCartEvent: TriggerEvent {
 
 extension RemoveFromCartEvent: GravityTriggerEvent {
     var refusal: String? {
-        TriggerEventCheck.first(
-            TriggerEventCheck.required(productId, "productId"), TriggerEventCheck.quantity(quantity, "quantity"),
-            TriggerEventCheck.amount(value, "value"), TriggerEventCheck.cart(cart))
+        TriggerEventCheck.cartChange(productId: productId, quantity: quantity, value: value, cart: cart)
     }
 }

@@ -51,6 +51,14 @@ enum TriggerEventCheck {
         return nil
     }
 
+    /// What a cart change (`add-to-cart-v1`, `remove-from-cart-v1`) requires: a SKU, at least
+    /// one unit, an amount, and complete cart lines if it has a cart.
+    static func cartChange(productId: String, quantity: Int, value: EventAmount, cart: [CartItem]?) -> String? {
+        first(
+            required(productId, "productId"), self.quantity(quantity, "quantity"), amount(value, "value"),
+            self.cart(cart))
+    }
+
     /// The first refusal of several checks.
     static func first(_ checks: String?...) -> String? {
         checks.lazy.compactMap { $0 }.first

@@ -128,25 +128,42 @@ private struct GravityCartItem: Encodable {
 // The field names of each event type: iOS 1.0.4 `models/TriggerEvent.swift`, flutter
 // `trigger_event.g.dart` and Android `TriggerEvent.kt` agree on every name and on the
 // `type`/`name` pairs.
-extension AddToCartEvent {
-    var wire: GravityEvent {
+extension GravityEvent {
+    /// A cart change: `add-to-cart-v1` and `remove-from-cart-v1` have the same fields.
+    fileprivate static func cartChange(
+        _ event: some TriggerEvent, value: EventAmount, productId: String, quantity: Int, currency: String?,
+        cart: [CartItem]?
+    ) -> GravityEvent {
         GravityEvent(
-            type: type, name: name,
+            type: event.type, name: event.name,
             [
                 ("value", .amount(value.decimal)), ("productId", .text(productId)), ("quantity", .integer(quantity)),
-                ("currency", currency.map(GravityEvent.Field.text)), ("cart", cart.map(GravityEvent.Field.cart)),
+                ("currency", currency.map(Field.text)), ("cart", cart.map(Field.cart)),
             ])
+    }
+
+    /// An account event: `signup-v1` and `login-v1` have the same fields, all optional.
+    fileprivate static func account(
+        _ event: some TriggerEvent, hashedEmail: String?, cuid: String?, cuidType: String?
+    ) -> GravityEvent {
+        GravityEvent(
+            type: event.type, name: event.name,
+            [
+                ("hashedEmail", hashedEmail.map(Field.text)), ("cuid", cuid.map(Field.text)),
+                ("cuidType", cuidType.map(Field.text)),
+            ])
+    }
+}
+
+extension AddToCartEvent {
+    var wire: GravityEvent {
+        .cartChange(self, value: value, productId: productId, quantity: quantity, currency: currency, cart: cart)
     }
 }
 
 extension RemoveFromCartEvent {
     var wire: GravityEvent {
-        GravityEvent(
-            type: type, name: name,
-            [
-                ("value", .amount(value.decimal)), ("productId", .text(productId)), ("quantity", .integer(quantity)),
-                ("currency", currency.map(GravityEvent.Field.text)), ("cart", cart.map(GravityEvent.Field.cart)),
-            ])
+        .cartChange(self, value: value, productId: productId, quantity: quantity, currency: currency, cart: cart)
     }
 }
 
@@ -179,25 +196,11 @@ extension AddToWishlistEvent {
 }
 
 extension SignUpEvent {
-    var wire: GravityEvent {
-        GravityEvent(
-            type: type, name: name,
-            [
-                ("hashedEmail", hashedEmail.map(GravityEvent.Field.text)), ("cuid", cuid.map(GravityEvent.Field.text)),
-                ("cuidType", cuidType.map(GravityEvent.Field.text)),
-            ])
-    }
+    var wire: GravityEvent { .account(self, hashedEmail: hashedEmail, cuid: cuid, cuidType: cuidType) }
 }
 
 extension LoginEvent {
-    var wire: GravityEvent {
-        GravityEvent(
-            type: type, name: name,
-            [
-                ("hashedEmail", hashedEmail.map(GravityEvent.Field.text)), ("cuid", cuid.map(GravityEvent.Field.text)),
-                ("cuidType", cuidType.map(GravityEvent.Field.text)),
-            ])
-    }
+    var wire: GravityEvent { .account(self, hashedEmail: hashedEmail, cuid: cuid, cuidType: cuidType) }
 }
 
 extension CustomEvent {
