@@ -15,6 +15,15 @@ package enum DemoCatalog {
         DemoCampaignScreen(type: .cart, data: nil, campaignId: "demo-c-cart-reminder"),
     ]
 
+    /// Events whose `/event` answers with an auto-shown in-app campaign (its trigger is the
+    /// event type), as a section whose campaigns react to events: a cart reminder after a
+    /// product goes into the cart (the same campaign the cart's page view brings), a thank-you
+    /// after a purchase.
+    package static let eventCampaigns: [(type: String, campaignId: String)] = [
+        ("add-to-cart-v1", "demo-c-cart-reminder"),
+        ("purchase-v1", "demo-c-purchase-thanks"),
+    ]
+
     /// Every product, in display order.
     package static let products: [DemoProduct] = [
         // MARK: Посуда

@@ -26,6 +26,9 @@ extension DemoStore {
         public var entrySelector = "assistant-entry"
         /// The assistant selector (C1).
         public var assistantSelector = "shopping-assistant"
+        /// The recommendation widget's selector: a content with `products.slots` from the
+        /// catalogue, for a host that renders the widget itself (B12, `DemoRecommendations`).
+        public var recommendationSelector = "recommendations"
         /// The entry campaign's `enabled`; `false` hides the entry button (E1).
         public var entryEnabled = true
         /// The assistant configuration's `enabled`; `false` gives `.unavailable(.disabled)` (C2).
@@ -51,6 +54,9 @@ extension DemoStore {
         public var promoCampaignOnVisit = false
         /// Whether the page views of `DemoCatalog.campaignScreens` answer with their campaign.
         public var campaignScreens = true
+        /// Whether the events of `DemoCatalog.eventCampaigns` answer with their campaign (a
+        /// cart reminder after `add-to-cart-v1`, a thank-you after `purchase-v1`).
+        public var eventCampaigns = true
         /// How long a page view that brings a campaign takes to answer: choosing a campaign takes
         /// the demo's server a moment, so the screen's entry flow (which never waits for the page
         /// view, E5) is done first and a piped session prints in one order.

@@ -46,10 +46,14 @@ struct DemoGravity: Sendable {
             let data = choose(body, configuration: configuration)
             return DemoHTTP.json(200, .object(["user": user.json, "data": .array(data)]))
         case .event:
-            for event in body["data"]?.arrayValue ?? [] {
-                record(event, uid: user.uid)
+            if let refusal = DemoEventCheck.refusal(of: body["data"]) { return refusal }
+            let events = body["data"]?.arrayValue ?? []
+            let permission = body["device"]?["permission"]?.stringValue
+            for event in events {
+                record(event, uid: user.uid, permission: permission)
             }
-            return DemoHTTP.json(200, .object(["user": user.json, "campaigns": campaigns(configuration)]))
+            return DemoHTTP.json(
+                200, .object(["user": user.json, "campaigns": campaigns(configuration, events: events)]))
         default:
             return DemoHTTP.json(
                 200, .object(["user": user.json, "campaigns": campaigns(configuration, screen: body["ctx"])]))
@@ -148,6 +152,10 @@ struct DemoGravity: Sendable {
                 ])
                 let content = content(id: "entry", customJSON: json.text)
                 data.append(selection(selector, [campaign(id: "entry", contents: [content])]))
+            } else if selector == configuration.recommendationSelector {
+                let decision = "demo-d-\(nextDecision)"
+                nextDecision += 1
+                data.append(selection(selector, [DemoRecommendations.variation(decision: decision, ctx: body["ctx"])]))
             } else if selector == configuration.assistantSelector,
                 configuration.assistantPageTypes.map({ $0.contains(pageType) }) ?? true,
                 let campaigns = assistantCampaigns(configuration)
@@ -229,12 +237,29 @@ struct DemoGravity: Sendable {
 
     // MARK: - /visit, /event
 
-    private func campaigns(_ configuration: DemoStore.Configuration, screen: JSONValue? = nil) -> DemoJSON {
-        var ids: [String] = configuration.promoCampaignOnVisit ? ["demo-c-promo"] : []
-        if let screen = Self.campaignScreen(of: screen, configuration) { ids.append(screen.campaignId) }
+    /// The in-app campaigns a page view (`screen`, its `ctx`) or the `events` of an `/event`
+    /// announce.
+    private func campaigns(
+        _ configuration: DemoStore.Configuration, screen: JSONValue? = nil, events: [JSONValue]? = nil
+    ) -> DemoJSON {
+        var announced: [(id: String, trigger: String)] =
+            configuration.promoCampaignOnVisit ? [("demo-c-promo", "screenview")] : []
+        if let screen = Self.campaignScreen(of: screen, configuration) {
+            announced.append((screen.campaignId, "screenview"))
+        }
+        if configuration.eventCampaigns {
+            let types = (events ?? []).compactMap { $0["type"]?.stringValue }
+            for (type, campaignId) in DemoCatalog.eventCampaigns
+            where types.contains(type) && !announced.contains(where: { $0.id == campaignId }) {
+                announced.append((campaignId, type))
+            }
+        }
         return .array(
-            ids.map {
-                .object(["campaignId": .string($0), "trigger": "screenview", "priority": .int(1), "delayTime": .int(0)])
+            announced.map {
+                .object([
+                    "campaignId": .string($0.id), "trigger": .string($0.trigger), "priority": .int(1),
+                    "delayTime": .int(0),
+                ])
             })
     }
 
@@ -244,13 +269,17 @@ struct DemoGravity: Sendable {
         return DemoCatalog.campaignScreens.first { $0.matches(ctx) }
     }
 
-    private mutating func record(_ event: JSONValue, uid: String) {
+    private mutating func record(_ event: JSONValue, uid: String, permission: String?) {
         guard let type = event["type"]?.stringValue else { return }
         var props: [String: String] = [:]
         for (key, value) in event["customProps"]?.objectValue ?? [:] {
             props[key] = value.stringValue ?? value.jsonSpelling
         }
-        events.append(DemoGravityEvent(type: type, name: event["name"]?.stringValue, customProps: props, uid: uid))
+        let fields = (event.objectValue ?? [:]).filter { !["type", "name", "customProps"].contains($0.key) }
+        events.append(
+            DemoGravityEvent(
+                type: type, name: event["name"]?.stringValue, customProps: props, uid: uid, fields: fields,
+                permission: permission))
     }
 }
 

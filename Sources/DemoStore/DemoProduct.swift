@@ -1,4 +1,5 @@
 import Foundation
+import ShoppingAssistant
 
 /// One product of the demo catalogue, with everything the store needs to put it on the wire.
 ///
@@ -114,6 +115,17 @@ package struct DemoProduct: Sendable, Hashable {
         self.tags = tags
         self.tracking = tracking
         self.rating = rating
+    }
+
+    /// The price as an event amount (B10), exact: what a cart line or a purchase of this
+    /// product carries; `nil` without a price.
+    package var eventPrice: EventAmount? { price.map { EventAmount($0) } }
+
+    /// A cart line of `quantity` units at the catalogue price (`CartItem`, B10); `nil` for a
+    /// product without a SKU or a price, which cannot go into a cart.
+    package func cartItem(quantity: Int) -> CartItem? {
+        guard let sku, let eventPrice else { return nil }
+        return CartItem(productId: sku, quantity: quantity, itemPrice: eventPrice)
     }
 
     /// The `visible_impression` URLs this product carries.

@@ -1,3 +1,5 @@
+import ShoppingAssistant
+
 /// One request the demo store handled, for the REPL's request log.
 public struct DemoRequestRecord: Sendable, Hashable, CustomStringConvertible {
     /// Which service the request was addressed to.
@@ -45,9 +47,10 @@ public struct DemoRequestRecord: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A custom event received on Gravity `/event` (AN1), as the REPL's analytics log shows it.
+/// An event received on Gravity `/event` — a lifecycle event (AN1), a typed or a custom event
+/// of the host (B10) — as the REPL's analytics log shows it.
 public struct DemoGravityEvent: Sendable, Hashable {
-    /// The event type, e.g. `chat_message_send`.
+    /// The event type, e.g. `chat_message_send`, `purchase-v1`.
     public let type: String
     /// The human-readable name, if sent.
     public let name: String?
@@ -55,13 +58,23 @@ public struct DemoGravityEvent: Sendable, Hashable {
     public let customProps: [String: String]
     /// The `user.uid` the event was sent under, if any (AN3).
     public let uid: String?
+    /// The typed event's own fields as received (`value`, `productId`, `cart`, …; B10); empty
+    /// for a custom event.
+    public let fields: [String: JSONValue]
+    /// The request's `device.permission` (B11), if it had one.
+    public let permission: String?
 
     /// Creates a record (the store creates them; tests compare against them).
-    package init(type: String, name: String?, customProps: [String: String], uid: String?) {
+    package init(
+        type: String, name: String?, customProps: [String: String], uid: String?, fields: [String: JSONValue] = [:],
+        permission: String? = nil
+    ) {
         self.type = type
         self.name = name
         self.customProps = customProps
         self.uid = uid
+        self.fields = fields
+        self.permission = permission
     }
 }
 

@@ -175,9 +175,49 @@ extension AssistantEngine {
         }
     }
 
-    /// Sends custom events: `POST /event` (B5).
-    public func triggerEvent(events: [CustomEvent], pageContext: PageContext) async {
+    /// Reports what the shopper did: `POST /event` (B5) with the seed's typed events — a
+    /// purchase, a cart change, a sign-in, an event of the app's own (B10), any mix in one call:
+    ///
+    /// ```swift
+    /// await engine.triggerEvent(
+    ///     events: [PurchaseEvent(uniqueTransactionId: "ORDER-1001", value: 3580, cart: [
+    ///         CartItem(productId: "sku-123", quantity: 1, itemPrice: 1990),
+    ///         CartItem(productId: "sku-555", quantity: 1, itemPrice: 1590),
+    ///     ], currency: "RUB")],
+    ///     pageContext: PageContext(type: .cart, data: ["sku-123", "sku-555"], location: "app://cart"))
+    /// ```
+    ///
+    /// An event missing what the seed requires (an empty `productId` or `uniqueTransactionId`,
+    /// an empty purchase cart, a quantity below one, a negative or non-finite amount) is not
+    /// sent, and the engine's logger says why at `.error`; the call's other events are. Returns
+    /// once the answer is handled and its in-app campaigns, if any, are shown (B6) — from inside
+    /// a host callback, or once cancelled, without waiting for the campaigns (H1).
+    public func triggerEvent(events: [any TriggerEvent], pageContext: PageContext) async {
         _ = await call { $0.triggerEventCalled($1, events: events, page: pageContext) }
+    }
+
+    /// Tells the engine whether the shopper allows push notifications, for campaigns that
+    /// target it (B11): every Gravity request decided from now on carries it as
+    /// `device.permission`, the engine's own lifecycle events included. Until called, the
+    /// engine sends `unknown`, as the SDKs do.
+    public func setNotificationPermissionStatus(_ status: NotificationPermissionStatus) {
+        handle { $0.notificationPermissionSet(status) }
+    }
+
+    /// Reports an impression, a visible impression or a close of a content the host renders
+    /// itself (B12): the engine requests the tracking URLs the content's `events` carry for
+    /// it, each once. The engine reports nothing by itself for such content. An engagement
+    /// with a content from before an identity change is not sent (the logger says so).
+    public func sendContentEngagement(_ engagement: any ContentEngagement) {
+        handle { $0.contentEngagementCalled(engagement) }
+    }
+
+    /// Reports a click or a visible impression of a product card of a widget the host renders
+    /// itself (B12): the engine requests the tracking URLs the slot's `events` carry for it,
+    /// each once. Report a click before navigating. An engagement with a content from before
+    /// an identity change is not sent.
+    public func sendProductEngagement(_ engagement: any ProductEngagement) {
+        handle { $0.productEngagementCalled(engagement) }
     }
 
     /// Content of a selector: `POST /choose` (B5), holding only the entries of `selector`.

@@ -421,7 +421,7 @@ final class Tracker: Sendable {
     private func deliver(_ job: Job) async -> TrackingRecord {
         switch job {
         case .event(let event, let envelope, let epoch):
-            let result = await gravity.event([event], envelope: envelope)
+            let result = await gravity.event([GravityEvent(event)], envelope: envelope)
             if case .success(let answer) = result, let user = answer.user {
                 identityAnswered.withLock { $0 }?.answered(user, epoch)  // B9
             }

@@ -67,7 +67,7 @@ enum TimerID: Hashable, Sendable, CustomStringConvertible {
 enum GravityCall: Hashable, Sendable {
     case choose(selector: String, settings: GravityContentSettings, envelope: GravityClient.Envelope)
     case visit(GravityClient.Envelope)
-    case event([GravityCustomEvent], GravityClient.Envelope)
+    case event([GravityEvent], GravityClient.Envelope)
 
     /// The same request sent as `user`: one that waited at the session gate carries the
     /// session the first answer brought (B8).

@@ -7,11 +7,83 @@ extension EngineMachine {
         return sendGravity(.host(call), .visit(envelope(page)))
     }
 
-    /// `triggerEvent`: `POST /event` (B5).
-    mutating func triggerEventCalled(_ call: CallID, events: [CustomEvent], page: PageContext) -> [EngineAction] {
+    /// `triggerEvent`: `POST /event` (B5) with the seed's typed events (B10). An event that the
+    /// seed's rules say cannot be sent as it is — a required id empty, a quantity that is no
+    /// positive number of units, an amount that is negative or no number, an empty purchase —
+    /// is refused with an error line and never sent half-made; the call's other events still
+    /// go. With none left, nothing is sent.
+    mutating func triggerEventCalled(_ call: CallID, events: [any TriggerEvent], page: PageContext) -> [EngineAction] {
+        var actions: [EngineAction] = []
+        var wire: [GravityEvent] = []
+        for event in events {
+            guard let known = event as? any GravityTriggerEvent else {
+                actions.append(
+                    Self.foreign("triggerEvent", "\(Swift.type(of: event)) (\(event.type))", "a CustomEvent"))
+                continue
+            }
+            if let refusal = known.refusal {  // B10: never half-made
+                actions.append(.log(.error, "triggerEvent: \(known.type) refused, not sent: \(refusal)"))
+                continue
+            }
+            wire.append(known.wire)
+        }
+        guard !wire.isEmpty else {
+            return actions + [.log(.debug, "triggerEvent: no event to send"), .complete(call, .done)]
+        }
         hostRequests[call] = (.triggerEvent, abandoned: false)
-        let wire = events.map { GravityCustomEvent(type: $0.type, name: $0.name, customProps: $0.customProps) }
-        return sendGravity(.host(call), .event(wire, envelope(page)))
+        return actions + sendGravity(.host(call), .event(wire, envelope(page)))
+    }
+
+    /// `setNotificationPermissionStatus`: `device.permission` of every request decided from
+    /// now on, the engine's own lifecycle events included (B11).
+    mutating func notificationPermissionSet(_ status: NotificationPermissionStatus) -> [EngineAction] {
+        settings.notificationPermission = status
+        return []
+    }
+
+    /// `sendContentEngagement` (B12): the URLs of the content's `events` of the type its
+    /// `variables` name for this engagement (`onImpression`, `onVisibleImpression`, `onClose`,
+    /// as the SDKs' `ContentEventService` reads them), valid ones, each once (AN5).
+    mutating func contentEngagementCalled(_ engagement: any ContentEngagement) -> [EngineAction] {
+        guard let known = engagement as? any KnownContentEngagement else {
+            return [Self.foreign("sendContentEngagement", "\(Swift.type(of: engagement))", "one of the engine's types")]
+        }
+        let content = known.content
+        let label = "content \(content.contentId ?? "-") \(known.kind.rawValue)"
+        guard let action = content.engagementAction(known.kind) else {
+            return [.log(.debug, "\(label): the content names no event for it")]
+        }
+        return engagementURLs(content.trackingURLs(action), of: content, label: label)
+    }
+
+    /// `sendProductEngagement` (B12): the URLs of the slot's `events` of the engagement's type
+    /// (`click`, `visible_impression`), valid ones, each once (AN5).
+    mutating func productEngagementCalled(_ engagement: any ProductEngagement) -> [EngineAction] {
+        guard let known = engagement as? any KnownProductEngagement else {
+            return [Self.foreign("sendProductEngagement", "\(Swift.type(of: engagement))", "one of the engine's types")]
+        }
+        let slot = known.slot.slotId ?? known.slot.strId.map(String.init) ?? "-"
+        return engagementURLs(
+            known.slot.trackingURLs(known.eventType), of: known.content,
+            label: "slot \(slot) of content \(known.content.contentId ?? "-") \(known.eventType)")
+    }
+
+    /// A value of a type of the host's own conforming to the engine's protocol: the engine cannot
+    /// know its fields, so it is not sent (B10, B12).
+    private static func foreign(_ call: String, _ value: String, _ instead: String) -> EngineAction {
+        .log(.error, "\(call): \(value) is not one of the engine's types; not sent (send it as \(instead))")
+    }
+
+    /// An engagement's tracking URLs, bound to the user of the answer the content came in (AN3).
+    /// A content of an identity that has ended since is stale, as a product ref of an older
+    /// identity is (PR8): its engagement is not sent, so it is never counted for the new user.
+    private func engagementURLs(_ urls: [String], of content: CampaignContent, label: String) -> [EngineAction] {
+        if let origin = content.origin, origin.identityEpoch != identity.epoch {
+            return [.log(.info, "\(label) not sent: the content is from before an identity change")]  // B12, AN3
+        }
+        let valid = urls.filter(HTTPURLValidator.isValid)
+        guard !valid.isEmpty else { return [.log(.debug, "\(label): no tracking URL")] }
+        return trackURLs(valid, user: content.origin?.user)  // AN5: each once
     }
 
     /// `getContentBySelector`: `POST /choose` (B5). Never blocked by a presentation lock (B6).
@@ -87,7 +159,9 @@ extension EngineMachine {
             var actions = identityAnswered(answer.user, epoch: identityEpoch)
             guard !abandoned else { return actions }
             if identityEpoch == identity.epoch { actions += trackURLs(answer.value.loadTrackingURLs) }  // B7
-            return actions + [.complete(call, .content(answer.value))]
+            // B12, AN3: its engagement is bound to the identity it was selected for.
+            let origin = ContentOrigin(identityEpoch: identityEpoch, user: identity.wire)
+            return actions + [.complete(call, .content(answer.value.bound(to: origin)))]
         }
     }
 

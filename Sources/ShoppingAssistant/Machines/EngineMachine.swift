@@ -25,6 +25,9 @@ struct EngineMachine: Sendable {
         var contentSettings: GravityContentSettings
         /// Each Gravity call's own deadline (B13).
         var gravityTimeout: Duration = .seconds(10)
+        /// The push-permission status the host last set (`setNotificationPermissionStatus`,
+        /// B11): `device.permission` of every request decided from then on.
+        var notificationPermission = NotificationPermissionStatus.unknown
     }
 
     /// A Gravity call of the host waiting for its answer.
@@ -143,10 +146,17 @@ struct EngineMachine: Sendable {
 
     // MARK: - Shared helpers
 
-    /// The user, page (with the SDK attributes, B4) and options a Gravity request made now
-    /// carries; `user` overrides the current identity (AN3).
+    /// The user, page (with the SDK attributes, B4), options and push-permission status (B11) a
+    /// Gravity request made now carries; `user` overrides the current identity (AN3).
+    ///
+    /// Everything in it is what it is when the request is decided — when the host's call is
+    /// made, when a lifecycle event happens — and stays so until the request is sent: a
+    /// lifecycle event queued behind others, or a request waiting at the session gate (B8), keeps
+    /// the permission of its moment, as it keeps its user and page (AN3).
     func envelope(_ page: PageContext, user: GravityUser? = nil) -> GravityClient.Envelope {
-        GravityClient.Envelope(user: user ?? identity.wire, context: sdkContext(page), options: settings.options)
+        GravityClient.Envelope(
+            user: user ?? identity.wire, context: sdkContext(page), options: settings.options,
+            permission: settings.notificationPermission)
     }
 
     /// The page as it is sent to Gravity (B4).
@@ -156,8 +166,9 @@ struct EngineMachine: Sendable {
             platform: AssistantEngineConfiguration.platform)
     }
 
-    /// Tracking URLs, requested as the current user; identical URLs within one action once (AN5).
-    func trackURLs(_ urls: [String]) -> [EngineAction] {
+    /// Tracking URLs, requested as the current user (or `user`, AN3); identical URLs within one
+    /// action once (AN5).
+    func trackURLs(_ urls: [String], user: GravityUser? = nil) -> [EngineAction] {
         guard !urls.isEmpty else { return [] }
         let unique: [String]
         if urls.count <= 8 {  // the usual one or two: no set to build
@@ -166,7 +177,7 @@ struct EngineMachine: Sendable {
             var seen: Set<String> = []
             unique = urls.filter { seen.insert($0).inserted }  // AN5
         }
-        let user = identity.wire
+        let user = user ?? identity.wire
         return [.track(unique.map { .url($0, user: user) })]
     }
 

@@ -83,11 +83,18 @@ public struct CampaignContent: Sendable, Hashable {
     /// The content's `variables` object as received (server-driven UI and the `on…` actions
     /// that name which of `events` to fire when); `nil` when absent.
     public let variables: [String: JSONValue]?
+    /// The ranked products of a recommendation content (`products.slots`), for a widget the
+    /// host renders itself (B12); `nil` when the content has none.
+    public let products: Products?
+    /// The answer the content came in: the identity it was selected for, and the user its
+    /// engagement is logged for (B12, AN3); `nil` for a content the host built itself. Not part
+    /// of the content's identity: two answers' equal contents are equal.
+    var origin: ContentOrigin?
 
     /// For hosts' own tests, which build answers without the service; the engine decodes its own.
     public init(
         contentId: String?, contentType: String?, deliveryMethod: String?, custom: CustomModel?,
-        events: [ContentEvent] = [], variables: [String: JSONValue]? = nil
+        events: [ContentEvent] = [], variables: [String: JSONValue]? = nil, products: Products? = nil
     ) {
         self.contentId = contentId
         self.contentType = contentType
@@ -95,6 +102,25 @@ public struct CampaignContent: Sendable, Hashable {
         self.custom = custom
         self.events = events
         self.variables = variables
+        self.products = products
+    }
+
+    /// Contents compare by what the service sent; where they came from is not compared.
+    public static func == (lhs: CampaignContent, rhs: CampaignContent) -> Bool {
+        lhs.contentId == rhs.contentId && lhs.contentType == rhs.contentType
+            && lhs.deliveryMethod == rhs.deliveryMethod && lhs.custom == rhs.custom && lhs.events == rhs.events
+            && lhs.variables == rhs.variables && lhs.products == rhs.products
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(contentId)
+        hasher.combine(contentType)
+        hasher.combine(deliveryMethod)
+        hasher.combine(custom)
+        hasher.combine(events)
+        hasher.combine(variables)
+        hasher.combine(products)
     }
 
     /// The event type `variables.onLoad.action` names, if any: what content load tracking
@@ -107,6 +133,47 @@ public struct CampaignContent: Sendable, Hashable {
     public var loadTrackingURLs: [String] {
         guard let action = onLoadAction else { return [] }
         return events.first { $0.type == action }?.urls ?? []
+    }
+
+    /// The event type the content's `variables` name for an engagement (`variables.onImpression
+    /// .action`, …), as the base SDKs' `ContentEventService` reads it (B12).
+    func engagementAction(_ kind: ContentEngagementKind) -> String? {
+        variables?[kind.rawValue]?["action"]?.stringValue
+    }
+
+    /// Every URL the content's `events` carry for `type`, in order, duplicates included (B12).
+    func trackingURLs(_ type: String) -> [String] {
+        events.filter { $0.type == type }.flatMap(\.urls)
+    }
+}
+
+/// Where a content came from (B12, AN3): the identity of the answer it was selected in, so
+/// that an engagement reported after an identity change is not sent as the new user, and the
+/// user its tracking is logged for.
+struct ContentOrigin: Sendable, Hashable {
+    let identityEpoch: UInt64
+    let user: GravityUser
+}
+
+extension ContentResponse {
+    /// The same answer, each content stamped with where it came from (B12, AN3).
+    func bound(to origin: ContentOrigin) -> ContentResponse {
+        ContentResponse(
+            data: data.map { campaign in
+                Campaign(
+                    selector: campaign.selector,
+                    payload: campaign.payload.map { variation in
+                        CampaignVariation(
+                            campaignId: variation.campaignId, experienceId: variation.experienceId,
+                            variationId: variation.variationId, decisionId: variation.decisionId,
+                            testId: variation.testId,
+                            contents: variation.contents.map { content in
+                                var bound = content
+                                bound.origin = origin
+                                return bound
+                            })
+                    })
+            })
     }
 }
 

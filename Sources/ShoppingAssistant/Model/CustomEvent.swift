@@ -1,7 +1,7 @@
-/// A custom event for `triggerEvent` (B5): `{"type", "name", "customProps"}` on the wire, as
-/// the base SDK's `CustomEvent`.
-public struct CustomEvent: Sendable, Hashable {
-    /// The event type the campaigns trigger on (`add-to-cart-v1`, a custom name, …).
+/// An event of the app's own type (B10): `{"type", "name", "customProps"}` on the wire, as the
+/// base SDK's `CustomEvent`.
+public struct CustomEvent: TriggerEvent {
+    /// The event type the campaigns trigger on (`survey-completed-v1`, a name of the app's own).
     public var type: String
     /// A human-readable name for Gravity's reports; campaigns trigger on `type`, not on it.
     public var name: String
@@ -13,5 +13,11 @@ public struct CustomEvent: Sendable, Hashable {
         self.type = type
         self.name = name
         self.customProps = customProps
+    }
+}
+
+extension CustomEvent: GravityTriggerEvent {
+    var refusal: String? {
+        TriggerEventCheck.first(TriggerEventCheck.required(type, "type"), TriggerEventCheck.required(name, "name"))
     }
 }

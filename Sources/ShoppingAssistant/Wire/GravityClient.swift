@@ -10,11 +10,13 @@ struct GravityClient: Sendable {
     let device: GravityDevice
     let call: WireCall
 
-    /// What every request carries besides its endpoint's own fields.
+    /// What every request carries besides its endpoint's own fields, decided when the request
+    /// is: the user, page and options, and the push-permission status then (B11).
     struct Envelope: Sendable, Hashable {
         var user: GravityUser
         var context: PageContext
         var options: GravityOptions
+        var permission = NotificationPermissionStatus.unknown
     }
 
     /// A decoded answer and the `user` it carried.
@@ -41,12 +43,12 @@ struct GravityClient: Sendable {
 
     /// `POST /visit` with `type: screenview`.
     func visit(envelope: Envelope) async -> Result<Answer<[InAppCampaign]>, WireFailure> {
-        await post("visit", body: request(envelope, type: "screenview", data: [GravityCustomEvent]?.none))
+        await post("visit", body: request(envelope, type: "screenview", data: [GravityEvent]?.none))
             .flatMap(decodeEvents)
     }
 
     /// `POST /event` with the events as `data`.
-    func event(_ events: [GravityCustomEvent], envelope: Envelope) async -> Result<
+    func event(_ events: [GravityEvent], envelope: Envelope) async -> Result<
         Answer<[InAppCampaign]>, WireFailure
     > {
         await post("event", body: request(envelope, type: nil, data: events)).flatMap(decodeEvents)
@@ -66,7 +68,9 @@ struct GravityClient: Sendable {
     )
         -> GravityRequest<Payload>
     {
-        GravityRequest(
+        var device = self.device
+        device.permission = envelope.permission.rawValue  // B11
+        return GravityRequest(
             sec: section, device: device, user: envelope.user, ctx: envelope.context, options: envelope.options,
             type: type, data: data)
     }

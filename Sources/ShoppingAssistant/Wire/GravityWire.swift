@@ -22,8 +22,10 @@ struct GravityUser: Encodable, Hashable, Sendable {
 struct GravityDevice: Encodable, Hashable, Sendable {
     var userAgent: String
     var id: String?
-    /// The push-permission status; the engine has no push channel.
-    var permission = "unknown"
+    /// The push-permission status the host last set (B11): `granted`, `denied` or `unknown`,
+    /// the raw values of the SDKs' `NotificationPermissionStatus`; `unknown` until set, as the
+    /// SDKs start.
+    var permission = NotificationPermissionStatus.unknown.rawValue
     /// The ad-tracking authorisation; not a concept on Linux.
     var tracking = "notSupported"
 
@@ -45,21 +47,164 @@ struct GravitySelectorRequest: Encodable, Sendable {
     }
 }
 
-/// A custom event in `/event` `data` (wire.md § POST /event). `customProps` is left out when
-/// empty, as the SDK leaves out a `nil` one.
-struct GravityCustomEvent: Encodable, Hashable, Sendable {
+/// A lifecycle event the engine sends itself (AN1): `{"type", "name", "customProps"}`, sent as
+/// a ``GravityEvent`` like a host's ``CustomEvent``.
+struct GravityCustomEvent: Hashable, Sendable {
     var type: String
     var name: String
     var customProps: [String: String]
+}
 
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(type, forKey: .type)
-        try container.encode(name, forKey: .name)
-        if !customProps.isEmpty { try container.encode(customProps, forKey: .customProps) }
+/// One event of `/event` `data` (B10, wire.md § Typed events): the SDKs' `type`/`name` pair,
+/// then the event's fields under the names the SDKs' encoders give them. Optional fields with no
+/// value are left out, as iOS 1.0.4's `encodeIfPresent` does (flutter's and Android's encoders
+/// send them as `null`). Amounts are JSON numbers digit for digit (`1990`, `19.99`), quantities
+/// integers; ids travel byte for byte.
+struct GravityEvent: Encodable, Hashable, Sendable {
+    enum Field: Hashable, Sendable {
+        case text(String)
+        case integer(Int)
+        case amount(Decimal)
+        case cart([CartItem])
+        case properties([String: String])
     }
 
-    private enum CodingKeys: String, CodingKey { case type, name, customProps }
+    var type: String
+    var name: String
+    var fields: [String: Field]
+
+    /// A custom event (the host's or a lifecycle event): `customProps` left out when empty, as the
+    /// SDK leaves out a `nil` one.
+    init(_ event: GravityCustomEvent) {
+        type = event.type
+        name = event.name
+        fields = event.customProps.isEmpty ? [:] : ["customProps": .properties(event.customProps)]
+    }
+
+    /// An event of `type`/`name`; `nil` values are left out.
+    init(type: String, name: String, _ fields: [(String, Field?)]) {
+        self.type = type
+        self.name = name
+        self.fields = Dictionary(fields.compactMap { key, value in value.map { (key, $0) } }) { first, _ in first }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(type, forKey: Key("type"))
+        try container.encode(name, forKey: Key("name"))
+        for (name, field) in fields {
+            switch field {
+            case .text(let value): try container.encode(value, forKey: Key(name))
+            case .integer(let value): try container.encode(value, forKey: Key(name))
+            case .amount(let value): try container.encode(value, forKey: Key(name))
+            case .cart(let items): try container.encode(items.map(GravityCartItem.init), forKey: Key(name))
+            case .properties(let value): try container.encode(value, forKey: Key(name))
+            }
+        }
+    }
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+}
+
+/// A ``CartItem`` on the wire: `{"productId", "quantity", "itemPrice"}` (all three SDKs).
+private struct GravityCartItem: Encodable {
+    var productId: String
+    var quantity: Int
+    var itemPrice: Decimal
+
+    init(_ item: CartItem) {
+        productId = item.productId
+        quantity = item.quantity
+        itemPrice = item.itemPrice.decimal
+    }
+}
+
+// The field names of each event type: iOS 1.0.4 `models/TriggerEvent.swift`, flutter
+// `trigger_event.g.dart` and Android `TriggerEvent.kt` agree on every name and on the
+// `type`/`name` pairs.
+extension GravityEvent {
+    /// A cart change: `add-to-cart-v1` and `remove-from-cart-v1` have the same fields.
+    fileprivate static func cartChange(
+        _ event: some TriggerEvent, value: EventAmount, productId: String, quantity: Int, currency: String?,
+        cart: [CartItem]?
+    ) -> GravityEvent {
+        GravityEvent(
+            type: event.type, name: event.name,
+            [
+                ("value", .amount(value.decimal)), ("productId", .text(productId)), ("quantity", .integer(quantity)),
+                ("currency", currency.map(Field.text)), ("cart", cart.map(Field.cart)),
+            ])
+    }
+
+    /// An account event: `signup-v1` and `login-v1` have the same fields, all optional.
+    fileprivate static func account(
+        _ event: some TriggerEvent, hashedEmail: String?, cuid: String?, cuidType: String?
+    ) -> GravityEvent {
+        GravityEvent(
+            type: event.type, name: event.name,
+            [
+                ("hashedEmail", hashedEmail.map(Field.text)), ("cuid", cuid.map(Field.text)),
+                ("cuidType", cuidType.map(Field.text)),
+            ])
+    }
+}
+
+extension AddToCartEvent {
+    var wire: GravityEvent {
+        .cartChange(self, value: value, productId: productId, quantity: quantity, currency: currency, cart: cart)
+    }
+}
+
+extension RemoveFromCartEvent {
+    var wire: GravityEvent {
+        .cartChange(self, value: value, productId: productId, quantity: quantity, currency: currency, cart: cart)
+    }
+}
+
+extension SyncCartEvent {
+    var wire: GravityEvent {
+        GravityEvent(
+            type: type, name: name,
+            [
+                ("value", .amount(value.decimal)), ("currency", currency.map(GravityEvent.Field.text)),
+                ("cart", cart.map(GravityEvent.Field.cart)),
+            ])
+    }
+}
+
+extension PurchaseEvent {
+    var wire: GravityEvent {
+        GravityEvent(
+            type: type, name: name,
+            [
+                ("uniqueTransactionId", .text(uniqueTransactionId)), ("value", .amount(value.decimal)),
+                ("cart", .cart(cart)), ("currency", currency.map(GravityEvent.Field.text)),
+            ])
+    }
+}
+
+extension AddToWishlistEvent {
+    var wire: GravityEvent {
+        GravityEvent(type: type, name: name, [("value", .amount(value.decimal)), ("productId", .text(productId))])
+    }
+}
+
+extension SignUpEvent {
+    var wire: GravityEvent { .account(self, hashedEmail: hashedEmail, cuid: cuid, cuidType: cuidType) }
+}
+
+extension LoginEvent {
+    var wire: GravityEvent { .account(self, hashedEmail: hashedEmail, cuid: cuid, cuidType: cuidType) }
+}
+
+extension CustomEvent {
+    var wire: GravityEvent { GravityEvent(GravityCustomEvent(type: type, name: name, customProps: customProps)) }
 }
 
 /// The common envelope of every Gravity request; `data` and `type` vary by endpoint.
@@ -178,6 +323,32 @@ enum GravityAnswer {
         return CampaignContent(
             contentId: object["contentId"]?.stringValue, contentType: object["contentType"]?.stringValue,
             deliveryMethod: object["deliveryMethod"]?.stringValue, custom: custom, events: events,
-            variables: object["variables"]?.objectValue)
+            variables: object["variables"]?.objectValue, products: products(object["products"]))
+    }
+
+    /// `content.products` (B12), as the SDKs' `Products` and `Slot` read it, leniently: a slot
+    /// without an `item` object is dropped; `fallback` absent is `false`.
+    private static func products(_ json: JSONValue?) -> Products? {
+        guard let object = json?.objectValue else { return nil }
+        let slots = object["slots"]?.arrayValue.map { $0.compactMap(slot) }
+        return Products(
+            strategyId: object["strategyId"]?.stringValue, fallback: object["fallback"]?.boolValue ?? false,
+            name: object["name"]?.stringValue, slots: slots, pageNumber: integer(object["pageNumber"]),
+            countPages: integer(object["countPages"]))
+    }
+
+    private static func slot(_ json: JSONValue) -> Slot? {
+        guard let object = json.objectValue, let item = object["item"]?.objectValue else { return nil }
+        let events = (object["events"]?.arrayValue ?? []).compactMap { event -> ProductEvent? in
+            guard let type = event["type"]?.stringValue else { return nil }
+            return ProductEvent(type: type, urls: (event["urls"]?.arrayValue ?? []).compactMap(\.stringValue))
+        }
+        return Slot(
+            item: item, fallback: object["fallback"]?.boolValue ?? false, strId: integer(object["strId"]),
+            slotId: object["slotId"]?.stringValue, events: events)
+    }
+
+    private static func integer(_ json: JSONValue?) -> Int? {
+        json?.numberValue.flatMap { Int(exactly: $0) }
     }
 }

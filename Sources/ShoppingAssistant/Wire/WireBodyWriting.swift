@@ -46,16 +46,6 @@ extension GravitySelectorRequest: JSONBodyWritable {
     }
 }
 
-extension GravityCustomEvent: JSONBodyWritable {
-    func write(to json: inout JSONBodyWriter) {
-        json.object { json in
-            if !customProps.isEmpty { json.member("customProps", customProps) }
-            json.member("name", name)
-            json.member("type", type)
-        }
-    }
-}
-
 extension GravityOptions: JSONBodyWritable {
     func write(to json: inout JSONBodyWriter) {
         json.object { json in
@@ -125,6 +115,47 @@ extension ShoppingFeedbackRequest: JSONBodyWritable {
             json.member("resourceId", resourceId)
             json.member("runtimeContext", runtimeContext)
             json.member("threadId", threadId)
+        }
+    }
+}
+
+extension GravityEvent: JSONBodyWritable {
+    /// `type`, `name` and the fields, all in one ascending order of their keys.
+    func write(to json: inout JSONBodyWriter) {
+        var keys = Array(fields.keys)
+        keys.append(contentsOf: ["name", "type"])
+        keys.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        json.object { json in
+            for key in keys {
+                switch key {
+                case "name": json.member(key, name)
+                case "type": json.member(key, type)
+                default: fields[key].map { json.member(key, $0) }
+                }
+            }
+        }
+    }
+}
+
+extension GravityEvent.Field: JSONBodyWritable {
+    func write(to json: inout JSONBodyWriter) {
+        switch self {
+        case .text(let value): json.string(value)
+        case .integer(let value): value.write(to: &json)
+        case .amount(let value): json.raw(value.description)
+        case .cart(let items): items.write(to: &json)
+        case .properties(let value): value.write(to: &json)
+        }
+    }
+}
+
+extension CartItem: JSONBodyWritable {
+    /// As the SDKs send a cart line: `{"itemPrice", "productId", "quantity"}`.
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("itemPrice", GravityEvent.Field.amount(itemPrice.decimal))
+            json.member("productId", productId)
+            json.member("quantity", quantity)
         }
     }
 }

@@ -63,6 +63,34 @@ struct JSONBodyWriterTests {
         return (device, user, options)
     }
 
+    /// An amount as the typed events carry one: cents, whole roubles, large and tiny values.
+    static func randomAmount(_ rng: inout SplitMix64) -> Decimal {
+        let cents = Decimal(Int(truncatingIfNeeded: rng.next() % 10_000_000_000))
+        return rng.chance(50) ? cents / 100 : cents
+    }
+
+    /// A typed event's wire form, with fields of every kind.
+    static func randomEvent(_ rng: inout SplitMix64) -> GravityEvent {
+        var fields: [(String, GravityEvent.Field?)] = []
+        for key in ["value", "productId", "quantity", "currency", "cart", "customProps", randomString(&rng, maxLength: 3)]
+        where rng.chance(50) {
+            switch rng.below(5) {
+            case 0: fields.append((key, .text(randomString(&rng))))
+            case 1: fields.append((key, .integer(Int(truncatingIfNeeded: rng.next()))))
+            case 2: fields.append((key, .amount(randomAmount(&rng))))
+            case 3:
+                let items = (0..<rng.below(3)).map { _ in
+                    CartItem(
+                        productId: randomString(&rng), quantity: 1 + rng.below(99),
+                        itemPrice: EventAmount(randomAmount(&rng)))
+                }
+                fields.append((key, .cart(items)))
+            default: fields.append((key, .properties(randomDictionary(&rng))))
+            }
+        }
+        return GravityEvent(type: randomString(&rng), name: randomString(&rng), fields)
+    }
+
     static func runtimeContext(_ rng: inout SplitMix64) -> ShoppingRuntimeContext {
         ShoppingRuntimeContext(
             tenantId: randomString(&rng), uid: randomString(&rng), selector: randomString(&rng),
@@ -92,11 +120,7 @@ struct JSONBodyWriterTests {
         for _ in 0..<500 {
             let (device, user, options) = Self.randomEnvelope(&rng)
             let page = Self.randomPage(&rng)
-            let events = (0..<rng.below(3)).map { _ in
-                GravityCustomEvent(
-                    type: Self.randomString(&rng), name: Self.randomString(&rng),
-                    customProps: rng.chance(50) ? Self.randomDictionary(&rng) : [:])
-            }
+            let events = (0..<rng.below(3)).map { _ in Self.randomEvent(&rng) }
             let event = GravityRequest(
                 sec: Self.randomString(&rng), device: device, user: user, ctx: page, options: options,
                 type: rng.chance(50) ? Self.randomString(&rng) : nil, data: rng.chance(80) ? events : nil)

@@ -1,0 +1,25 @@
+/// The shopper put a product on the wishlist (`add-to-wishlist-v1`, B10).
+public struct AddToWishlistEvent: TriggerEvent {
+    /// The product's price.
+    public var value: EventAmount
+    /// The product's SKU exactly as in the product feed, case included; sent byte for byte.
+    public var productId: String
+
+    /// Always `add-to-wishlist-v1`.
+    public var type: String { "add-to-wishlist-v1" }
+    /// Always `Add to Wishlist`.
+    public var name: String { "Add to Wishlist" }
+
+    /// `productId`, worth `value`, wished for.
+    public init(value: EventAmount, productId: String) {
+        self.value = value
+        self.productId = productId
+    }
+}
+
+extension AddToWishlistEvent: GravityTriggerEvent {
+    var refusal: String? {
+        TriggerEventCheck.first(
+            TriggerEventCheck.required(productId, "productId"), TriggerEventCheck.amount(value, "value"))
+    }
+}

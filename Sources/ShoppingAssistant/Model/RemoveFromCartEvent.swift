@@ -1,0 +1,36 @@
+/// The shopper took a product out of the cart or lowered its quantity (`remove-from-cart-v1`,
+/// B10).
+public struct RemoveFromCartEvent: TriggerEvent {
+    /// The sum of the units removed.
+    public var value: EventAmount
+    /// The product's SKU exactly as in the product feed, case included; sent byte for byte.
+    public var productId: String
+    /// How many units this action removed; at least one.
+    public var quantity: Int
+    /// The currency of `value`; left out when `nil`.
+    public var currency: String?
+    /// The cart after the action, if the app sends it; left out when `nil`.
+    public var cart: [CartItem]?
+
+    /// Always `remove-from-cart-v1`.
+    public var type: String { "remove-from-cart-v1" }
+    /// Always `Remove from Cart`.
+    public var name: String { "Remove from Cart" }
+
+    /// `quantity` units of `productId` removed, worth `value`.
+    public init(
+        value: EventAmount, productId: String, quantity: Int, currency: String? = nil, cart: [CartItem]? = nil
+    ) {
+        self.value = value
+        self.productId = productId
+        self.quantity = quantity
+        self.currency = currency
+        self.cart = cart
+    }
+}
+
+extension RemoveFromCartEvent: GravityTriggerEvent {
+    var refusal: String? {
+        TriggerEventCheck.cartChange(productId: productId, quantity: quantity, value: value, cart: cart)
+    }
+}

@@ -1,0 +1,26 @@
+/// The shopper created an account (`signup-v1`, B10). Every field is optional; those left
+/// `nil` are left out.
+public struct SignUpEvent: TriggerEvent {
+    /// A hash of the shopper's e-mail address.
+    public var hashedEmail: String?
+    /// The app's customer id, for example a `phone_hash` (seed: SHA-256 of the normalised phone).
+    public var cuid: String?
+    /// What kind of id `cuid` is (`phone_hash`).
+    public var cuidType: String?
+
+    /// Always `signup-v1`.
+    public var type: String { "signup-v1" }
+    /// Always `Signup`.
+    public var name: String { "Signup" }
+
+    /// A sign-up, with the ids the app has.
+    public init(hashedEmail: String? = nil, cuid: String? = nil, cuidType: String? = nil) {
+        self.hashedEmail = hashedEmail
+        self.cuid = cuid
+        self.cuidType = cuidType
+    }
+}
+
+extension SignUpEvent: GravityTriggerEvent {
+    var refusal: String? { nil }
+}

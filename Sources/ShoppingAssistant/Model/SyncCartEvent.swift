@@ -1,0 +1,28 @@
+/// The whole cart as it is now (`sync-cart-v1`, B10): for when the app reports the cart's
+/// state rather than one change to it. An empty `cart` is an emptied cart.
+public struct SyncCartEvent: TriggerEvent {
+    /// The total of the cart as it is now.
+    public var value: EventAmount
+    /// The currency of `value`; left out when `nil`.
+    public var currency: String?
+    /// The cart's lines; left out when `nil`.
+    public var cart: [CartItem]?
+
+    /// Always `sync-cart-v1`.
+    public var type: String { "sync-cart-v1" }
+    /// Always `Sync cart`, as the SDKs spell it.
+    public var name: String { "Sync cart" }
+
+    /// The cart `cart`, worth `value` in all.
+    public init(value: EventAmount, currency: String? = nil, cart: [CartItem]? = nil) {
+        self.value = value
+        self.currency = currency
+        self.cart = cart
+    }
+}
+
+extension SyncCartEvent: GravityTriggerEvent {
+    var refusal: String? {
+        TriggerEventCheck.first(TriggerEventCheck.amount(value, "value"), TriggerEventCheck.cart(cart))
+    }
+}

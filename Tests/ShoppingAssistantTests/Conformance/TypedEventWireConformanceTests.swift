@@ -1,0 +1,174 @@
+import Foundation
+import ShoppingAssistant
+import ShoppingAssistantTesting
+import Testing
+
+/// The seed's typed events on the wire (B10): a golden `/event` `data` item for every type,
+/// with the `type`/`name` pair and the field names of the vendor SDKs' encoders — iOS 1.0.4
+/// `models/TriggerEvent.swift` (`encode(to:)`), flutter `trigger_event.g.dart`
+/// (`_$…EventToJson`) and Android `TriggerEvent.kt` (kotlinx `@Serializable`), which agree on
+/// every pair and name. Optional fields without a value are left out, as iOS's
+/// `encodeIfPresent` does (flutter and Android send them as `null`).
+@Suite(.timeLimit(.minutes(2))) struct TypedEventWireConformanceTests {
+    /// A feed SKU a careless client would change: mixed case, spaces at the ends, a decomposed
+    /// "Ä" (A + U+0308) (B10: feed-derived values byte for byte).
+    static let trickySKU = " Sku-A\u{308}bC 12 "
+
+    /// The `data` of the one `/event` request `events` make, and the request's text.
+    private func sent(_ events: [any TriggerEvent]) async -> (data: [NSDictionary], text: String, body: NSDictionary) {
+        let h = await EngineHarness(storedUID: "u-8f3c")
+        let exchange = h.transport.expect(.request(.post, pathSuffix: "/event"), .respond(Fixtures.eventResponse()))
+        await h.engine.triggerEvent(events: events, pageContext: Fixtures.productPage)
+        await h.verify()
+        let request = h.transport.request(for: exchange)
+        let body = Peer.golden(request)
+        return (
+            (body["data"] as? [NSDictionary]) ?? [], String(decoding: request?.body ?? Data(), as: UTF8.self), body
+        )
+    }
+
+    // Mirrors: iOS AddToCartEvent.encode (value, productId, quantity, currency?, cart?),
+    // flutter _$AddToCartEventToJson, Android AddToCartEvent; CartItem {productId, quantity,
+    // itemPrice} in all three.
+    // covers: B10
+    @Test func addToCartIsTheSDKsShapeWithItsOptionalFieldsLeftOut() async {
+        let (data, text, _) = await sent([
+            AddToCartEvent(value: 1990, productId: "sku-123", quantity: 1, currency: "RUB"),
+            AddToCartEvent(
+                value: 3981, productId: Self.trickySKU, quantity: 2,
+                cart: [CartItem(productId: Self.trickySKU, quantity: 2, itemPrice: 1990.5)]),
+        ])
+        #expect(
+            data == [
+                [
+                    "type": "add-to-cart-v1", "name": "Add to Cart", "value": 1990, "productId": "sku-123",
+                    "quantity": 1, "currency": "RUB",
+                ],
+                [
+                    "type": "add-to-cart-v1", "name": "Add to Cart", "value": 3981, "productId": Self.trickySKU,
+                    "quantity": 2, "cart": [["productId": Self.trickySKU, "quantity": 2, "itemPrice": 1990.5]],
+                ],
+            ])
+        // The wire.md example, byte for byte: numbers as JSON numbers, no `.0`, no `null`s.
+        #expect(
+            text.contains(
+                #"{"currency":"RUB","name":"Add to Cart","productId":"sku-123","quantity":1,"type":"add-to-cart-v1","value":1990}"#
+            ))
+        #expect(!text.contains("null"))
+        let skus = data.compactMap { $0["productId"] as? String }.map { Array($0.utf8) }
+        #expect(skus.last == Array(Self.trickySKU.utf8), "the feed's SKU byte for byte")
+        #expect(text.contains(#""itemPrice":1990.5"#))
+    }
+
+    // Mirrors: iOS PurchaseEvent.encode (uniqueTransactionId, value, cart, currency?), flutter
+    // _$PurchaseEventToJson, Android PurchaseEvent. The whole request is pinned: the common
+    // envelope with the events as `data`.
+    // covers: B10, B5
+    @Test func purchaseIsTheSDKsShapeInTheCommonEnvelope() async {
+        let (_, text, body) = await sent([
+            PurchaseEvent(
+                uniqueTransactionId: "ORDER-1001", value: 3600.09,
+                cart: [
+                    CartItem(productId: "sku-123", quantity: 1, itemPrice: 1990),
+                    CartItem(productId: "sku-555", quantity: 1, itemPrice: 1590.10),
+                    CartItem(productId: "sku-777", quantity: 1, itemPrice: 19.99),
+                ], currency: "RUB")
+        ])
+        let expected: NSDictionary = [
+            "sec": Fixtures.section, "device": Peer.device, "user": ["uid": "u-8f3c"], "ctx": Peer.productContext,
+            "options": Peer.options,
+            "data": [
+                [
+                    "type": "purchase-v1", "name": "Purchase", "uniqueTransactionId": "ORDER-1001", "value": 3600.09,
+                    "currency": "RUB",
+                    "cart": [
+                        ["productId": "sku-123", "quantity": 1, "itemPrice": 1990],
+                        ["productId": "sku-555", "quantity": 1, "itemPrice": 1590.1],
+                        ["productId": "sku-777", "quantity": 1, "itemPrice": 19.99],
+                    ],
+                ]
+            ],
+        ]
+        #expect(body == expected)
+        // Decimal-exact: the amounts as written, not their binary neighbours (19.989999999999995).
+        #expect(text.contains(#""value":3600.09}"#))
+        #expect(text.contains(#""itemPrice":1590.1,"#))
+        #expect(text.contains(#""itemPrice":19.99,"#))
+    }
+
+    // Mirrors: iOS RemoveFromCartEvent / SyncCartEvent / AddToWishlistEvent, flutter
+    // _$RemoveFromCartEventToJson, _$SyncCartEventToJson ("Sync cart", lower-case c, in all
+    // three), _$AddToWishlistEventToJson; Android likewise.
+    // covers: B10
+    @Test func removeSyncAndWishlistAreTheSDKsShapes() async {
+        let (data, _, _) = await sent([
+            RemoveFromCartEvent(value: 795, productId: "sku-555", quantity: 1, currency: "RUB"),
+            SyncCartEvent(
+                value: 1990, currency: "RUB", cart: [CartItem(productId: "sku-123", quantity: 1, itemPrice: 1990)]),
+            SyncCartEvent(value: 0, cart: []),
+            AddToWishlistEvent(value: 1990, productId: "sku-123"),
+        ])
+        #expect(
+            data == [
+                [
+                    "type": "remove-from-cart-v1", "name": "Remove from Cart", "value": 795, "productId": "sku-555",
+                    "quantity": 1, "currency": "RUB",
+                ],
+                [
+                    "type": "sync-cart-v1", "name": "Sync cart", "value": 1990, "currency": "RUB",
+                    "cart": [["productId": "sku-123", "quantity": 1, "itemPrice": 1990]],
+                ],
+                ["type": "sync-cart-v1", "name": "Sync cart", "value": 0, "cart": [] as [Any]],
+                ["type": "add-to-wishlist-v1", "name": "Add to Wishlist", "value": 1990, "productId": "sku-123"],
+            ])
+    }
+
+    // Mirrors: iOS SignUpEvent / LoginEvent (hashedEmail?, cuid?, cuidType?, each
+    // `encodeIfPresent`), flutter _$SignUpEventToJson ("signup-v1", "Signup"),
+    // _$LoginEventToJson, Android; and CustomEvent (customProps? — string values only).
+    // covers: B10
+    @Test func signUpLoginAndCustomAreTheSDKsShapes() async {
+        let (data, _, _) = await sent([
+            SignUpEvent(hashedEmail: "e3b0c442", cuid: "9f86d081", cuidType: "phone_hash"),
+            LoginEvent(cuid: "9f86d081", cuidType: "phone_hash"),
+            LoginEvent(),
+            CustomEvent(
+                type: "survey-completed-v1", name: "Survey Completed", customProps: ["score": "9", "variant": "A"]),
+        ])
+        #expect(
+            data == [
+                [
+                    "type": "signup-v1", "name": "Signup", "hashedEmail": "e3b0c442", "cuid": "9f86d081",
+                    "cuidType": "phone_hash",
+                ],
+                ["type": "login-v1", "name": "Login", "cuid": "9f86d081", "cuidType": "phone_hash"],
+                ["type": "login-v1", "name": "Login"],
+                [
+                    "type": "survey-completed-v1", "name": "Survey Completed",
+                    "customProps": ["score": "9", "variant": "A"],
+                ],
+            ])
+    }
+
+    // An event the seed's rules refuse is never on the wire, half-made or otherwise; the
+    // engine's logger says why, and the call's other events go.
+    // covers: B10
+    @Test func aRefusedEventIsLeftOutOfTheRequestAndLogged() async {
+        let h = await EngineHarness(storedUID: "u-8f3c")
+        let exchange = h.transport.expect(.request(.post, pathSuffix: "/event"), .respond(Fixtures.eventResponse()))
+        await h.engine.triggerEvent(
+            events: [
+                PurchaseEvent(uniqueTransactionId: "ORDER-1", value: 10, cart: []),
+                AddToCartEvent(value: 1990, productId: "sku-123", quantity: 1),
+            ], pageContext: Fixtures.productPage)
+        let data = Peer.golden(h.transport.request(for: exchange))["data"] as? [[String: Any]]
+        #expect(data?.map { $0["type"] as? String } == ["add-to-cart-v1"])
+        #expect(h.logs.errors == ["triggerEvent: purchase-v1 refused, not sent: cart is empty"])
+
+        // Nothing left to send: no request at all.
+        await h.engine.triggerEvent(
+            events: [AddToCartEvent(value: 1990, productId: "", quantity: 1)], pageContext: Fixtures.productPage)
+        await h.verify()
+        #expect(h.transport.requests.count == 1)
+    }
+}
