@@ -95,7 +95,8 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
         /// The prompt as the REPL asked for it (or the search's), before it is fitted to the
         /// width, so a resize can fit it again.
         let prompt = Locked("")
-        let resizeHandler = Locked<(@Sendable (TerminalResize) -> Void)?>(nil)
+        /// Boxed: a bare closure in a `Locked` gets deeper by two thunks with every access.
+        let resizeHandler = Locked<ResizeHandler?>(nil)
         let resizes = Locked<UInt64>(0)
 
         init(completer: LineCompleter?, hinter: LineHinter?) {
@@ -177,7 +178,7 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
                 $0 += 1
                 return $0
             }
-            context.resizeHandler.withLock { $0 }?(TerminalResize(columns: Int(columns), sequence: sequence))
+            context.resizeHandler.withLock { $0 }?.resized(TerminalResize(columns: Int(columns), sequence: sequence))
         }
         if let path = configuration.historyPath {
             let loaded = Self.prepareHistoryFile(at: path) && cle_history_load(history, path) >= 0
@@ -270,7 +271,7 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
 
     /// Called after each `SIGWINCH`, once the prompt and input are drawn for the new width.
     package func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?) {
-        context.takeUnretainedValue().resizeHandler.withLock { $0 = handler }
+        context.takeUnretainedValue().resizeHandler.withLock { $0 = handler.map(ResizeHandler.init) }
     }
 
     // MARK: - Prompt
@@ -495,4 +496,9 @@ private struct EditedLine {
         let back = text.count - cursor
         if back > 0 { _ = el_cursor(editline, -Int32(clamping: back)) }
     }
+}
+
+/// Whom a resize is reported to.
+struct ResizeHandler: Sendable {
+    let resized: @Sendable (TerminalResize) -> Void
 }

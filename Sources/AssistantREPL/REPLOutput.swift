@@ -20,8 +20,13 @@ package final class REPLOutput: Sendable {
     private let sink: @Sendable ([String]) -> Void
     /// Whether the sink takes groups of lines (`grouped(_:)`); else it gets them one by one.
     private let groupsLines: Bool
-    private let observer = Locked<(@Sendable (String) -> Void)?>(nil)
-    private let layoutWidth = Locked<(@Sendable () -> Int)?>(nil)
+    // Boxed: a bare closure in a `Locked` gets deeper by two thunks with every access, and
+    // these are called for every line.
+    private let observer = Locked<Observer?>(nil)
+    private let layoutWidth = Locked<LayoutWidth?>(nil)
+
+    private struct Observer: Sendable { let observe: @Sendable (String) -> Void }
+    private struct LayoutWidth: Sendable { let width: @Sendable () -> Int }
     /// Only an output made by `capturing()` (for tests) keeps its lines.
     private let captured: Locked<[String]>?
     /// Colours on a terminal, none in pipes and transcripts.
@@ -103,11 +108,11 @@ package final class REPLOutput: Sendable {
     /// resized terminal is followed from the next line on. Without it lines are printed as
     /// they come.
     package func fitLines(to width: @escaping @Sendable () -> Int) {
-        layoutWidth.withLock { $0 = width }
+        layoutWidth.withLock { $0 = LayoutWidth(width: width) }
     }
 
     /// The width lines are laid out for, if one was set.
-    package var width: Int? { layoutWidth.withLock { $0 }?() }
+    package var width: Int? { layoutWidth.withLock { $0 }?.width() }
 
     /// Prints one line of the session's output.
     package func line(_ text: String = "") {
@@ -118,7 +123,7 @@ package final class REPLOutput: Sendable {
     /// replaced or cleared: how a recorder captures a session. Lines printed before it was set
     /// are not replayed to it.
     package func setObserver(_ observe: (@Sendable (String) -> Void)?) {
-        observer.withLock { $0 = observe }
+        observer.withLock { $0 = observe.map(Observer.init) }
     }
 
     /// Repeats the user's input in piped mode; not part of a session's output. Continuation
@@ -228,7 +233,7 @@ package final class REPLOutput: Sendable {
     private func emit(_ lines: [String]) {
         guard !lines.isEmpty else { return }
         captured?.withLock { $0 += lines }
-        if let observe = observer.withLock({ $0 }) {
+        if let observe = observer.withLock({ $0 })?.observe {
             // Colours are the terminal's look, not the session's output: the observer (a
             // recording) gets the line without them. Everything else in it is sanitised already.
             for text in lines { observe(style == .plain ? text : TerminalSanitizer.sanitize(text)) }

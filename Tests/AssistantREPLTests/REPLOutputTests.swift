@@ -1,3 +1,4 @@
+import Foundation
 import ShoppingAssistant
 import Testing
 
@@ -19,6 +20,23 @@ import Testing
         output.line("after")
         #expect(observed.withLock { $0 } == ["seen"])
         #expect(sunk.withLock { Array($0.suffix(3)) } == ["seen", "> typed", "after"])
+    }
+
+    // The observer and the layout width are called for every line: kept as bare closures in a
+    // `Locked`, each call ran two frames deeper than the last, so a long session slowed down
+    // line by line and would in the end overflow the stack.
+    @Test func theObserverRunsAtTheSameDepthOnTheLastLineAsOnTheFirst() {
+        let output = REPLOutput(sink: { _ in })
+        output.fitLines { 80 }
+        let depths = Locked<[Int]>([])
+        output.setObserver { _ in
+            let depth = Thread.callStackReturnAddresses.count
+            depths.withLock { $0.append(depth) }
+        }
+        for index in 0..<500 { output.line("line \(index)") }
+        let seen = depths.withLock { $0 }
+        #expect(seen.count == 500)
+        #expect((seen.max() ?? 0) - (seen.first ?? 0) < 10, "first at \(seen.first ?? 0), deepest \(seen.max() ?? 0)")
     }
 
     @Test func engineLogLinesSayTheirLevelAndAreSanitised() {
