@@ -23,10 +23,13 @@ package actor REPLSession {
     private let commands = REPLCommandTable.standard
     /// The app around the chat.
     nonisolated let host: REPLHost
+    /// The shop the app is: cart, purchase, account, push permission, events, widget.
+    nonisolated let shop: REPLShop
 
     init(
         engine: AssistantEngine, demoStore: DemoStore?, output: REPLOutput, settings: REPLSettings,
-        clock: any Clock<Duration>, time: VirtualTime?, stepClock: StepClock? = nil, replaying: Bool
+        clock: any Clock<Duration>, time: VirtualTime?, stepClock: StepClock? = nil, replaying: Bool,
+        uuid: @escaping @Sendable () -> UUID = { UUID() }
     ) async {
         self.engine = engine
         self.demoStore = demoStore
@@ -42,6 +45,8 @@ package actor REPLSession {
         self.carousel = carousel
         output.fitLines { carousel.width }
         let ticker = ImpressionTicker(engine: engine, output: output, clock: stepClock ?? clock, activity: activity)
+        let widget = REPLWidget(
+            engine: engine, output: output, width: { carousel.width }, clock: stepClock ?? clock, activity: activity)
         // The presenter reports its cards to the ticker and says whether it is on screen; a
         // weak reference, because the presenter owns this callback.
         let presented = Locked(WeakPresenter())
@@ -56,13 +61,18 @@ package actor REPLSession {
             onVisibleCardsChanged: { cards in
                 let isPresented = presented.withLock { $0.presenter }?.isPresented ?? false
                 await ticker.visibleCardsChanged(cards, chatPresented: isPresented)
+                await widget.chatPresented(isPresented)
             })
         presented.withLock { $0.presenter = presenter }
         self.presenter = presenter
         let host = REPLHost(
-            engine: engine, output: output, presenter: presenter, ticker: ticker, settings: settings,
+            engine: engine, output: output, presenter: presenter, ticker: ticker, widget: widget, settings: settings,
             activity: activity)
         self.host = host
+        shop = REPLShop(
+            engine: engine, output: output, host: host, widget: widget,
+            catalogue: demoStore != nil || replaying ? .demo : .live, newID: uuid,
+            chatProducts: { presenter.snapshot?.messages.flatMap { $0.productBlock?.products ?? [] } ?? [] })
         engine.logger.setListener { level, message in output.log(level, message) }
         await engine.setAssistantProductBlockBuilder(carousel.builder)
         await engine.setAssistantActionHandler(
