@@ -187,11 +187,12 @@ import Testing
         #expect(drawn.contains { $0.hasPrefix("┌─ 1 ───") })
         #expect(drawn.last == "(widget impression: Похожие товары)")
         let decision = try #require(widgetHits(repl).first?.split(separator: "=").last)
-        #expect(widgetHits(repl) == ["l?d=\(decision)", "i?d=\(decision)"], "load (B7) and the drawing")
+        // Tracking URLs go up to four at a time: which lands first is not defined.
+        #expect(widgetHits(repl).sorted() == ["i?d=\(decision)", "l?d=\(decision)"], "load (B7) and the drawing")
         let seen = await repl.run(":wait 2s").printed
         #expect(seen.first?.hasPrefix("(widget seen: Похожие товары · Кружка керамическая") == true, "\(seen)")
         #expect(
-            widgetHits(repl).dropFirst(2) == [
+            widgetHits(repl).dropFirst(2).sorted() == [
                 "v?d=\(decision)", "vi?d=\(decision)&s=KIT-1002", "vi?d=\(decision)&s=KIT-1004",
                 "vi?d=\(decision)&s=KIT-1005",
             ])
