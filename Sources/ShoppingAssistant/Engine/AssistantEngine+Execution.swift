@@ -41,6 +41,10 @@ extension AssistantEngine {
 
     /// What the machine completes call `id` with: at once if it already did, else once it does.
     func result(of id: CallID) async -> CallResult {
+        if let immediate = completedAtOnce, immediate.id == id {
+            completedAtOnce = nil
+            return immediate.result
+        }
         if let result = completedBeforeParking.removeValue(forKey: id) { return result }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<CallResult, Never>) in
@@ -66,7 +70,11 @@ extension AssistantEngine {
     private func complete(_ id: CallID, with result: CallResult) {
         if !offeredPresenters.isEmpty { offeredPresenters[id] = nil }
         guard let continuation = parked.removeValue(forKey: id) else {
-            completedBeforeParking[id] = result
+            if completedAtOnce == nil {
+                completedAtOnce = (id, result)
+            } else {
+                completedBeforeParking[id] = result
+            }
             return
         }
         if parkedCounted.remove(id) != nil { activity?.begin() }

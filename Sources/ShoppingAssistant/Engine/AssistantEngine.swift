@@ -52,6 +52,10 @@ public actor AssistantEngine {
     /// Callers parked until the machine completes their call.
     var parked: [CallID: CheckedContinuation<CallResult, Never>] = [:]
     /// Calls the machine completed in the event that started them: they return without parking.
+    /// The usual one — a call decided in its own event, taken back right after — waits in
+    /// `completedAtOnce`, without a dictionary; any other (a page view begun now and awaited
+    /// later) in `completedBeforeParking`.
+    var completedAtOnce: (id: CallID, result: CallResult)?
     var completedBeforeParking: [CallID: CallResult] = [:]
     /// Parked callers no longer counted as runnable work (replay quiescence).
     var parkedCounted: Set<CallID> = []

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Log levels of B2, most verbose first. `.none` silences the engine.
 public enum AssistantLogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
     /// From most to least verbose: `.debug` adds HTTP traffic and chat text, `.none` is silence.
@@ -30,22 +32,39 @@ public final class AssistantLogger: Sendable {
     }
 
     private let state: Locked<State>
+    /// The least level delivered (its raw value), `Int.max` when nothing is: read without the
+    /// lock, so a message that will not be delivered costs one load (product actions log one
+    /// line each, many a second). Written under the lock with the level and the listener.
+    private let threshold: Atomic<Int>
 
     /// A logger for a host that wants its own listener before the engine exists; pass it to
     /// `AssistantEngine.init(logger:)`. Without a listener nothing is delivered.
     public init(level: AssistantLogLevel = .error, listener: Listener? = nil) {
         state = Locked(State(level: level, listener: listener, secrets: []))
+        threshold = Atomic(Self.threshold(level: level, listener: listener))
+    }
+
+    private static func threshold(level: AssistantLogLevel, listener: Listener?) -> Int {
+        listener == nil || level == .none ? Int.max : level.rawValue
     }
 
     /// Can be changed at any time, from any thread; the next message follows the new level.
     public var level: AssistantLogLevel {
         get { state.withLock { $0.level } }
-        set { state.withLock { $0.level = newValue } }
+        set {
+            state.withLock { state in
+                state.level = newValue
+                threshold.store(Self.threshold(level: newValue, listener: state.listener), ordering: .relaxed)
+            }
+        }
     }
 
     /// Replaces the listener; `nil` stops delivery.
     public func setListener(_ listener: Listener?) {
-        state.withLock { $0.listener = listener }
+        state.withLock { state in
+            state.listener = listener
+            threshold.store(Self.threshold(level: state.level, listener: listener), ordering: .relaxed)
+        }
     }
 
     /// Strings that are replaced by `<redacted>` in every message (the API key).
@@ -56,13 +75,13 @@ public final class AssistantLogger: Sendable {
 
     /// Whether a message of this level would be delivered; lets callers skip building it.
     public func isEnabled(_ level: AssistantLogLevel) -> Bool {
-        level != .none && state.withLock { level >= $0.level && $0.listener != nil }
+        level != .none && level.rawValue >= threshold.load(ordering: .relaxed)
     }
 
     /// Delivers `message` to the listener when `level` passes, with the API key redacted (B2).
     /// The message is only built when it will be delivered, so a `.debug` dump costs nothing otherwise.
     public func log(_ level: AssistantLogLevel, _ message: @autoclosure () -> String) {
-        guard level != .none else { return }
+        guard level != .none, level.rawValue >= threshold.load(ordering: .relaxed) else { return }
         let (listener, secrets) = state.withLock { state -> (Listener?, [String]) in
             guard level >= state.level else { return (nil, []) }
             return (state.listener, state.secrets)

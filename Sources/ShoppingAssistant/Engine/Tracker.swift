@@ -77,7 +77,7 @@ final class Tracker: Sendable {
     enum Job: Sendable, Hashable {
         /// A lifecycle event, with the envelope (user, page, options) it is bound to (AN3), and
         /// the identity it was sent for, under which its answer's `user` is taken (B9).
-        case event(GravityCustomEvent, envelope: GravityClient.Envelope, identityEpoch: UInt64)
+        indirect case event(GravityCustomEvent, envelope: GravityClient.Envelope, identityEpoch: UInt64)
         /// A tracking URL, requested with `GET` and no key; `user` is who it is logged for.
         case url(String, user: GravityUser)
     }
@@ -88,8 +88,9 @@ final class Tracker: Sendable {
     static let urlLanes = 4
     /// How many times an idle worker yields for more work before it ends: impressions come in
     /// bursts (a carousel scrolled into view), and a worker that is still there takes the next
-    /// job without a task being started and a thread woken for it.
-    private static let lingerYields = 4
+    /// job without a task being started and a thread woken for it. A yield of an idle worker
+    /// reads one atomic count, never the lock the callers enqueue under.
+    private static let lingerYields = 64
 
     private enum Lane: Sendable, Hashable {
         case events, urls
@@ -231,8 +232,9 @@ final class Tracker: Sendable {
         for (id, lane) in workers {
             let body: @Sendable () async -> Void = { await self.work(id, on: lane) }
             // Holds the tracker: what is queued is still delivered if the engine goes away
-            // without a shutdown (no promise at process exit, AN4, AN9).
-            let task = activity.map { $0.spawn(body) } ?? Task(operation: body)
+            // without a shutdown (no promise at process exit, AN4, AN9). At utility priority:
+            // a delivery never takes a core from the host calls that queued it.
+            let task = activity.map { $0.spawn(body) } ?? Task(priority: .utility, operation: body)
             state.withLock { state in
                 if state.workers[id] != nil { state.workers[id]?.task = task }
             }
@@ -301,6 +303,12 @@ final class Tracker: Sendable {
         var yields = 0
         while true {
             if Task.isCancelled { return end(id) }
+            // An idle worker looks at the count before the lock: the lock is the enqueuer's too.
+            if pending.load(ordering: .acquiring) == 0, yields < Self.lingerYields {
+                yields += 1
+                await Task.yield()
+                continue
+            }
             let now = elapsed()
             let timeout = lane == .events ? eventTimeout : urlTimeout
             let (next, watch) = state.withLock { state -> ((UInt64, Job)?, Bool) in

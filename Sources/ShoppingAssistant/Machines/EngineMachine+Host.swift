@@ -8,9 +8,9 @@ extension EngineMachine {
     /// gives the presenter a snapshot waits for the next event (`trackingAfterPresenter`).
     mutating func receive(_ event: (inout EngineMachine) -> [EngineAction]) -> [EngineAction] {
         guard !isShutDown else { return [] }  // H2: nothing happens after a shutdown
-        var actions = takeTrackingAfterPresenter()
-        actions += holdTrackingBehindPresenter(event(&self))
-        return actions
+        let held = takeTrackingAfterPresenter()
+        let actions = holdTrackingBehindPresenter(event(&self))
+        return held.isEmpty ? actions : held + actions  // the event's own array, uncopied, as a rule
     }
 
     /// A public call that waits: refused with `refusal` once the engine is shut down (H2).

@@ -170,6 +170,7 @@ struct EngineMachine: Sendable {
     /// action once (AN5).
     func trackURLs(_ urls: [String], user: GravityUser? = nil) -> [EngineAction] {
         guard !urls.isEmpty else { return [] }
+        if urls.count == 1 { return [.track([.url(urls[0], user: user ?? identity.wire)])] }  // the usual impression
         let unique: [String]
         if urls.count <= 8 {  // the usual one or two: no set to build
             unique = urls.enumerated().filter { index, url in !urls[..<index].contains(url) }.map(\.element)  // AN5

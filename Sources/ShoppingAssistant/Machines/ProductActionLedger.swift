@@ -25,13 +25,16 @@ struct ProductActionLedger: Sendable {
         }
     }
 
-    private var impressed: Set<AssistantProductRef> = []
+    /// The visible impressions reported in this opening (PR6), where a ref is current only if
+    /// it is of this opening, dialog and identity: so by its reply (the turn's index in the
+    /// dialog) and item alone — a bit each, no hashing (impressions come many a second).
+    private var impressed = ImpressionBits()
     /// The opening in which a tap was accepted and whose close-then-navigate is under way (PR9, PR10).
     private(set) var transition: UInt64?
 
     /// A new opening: older refs are stale by construction, so their bookkeeping can go (PR6).
     mutating func openingBegan() {
-        impressed.removeAll(keepingCapacity: true)
+        impressed.removeAll()
         transition = nil
     }
 
@@ -48,7 +51,9 @@ struct ProductActionLedger: Sendable {
         guard ref.opening == scope.opening, ref.dialog == scope.dialog, ref.identity == scope.identity else {
             return .staleReference  // PR8
         }
-        if action == .visibleImpression, impressed.contains(ref) { return .duplicate }  // PR6
+        if action == .visibleImpression, impressed.contains(reply: ref.reply, item: ref.item) {
+            return .duplicate  // PR6
+        }
         return nil
     }
 
@@ -61,7 +66,7 @@ struct ProductActionLedger: Sendable {
         else { return .staleReference }  // PR8
         switch action {
         case .visibleImpression:
-            guard impressed.insert(ref).inserted else { return .duplicate }  // PR6
+            guard impressed.insert(reply: ref.reply, item: ref.item) else { return .duplicate }  // PR6
             return .accepted(product)
         case .tap:
             guard product.canOpen else { return .notActionable }  // PR1, PR7
