@@ -1,4 +1,5 @@
 import AssistantREPL
+import AssistantTranscripts
 import Foundation
 import ShoppingAssistant
 
@@ -69,10 +70,16 @@ let output = REPLOutput(style: TerminalStyle.detect(noColorFlag: options.noColor
     (lines: [String]) in
     if interactive { reader.printAsync(lines.joined(separator: "\n")) } else { for line in lines { print(line) } }
 }
-let repl = await REPLEnvironment(
-    policy: .commandLine(
-        options, interactive: interactive, width: width, terminalWidth: terminalWidth, stateDirectory: stateDirectory),
-    output: output)
+let policy = REPLEnvironment.Policy.commandLine(
+    options, interactive: interactive, width: width, terminalWidth: terminalWidth, stateDirectory: stateDirectory)
+let repl: REPLEnvironment
+let recorder: TranscriptRecorder?
+if options.recordPath != nil {
+    (repl, recorder) = await TranscriptRecorder.recordedEnvironment(
+        policy: policy, output: output, summary: TranscriptRecorder.summary(onDemoStore: options.usesDemoStore))
+} else {
+    (repl, recorder) = (await REPLEnvironment(policy: policy, output: output), nil)
+}
 // The chat follows the terminal's width unless --width or :width fixed it (until :width auto);
 // a recording follows none, as its transcript knows only its %width.
 if options.recordPath == nil {
@@ -80,8 +87,8 @@ if options.recordPath == nil {
     reader.setResizeHandler { resize in Task { await session.terminalResized(resize) } }
 }
 
-await repl.session.run(reader: reader, recorder: repl.recorder)
-if let recorder = repl.recorder, let path = options.recordPath {
+await repl.session.run(reader: reader, observer: recorder)
+if let recorder, let path = options.recordPath {
     do {
         try recorder.write(to: path)
         print("transcript written to \(path)")

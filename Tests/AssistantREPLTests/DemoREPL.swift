@@ -1,3 +1,4 @@
+import AssistantTranscripts
 import DemoStore
 import Foundation
 import ShoppingAssistant
@@ -9,6 +10,8 @@ import Testing
 /// on virtual time: each line runs until nothing can run, and returns what it printed.
 struct DemoREPL {
     let environment: REPLEnvironment
+    /// The recording, when made with `recording: true`; it observes the output already.
+    let recorder: TranscriptRecorder?
     private let printed: Locked<[String]>
 
     init(
@@ -20,9 +23,14 @@ struct DemoREPL {
         options.recordPath = recording ? "unused.transcript" : nil
         let printed = Locked<[String]>([])
         self.printed = printed
-        environment = await REPLEnvironment(
-            policy: .commandLine(options, interactive: false, width: width, stateDirectory: nil),
-            output: REPLOutput { line in printed.withLock { $0.append(line) } })
+        let policy = REPLEnvironment.Policy.commandLine(options, interactive: false, width: width, stateDirectory: nil)
+        let output = REPLOutput { line in printed.withLock { $0.append(line) } }
+        if recording {
+            (environment, recorder) = await TranscriptRecorder.recordedEnvironment(
+                policy: policy, output: output, summary: TranscriptRecorder.summary(onDemoStore: true))
+        } else {
+            (environment, recorder) = (await REPLEnvironment(policy: policy, output: output), nil)
+        }
         _ = try #require(environment.time, "a piped demo session runs on virtual time", sourceLocation: sourceLocation)
     }
 

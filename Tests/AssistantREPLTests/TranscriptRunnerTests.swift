@@ -3,6 +3,7 @@ import ShoppingAssistant
 import Testing
 
 @testable import AssistantREPL
+@testable import AssistantTranscripts
 
 /// `assistant replay`: files and folders, shards, the summary, exit codes, JUnit XML, help.
 @Suite(.timeLimit(.minutes(2))) struct TranscriptRunnerTests {
@@ -18,9 +19,9 @@ import Testing
             root = NSTemporaryDirectory() + "runner-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: root + "/nested", withIntermediateDirectories: true)
             let repl = try await DemoREPL(recording: true)
-            let recorder = try #require(repl.environment.recorder)
+            let recorder = try #require(repl.recorder)
             await repl.session.run(
-                reader: ScriptLineReader(lines: [":product KIT-1001", ":open", ":quit"]), recorder: recorder)
+                reader: ScriptLineReader(lines: [":product KIT-1001", ":open", ":quit"]), observer: recorder)
             let text = TranscriptFormat.render(recorder.transcript)
             try text.write(toFile: root + "/a-pass.transcript", atomically: true, encoding: .utf8)
             try text.write(toFile: root + "/nested/c-pass.transcript", atomically: true, encoding: .utf8)

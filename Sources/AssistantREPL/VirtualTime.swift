@@ -1,16 +1,15 @@
 import ShoppingAssistant
-import ShoppingAssistantTesting
 
 /// Virtual time for piped demo sessions and transcript replay: the clock moves only when
 /// nothing can run, straight to the next deadline. A 120 s reply timeout takes no wall time,
 /// and the same input always produces the same output.
 package struct VirtualTime: Sendable {
-    package let clock: ManualClock
+    package let clock: VirtualClock
     package let activity: ActivityMonitor
 
     package init() {
         activity = ActivityMonitor()
-        clock = ManualClock(activity: activity)
+        clock = VirtualClock(activity: activity)
     }
 
     /// Runs `body` as counted work and moves time whenever everything waits on the clock.
@@ -43,7 +42,7 @@ package struct VirtualTime: Sendable {
 
 /// Time passed on `clock` since this call, as a function: works on any clock (virtual time
 /// in piped sessions and replays, the continuous clock otherwise).
-func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
+package func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
     func start<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
         let start = clock.now
         return { start.duration(to: clock.now) }

@@ -1,3 +1,4 @@
+import AssistantREPL
 import Foundation
 import ShoppingAssistant
 
@@ -6,7 +7,7 @@ import ShoppingAssistant
 /// every HTTP exchange with its latency or fault. Of the response headers only those that
 /// change what the engine does or prints are kept (`recordedHeaders`); request headers never
 /// are, and the API key is replaced, so secrets never reach the file.
-package final class TranscriptRecorder: Sendable {
+package final class TranscriptRecorder: REPLStepObserver {
     private struct State {
         var transcript: Transcript
     }
@@ -45,8 +46,15 @@ package final class TranscriptRecorder: Sendable {
         RecordingTransport(inner: transport, recorder: self)
     }
 
-    package func beginInput(_ line: String) {
+    package func stepBegan(_ line: String) {
         state.withLock { $0.transcript.segments.append(Transcript.Segment(step: .input(line))) }
+    }
+
+    package func stepEnded() {}
+
+    /// The identity store's uid at the start of the session (`%uid`).
+    package func setStartUID(_ uid: String?) {
+        state.withLock { $0.transcript.settings.uid = uid }
     }
 
     package func output(_ line: String) {
@@ -96,6 +104,49 @@ package final class TranscriptRecorder: Sendable {
 
     package func write(to path: String) throws {
         try TranscriptFormat.render(transcript).write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}
+
+extension TranscriptRecorder {
+    /// A recorder for the session `policy` describes: its settings, its configuration's key to
+    /// keep out of the file, its clock to measure latencies on.
+    package convenience init(policy: REPLEnvironment.Policy, summary: String) {
+        var settings = Transcript.Settings()
+        settings.width = policy.settings.width
+        settings.section = policy.configuration.section
+        settings.entrySelector = policy.settings.entrySelector
+        settings.assistantSelector = policy.settings.assistantSelector
+        settings.logLevel = policy.configuration.logLevel
+        let clock: any Clock<Duration>
+        let virtual: Bool
+        switch policy.time {
+        case .real: (clock, virtual) = (ContinuousClock(), false)
+        case .clock(let given): (clock, virtual) = (given, false)
+        case .virtual(let time): (clock, virtual) = (time.clock, true)
+        }
+        self.init(
+            settings: settings, configuration: policy.configuration, summary: summary, clock: clock,
+            clockIsVirtual: virtual)
+    }
+
+    /// Builds the session `policy` describes, recorded: every request passes through the
+    /// recorder, every printed line is observed, and the file starts from the identity store's
+    /// uid. Run the session with the recorder as its step observer.
+    package static func recordedEnvironment(
+        policy: REPLEnvironment.Policy, output: REPLOutput, summary: String
+    ) async -> (REPLEnvironment, TranscriptRecorder) {
+        let recorder = TranscriptRecorder(policy: policy, summary: summary)
+        var policy = policy
+        policy.wrapTransport = REPLEnvironment.TransportWrapper { recorder.recording($0) }
+        let environment = await REPLEnvironment(policy: policy, output: output)
+        recorder.setStartUID(environment.identityStore.loadUid())
+        output.setObserver { recorder.output($0) }
+        return (environment, recorder)
+    }
+
+    /// The summary line of a recording made with `assistant --record`.
+    package static func summary(onDemoStore: Bool) -> String {
+        "A session recorded \(onDemoStore ? "on the demo store" : "against live services")."
     }
 }
 

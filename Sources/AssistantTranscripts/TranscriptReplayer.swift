@@ -1,6 +1,6 @@
+import AssistantREPL
 import Foundation
 import ShoppingAssistant
-import ShoppingAssistantTesting
 
 /// The outcome of replaying one transcript.
 package struct TranscriptReplay: Sendable {
@@ -52,8 +52,7 @@ package enum TranscriptReplayer {
         let output = REPLOutput(style: .plain) { line in captured.withLock { $0.append(line) } }
         let environment = await REPLEnvironment(
             policy: .replay(transcript, configuration: configuration, transport: transport, time: time), output: output)
-        let session = environment.session
-        let activity = time.activity
+        let stepper = environment.session.stepper
 
         var problems: [String] = []
         var outputs: [[String]] = []
@@ -67,19 +66,14 @@ package enum TranscriptReplayer {
             }
             switch segment.step {
             case .input(let text):
-                let keepGoing = Locked(true)
-                let finished = await time.run {
-                    let result = await session.handle(text)
-                    keepGoing.withLock { $0 = result }
-                }
-                if !finished {
+                let outcome = await stepper.run(text)
+                if !outcome.finished {
                     problems.append("line \(segment.line): '\(text)' waits for something that never happens")
                 }
-                quit = !keepGoing.withLock { $0 }
+                quit = !outcome.keepGoing
             case .wait(let duration):
-                await time.advance(by: duration)
+                await stepper.pass(duration)
             }
-            await activity.waitUntilIdle()
             outputs.append(
                 captured.withLock { lines in
                     defer { lines = [] }
@@ -235,5 +229,26 @@ package enum TranscriptReplayer {
             }
             return copy
         }
+    }
+}
+
+extension REPLEnvironment.Policy {
+    /// A transcript's replay: its answers through `transport`, on virtual time, starting with
+    /// the transcript's `%uid`, with sequential IDs, as a piped session.
+    package static func replay(
+        _ transcript: Transcript, configuration: AssistantEngineConfiguration, transport: any HTTPTransport,
+        time: VirtualTime
+    ) -> Self {
+        let settings = transcript.settings
+        return Self(
+            configuration: configuration,
+            backend: .transport(transport),
+            time: .virtual(time),
+            identity: .memory(uid: settings.uid),
+            ids: .sequential,
+            settings: REPLSettings(
+                width: settings.width, entrySelector: settings.entrySelector,
+                assistantSelector: settings.assistantSelector, interactive: false),
+            replaying: true)
     }
 }

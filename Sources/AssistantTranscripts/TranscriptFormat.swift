@@ -1,3 +1,4 @@
+import AssistantREPL
 import Foundation
 import ShoppingAssistant
 
@@ -241,26 +242,10 @@ package enum TranscriptFormat {
         return .response(status: status, latency: latency, body: rest)
     }
 
-    /// The longest duration a transcript or `:wait` may name: a week is plenty, and a bound
-    /// keeps absurd values from overflowing.
-    package static let maximumDuration: Double = 7 * 24 * 3600
+    /// `10s`, `1.5s`, `250ms`, `2m`, as `:wait` reads them.
+    package static func parseDuration(_ text: String) -> Duration? { DurationText.parse(text) }
 
-    /// `10s`, `1.5s`, `250ms`, `2m`.
-    package static func parseDuration(_ text: String) -> Duration? {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value >= 0, value * scale <= maximumDuration
-            else { return nil }
-            return .milliseconds(Int64((value * scale * 1000).rounded()))
-        }
-        return nil
-    }
-
-    package static func format(_ duration: Duration) -> String {
-        let ms = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        if ms % 1000 == 0 { return "\(ms / 1000)s" }
-        return "\(ms)ms"
-    }
+    package static func format(_ duration: Duration) -> String { DurationText.format(duration) }
 
     // MARK: - Writing
 
