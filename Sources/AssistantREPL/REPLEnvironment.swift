@@ -122,7 +122,8 @@ package struct REPLEnvironment: Sendable {
         case .demoStore:
             let store = DemoStore(clock: clock, activity: time?.activity)
             demoStore = store
-            backend = store
+            // On virtual time its answers wait their turn, one at a time (`HeldRequests`).
+            backend = time.map { HeldTransport(inner: store, requests: $0.requests) } ?? store
         case .services:
             demoStore = nil
             backend = CurlTransport()

@@ -1,3 +1,4 @@
+import AssistantREPL
 import Foundation
 import ShoppingAssistant
 
@@ -61,8 +62,14 @@ final class ReplayTransport: HTTPTransport {
     private let clock: any Clock<Duration>
     private let activity: ActivityMonitor?
     private let classify: ServiceClassifier
+    /// Where each request waits for its turn (virtual time's), so that answers come one at a
+    /// time, in the file's order; nil answers at once.
+    private let held: HeldRequests?
 
-    init(transcript: Transcript, clock: any Clock<Duration>, activity: ActivityMonitor?, classify: ServiceClassifier) {
+    init(
+        transcript: Transcript, clock: any Clock<Duration>, activity: ActivityMonitor?, held: HeldRequests? = nil,
+        classify: ServiceClassifier
+    ) {
         var slots: [Slot] = []
         for (index, segment) in transcript.segments.enumerated() {
             slots += segment.exchanges.map {
@@ -77,6 +84,7 @@ final class ReplayTransport: HTTPTransport {
         self.clock = clock
         self.activity = activity
         self.classify = classify
+        self.held = held
     }
 
     /// Moves on to segment `index`: its exchanges become available.
@@ -92,71 +100,97 @@ final class ReplayTransport: HTTPTransport {
     /// The file's exchange at `slot` (as `Match` numbers them).
     func recorded(_ slot: Int) -> Transcript.Exchange { state.withLock { $0.slots[slot].exchange } }
 
+    /// What answers a request, decided from the state without changing it.
+    private enum Decision {
+        /// Exchange `slot` matches, with the bindings the match makes.
+        case exact(Int, TranscriptBindings)
+        /// An `%unpinned` class covers it.
+        case unpinned(Int)
+        /// Only exchange `slot` comes close: it answers, and the difference is reported.
+        case differs(Int)
+        case unexpected
+    }
+
+    private func decide(_ state: State, _ request: Request) -> Decision {
+        let open = state.slots.indices.filter { index in
+            let slot = state.slots[index]
+            return !slot.used && slot.segment <= state.segment && slot.exchange.method == request.method
+                && slot.exchange.service == request.service
+        }
+        for index in open {
+            var trial = state.bindings
+            guard trial.match(state.slots[index].exchange.target, request.target),
+                trial.match(state.slots[index].body, text: request.body, json: request.json)
+            else { continue }
+            return .exact(index, trial)
+        }
+        for (index, type) in classes.enumerated()
+        where type.unpinned.method == request.method && type.unpinned.service == request.service {
+            var trial = state.bindings  // a class binds nothing
+            if type.unpinned.covers(target: request.target),
+                trial.match(type.body, text: request.body, json: request.json)
+            {
+                return .unpinned(index)
+            }
+        }
+        // Only to show the closest exchange in the diff: this always fails the replay, and
+        // binds nothing.
+        let near =
+            open.first { index in
+                var trial = state.bindings
+                return trial.match(state.slots[index].exchange.target, request.target)
+            }
+            ?? open.first { index in
+                var fresh = TranscriptBindings()
+                return fresh.match(state.slots[index].exchange.target, request.target)
+            }
+        return near.map { .differs($0) } ?? .unexpected
+    }
+
+    /// A request as the file compares it.
+    private struct Request: Sendable {
+        let method: String
+        let service: String
+        let target: String
+        let body: String
+        let json: JSONValue?
+
+        /// The request line, to rank requests no exchange answers.
+        var text: String { "\(method) \(service) \(target) \(body)" }
+    }
+
+    /// Where a held request stands: the file's order of the exchange that will answer it, so
+    /// requests in flight together are answered in the order the file lists them; those no
+    /// exchange answers after every exchange, by their text.
+    private func rank(_ request: Request) -> HeldRequests.Rank {
+        let decision = state.withLock { decide($0, request) }
+        switch decision {
+        case .exact(let slot, _), .differs(let slot): return HeldRequests.Rank(order: slot, text: request.text)
+        case .unpinned, .unexpected: return HeldRequests.Rank(order: .max, text: request.text)
+        }
+    }
+
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try Task.checkCancellation()
         let (service, target) = classify.describe(request.method, request.url)
-        let method = request.method.rawValue
         let body = CanonicalJSON.text(request.body)
-        let json = CanonicalJSON.value(body)
-        let answer = state.withLock { state -> (Transcript.Outcome, [Transcript.Header], Int)? in
-            func served(_ match: Match, _ outcome: Transcript.Outcome) {
-                let actual = Transcript.Exchange(
-                    method: method, service: service, target: target, body: body, outcome: outcome)
-                state.served[state.segment].append(Served(match: match, exchange: actual))
-            }
-            let open = state.slots.indices.filter { index in
-                let slot = state.slots[index]
-                return !slot.used && slot.segment <= state.segment && slot.exchange.method == method
-                    && slot.exchange.service == service
-            }
-            for index in open {
-                var trial = state.bindings
-                guard trial.match(state.slots[index].exchange.target, target),
-                    trial.match(state.slots[index].body, text: body, json: json)
-                else { continue }
-                state.bindings = trial
-                state.slots[index].used = true
-                let slot = state.slots[index]
-                served(.exact(index), slot.exchange.outcome)
-                return (slot.exchange.outcome, slot.exchange.headers, slot.exchange.line)
-            }
-            for type in classes where type.unpinned.method == method && type.unpinned.service == service {
-                var trial = state.bindings  // a class binds nothing
-                guard type.unpinned.covers(target: target), trial.match(type.body, text: body, json: json) else {
-                    continue
+        let actual = Request(
+            method: request.method.rawValue, service: service, target: target, body: body,
+            json: CanonicalJSON.value(body))
+        if let held {
+            do {
+                try await held.hold { [weak self] in
+                    self?.rank(actual) ?? HeldRequests.Rank(order: .max, text: actual.text)
                 }
-                served(.unpinned, type.unpinned.outcome)
-                return (type.unpinned.outcome, type.unpinned.headers, type.unpinned.line)
+            } catch {
+                // The engine stopped waiting before the answer's turn came: the request was
+                // still made, and uses its exchange.
+                _ = answer(actual)
+                throw error
             }
-            // Only to show the closest exchange in the diff: this always fails the replay, and
-            // binds nothing.
-            let near =
-                open.first { index in
-                    var trial = state.bindings
-                    return trial.match(state.slots[index].exchange.target, target)
-                }
-                ?? open.first { index in
-                    var fresh = TranscriptBindings()
-                    return fresh.match(state.slots[index].exchange.target, target)
-                }
-            if let index = near {
-                state.slots[index].used = true
-                let slot = state.slots[index]
-                var speller = TranscriptSpeller(bindings: state.bindings, reserved: [])
-                state.problems.append(
-                    "line \(slot.exchange.line): the request differs from the recorded one: \(method) \(service) "
-                        + speller.spell(target) + " — "
-                        + speller.spell(Self.difference(slot, target: target, body: body, json: json, state.bindings)))
-                served(.differs(index), slot.exchange.outcome)
-                return (slot.exchange.outcome, slot.exchange.headers, slot.exchange.line)
-            }
-            served(.unexpected, .refused)
-            var speller = TranscriptSpeller(bindings: state.bindings, reserved: [])
-            state.problems.append("unexpected request: \(method) \(service) " + speller.spell(target))
-            return nil
         }
-        guard let (outcome, headers, line) = answer else {
-            throw HTTPTransportError.cannotConnect("no recorded exchange for \(method) \(target)")
+        guard let (outcome, headers, line) = answer(actual) else {
+            throw HTTPTransportError.cannotConnect("no recorded exchange for \(actual.method) \(target)")
         }
         switch outcome {
         case .response(let status, let latency, let text):
@@ -185,6 +219,49 @@ final class ReplayTransport: HTTPTransport {
         case .timeout:
             try await hangUntilCancelled()
             throw CancellationError()
+        }
+    }
+
+    /// Decides what answers `request` and takes it: the exchange is used, its bindings kept,
+    /// the request filed under the current segment; nil when nothing answers (refused).
+    private func answer(_ request: Request) -> (Transcript.Outcome, [Transcript.Header], Int)? {
+        state.withLock { state -> (Transcript.Outcome, [Transcript.Header], Int)? in
+            func served(_ match: Match, _ outcome: Transcript.Outcome) {
+                let actual = Transcript.Exchange(
+                    method: request.method, service: request.service, target: request.target, body: request.body,
+                    outcome: outcome)
+                state.served[state.segment].append(Served(match: match, exchange: actual))
+            }
+            switch decide(state, request) {
+            case .exact(let index, let bindings):
+                state.bindings = bindings
+                state.slots[index].used = true
+                let exchange = state.slots[index].exchange
+                served(.exact(index), exchange.outcome)
+                return (exchange.outcome, exchange.headers, exchange.line)
+            case .unpinned(let index):
+                let unpinned = classes[index].unpinned
+                served(.unpinned, unpinned.outcome)
+                return (unpinned.outcome, unpinned.headers, unpinned.line)
+            case .differs(let index):
+                state.slots[index].used = true
+                let slot = state.slots[index]
+                var speller = TranscriptSpeller(bindings: state.bindings, reserved: [])
+                state.problems.append(
+                    "line \(slot.exchange.line): the request differs from the recorded one: \(request.method) "
+                        + "\(request.service) " + speller.spell(request.target) + " — "
+                        + speller.spell(
+                            Self.difference(
+                                slot, target: request.target, body: request.body, json: request.json, state.bindings)))
+                served(.differs(index), slot.exchange.outcome)
+                return (slot.exchange.outcome, slot.exchange.headers, slot.exchange.line)
+            case .unexpected:
+                served(.unexpected, .refused)
+                var speller = TranscriptSpeller(bindings: state.bindings, reserved: [])
+                state.problems.append(
+                    "unexpected request: \(request.method) \(request.service) " + speller.spell(request.target))
+                return nil
+            }
         }
     }
 

@@ -80,6 +80,47 @@ package struct TranscriptDiff: Sendable {
         return out.joined(separator: "\n")
     }
 
+    /// A unified diff (3 lines of context) of two texts given as lines, with no file lines
+    /// behind them: two replays of one file that should have come out the same. Nil when
+    /// they did.
+    package static func between(_ old: [String], _ new: [String], oldName: String, newName: String) -> String? {
+        guard old != new else { return nil }
+        let pairs = align(old.count, new.count) { old[$0] == new[$1] }
+        var edits: [(mark: Character, text: String)] = []
+        var i = 0
+        var j = 0
+        for (pi, pj) in pairs + [(old.count, new.count)] {
+            while i < pi {
+                edits.append(("-", old[i]))
+                i += 1
+            }
+            while j < pj {
+                edits.append(("+", new[j]))
+                j += 1
+            }
+            if pi < old.count {
+                edits.append((" ", old[pi]))
+                i += 1
+                j += 1
+            }
+        }
+        var out = ["--- \(oldName)", "+++ \(newName)"]
+        let changed = edits.indices.filter { edits[$0].mark != " " }
+        var index = 0
+        while index < changed.count {
+            let start = max(0, changed[index] - 3)
+            var end = min(edits.count - 1, changed[index] + 3)
+            while index + 1 < changed.count, changed[index + 1] - 3 <= end + 1 {
+                index += 1
+                end = min(edits.count - 1, changed[index] + 3)
+            }
+            out.append("@@ line \(edits[..<start].filter { $0.mark != "+" }.count + 1) @@")
+            for edit in edits[start...end] { out.append("\(edit.mark)\(edit.text)") }
+            index += 1
+        }
+        return out.joined(separator: "\n")
+    }
+
     // MARK: - Alignment
 
     /// Pairs of (expected, actual) indices that `equal` says match, in order: the common

@@ -15,6 +15,11 @@ package struct TranscriptReplay: Sendable {
     package let virtualTime: Duration
     /// What the file says against what happened.
     package let diff: TranscriptDiff
+    /// Everything this run did, as it did it: each step, the requests it sent in the order they
+    /// were answered (with the text actually sent), what it printed, and the problems. Two
+    /// replays of one file must come out with the same trace, byte for byte
+    /// (`assistant replay --repeat`).
+    package let trace: [String]
 
     /// Whether the replay matched the file and nothing went wrong.
     package var passed: Bool { problems.isEmpty && !diff.differs }
@@ -45,7 +50,7 @@ package enum TranscriptReplayer {
             apiKey: apiKey, section: transcript.settings.section, logLevel: transcript.settings.logLevel,
             appName: REPLEnvironment.Policy.appName, appVersion: AssistantEngineConfiguration.sdkVersion)
         let transport = ReplayTransport(
-            transcript: transcript, clock: time.clock, activity: time.activity,
+            transcript: transcript, clock: time.clock, activity: time.activity, held: time.requests,
             classify: ServiceClassifier(
                 gravityBase: configuration.gravityBaseURL, shoppingBase: configuration.shoppingBaseURL))
         let captured = Locked<[String]>([])
@@ -87,9 +92,16 @@ package enum TranscriptReplayer {
             )
         }
         var comparison = Comparison(transcript: transcript, transport: transport)
-        for index in transcript.segments.indices { comparison.compare(segment: index, output: outputs[index]) }
+        var trace: [String] = []
+        for (index, segment) in transcript.segments.enumerated() {
+            comparison.compare(segment: index, output: outputs[index])
+            trace.append(TranscriptFormat.renderStep(segment.step))
+            for served in transport.served(in: index) { trace += TranscriptFormat.renderExchange(served.exchange) }
+            trace += outputs[index].map { "  " + $0 }
+        }
         return TranscriptReplay(
-            actual: comparison.actual, problems: problems, virtualTime: time.clock.now.offset, diff: comparison.diff)
+            actual: comparison.actual, problems: problems, virtualTime: time.clock.now.offset, diff: comparison.diff,
+            trace: trace + problems)
     }
 
     /// Lines up a replay with its file, segment by segment, one binding table for the file.

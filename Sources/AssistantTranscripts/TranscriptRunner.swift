@@ -61,8 +61,10 @@ package enum TranscriptRunner {
     // MARK: - One file
 
     /// Replays the transcript at `path`, naming it `display` in the report. With `bless`, a
-    /// file that differs is rewritten with this run's output and replayed again.
-    package static func check(file path: String, display: String, bless: Bool) async -> FileResult {
+    /// file that differs is rewritten with this run's output and replayed again. With
+    /// `repeats` above one it replays that many times and fails when any replay did anything
+    /// differently from the first (`--repeat`).
+    package static func check(file path: String, display: String, bless: Bool, repeats: Int = 1) async -> FileResult {
         let seconds = secondsSince()
         func result(_ status: Status, _ report: String?) -> FileResult {
             FileResult(path: display, status: status, report: report, seconds: seconds())
@@ -76,6 +78,9 @@ package enum TranscriptRunner {
             return result(.failed, "\(display): cannot be read: \(error.localizedDescription)")
         }
         let replay = await TranscriptReplayer.replay(transcript)
+        if repeats > 1, let varies = await variation(of: transcript, first: replay, repeats: repeats, display: display) {
+            return result(.failed, varies)
+        }
         guard let report = replay.report(file: display) else { return result(.passed, nil) }
         guard bless, replay.diff.differs else { return result(.failed, report) }
         do {
@@ -94,6 +99,30 @@ package enum TranscriptRunner {
             replay.problems.isEmpty ? nil : replay.problems.map { "\(display): \($0)" }.joined(separator: "\n"))
     }
 
+    /// Replays `transcript` until `repeats` replays are done, and says how the first replay
+    /// that came out differently from `first` differed; nil when every one was the same.
+    private static func variation(
+        of transcript: Transcript, first: TranscriptReplay, repeats: Int, display: String
+    ) async -> String? {
+        var traces = [first.trace]
+        for _ in 2...repeats { traces.append(await TranscriptReplayer.replay(transcript).trace) }
+        return variation(in: traces, display: display)
+    }
+
+    /// How the traces of several replays of one file vary: how many differ from the first, and
+    /// the diff between the first and the first that differs; nil when all are the same.
+    static func variation(in traces: [[String]], display: String) -> String? {
+        guard let first = traces.first else { return nil }
+        let differing = traces.indices.filter { traces[$0] != first }
+        guard let index = differing.first else { return nil }
+        let diff =
+            TranscriptDiff.between(
+                first, traces[index], oldName: "\(display) (replay 1)", newName: "\(display) (replay \(index + 1))")
+            ?? ""
+        return "\(display): the replay varies: \(differing.count) of \(traces.count) replays differ from the first, "
+            + "replay \(index + 1) so:\n" + diff
+    }
+
     /// Wall seconds since this call, as a function.
     private static func secondsSince() -> @Sendable () -> Double {
         let clock = ContinuousClock()
@@ -109,7 +138,7 @@ package enum TranscriptRunner {
     /// Replays `files`, at most `jobs` at once, and hands each result to `report` in the
     /// files' order as soon as it and every file before it are done.
     package static func run(
-        _ files: [String], bless: Bool, jobs: Int, report: @Sendable (FileResult) -> Void = { _ in }
+        _ files: [String], bless: Bool, jobs: Int, repeats: Int = 1, report: @Sendable (FileResult) -> Void = { _ in }
     ) async -> [FileResult] {
         var results = [FileResult?](repeating: nil, count: files.count)
         var printed = 0
@@ -119,7 +148,9 @@ package enum TranscriptRunner {
                 guard next < files.count else { return }
                 let index = next
                 next += 1
-                group.addTask { (index, await check(file: files[index], display: files[index], bless: bless)) }
+                group.addTask {
+                    (index, await check(file: files[index], display: files[index], bless: bless, repeats: repeats))
+                }
             }
             for _ in 0..<max(1, jobs) { launch() }
             for await (index, result) in group {
@@ -177,7 +208,7 @@ package enum TranscriptRunner {
         let selected = options.shard.map { $0.select(all) } ?? all
         let elapsed = secondsSince()
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
-        let results = await run(selected, bless: options.bless, jobs: jobs) { result in
+        let results = await run(selected, bless: options.bless, jobs: jobs, repeats: options.repeats) { result in
             standardOutput("\(result.status.rawValue)  \(result.path)")
             if let report = result.report { standardOutput(report) }
         }

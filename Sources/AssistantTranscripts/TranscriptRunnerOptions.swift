@@ -12,6 +12,9 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
     package var shard: Shard?
     /// How many files replay at once (`--jobs N`); nil: one per core.
     package var jobs: Int?
+    /// How many times each file replays (`--repeat N`); a file whose replays do not all come out
+    /// the same fails.
+    package var repeats = 1
     /// Print the help and exit (`--help`, `-h`).
     package var showHelp = false
 
@@ -46,7 +49,11 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
         var index = 0
         func value(for flag: String, inline: String?) throws(ParseError) -> String {
             if let inline { return inline }
-            guard index < arguments.count, !arguments[index].hasPrefix("-") else {
+            // A value may start with '-' when a digit follows (`--shard -1/3`): it is out of
+            // range, not missing.
+            guard index < arguments.count,
+                !arguments[index].hasPrefix("-") || arguments[index].dropFirst().first?.isNumber == true
+            else {
                 throw ParseError(message: "Missing value for '\(flag)'.")
             }
             defer { index += 1 }
@@ -74,20 +81,43 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
             case "--shard":
                 let text = try value(for: flag, inline: inline)
                 let numbers = text.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
-                guard numbers.count == 2, let k = numbers[0], let n = numbers[1], n >= 1, (1...n).contains(k) else {
+                guard numbers.count == 2, let k = numbers[0], let n = numbers[1] else {
                     throw ParseError(
                         message: "The value '\(text)' for --shard is invalid: use K/N with 1 <= K <= N, e.g. 1/2.")
+                }
+                guard n >= 1, (1...n).contains(k) else {
+                    throw ParseError(
+                        message: "The value '\(text)' for --shard is out of range: "
+                            + (n < 1 ? "N must be at least 1" : "K must be from 1 to \(n)") + ", e.g. 1/\(max(n, 2)).")
                 }
                 options.shard = Shard(index: k, count: n)
             case "--jobs":
                 let text = try value(for: flag, inline: inline)
-                guard let jobs = Int(text), (1...1024).contains(jobs) else {
+                guard let jobs = Int(text) else {
                     throw ParseError(message: "The value '\(text)' for --jobs is invalid: use a number from 1 to 1024.")
                 }
+                guard (1...1024).contains(jobs) else {
+                    throw ParseError(
+                        message: "The value '\(text)' for --jobs is out of range: use a number from 1 to 1024.")
+                }
                 options.jobs = jobs
+            case "--repeat":
+                let text = try value(for: flag, inline: inline)
+                guard let count = Int(text) else {
+                    throw ParseError(
+                        message: "The value '\(text)' for --repeat is invalid: use a number from 1 to 10000.")
+                }
+                guard (1...10_000).contains(count) else {
+                    throw ParseError(
+                        message: "The value '\(text)' for --repeat is out of range: use a number from 1 to 10000.")
+                }
+                options.repeats = count
             default:
                 throw ParseError(message: "Unknown option '\(flag)'.")
             }
+        }
+        if options.bless, options.repeats > 1 {
+            throw ParseError(message: "--repeat checks files and --bless rewrites them: use one or the other.")
         }
         if !options.showHelp, options.paths.isEmpty {
             throw ParseError(
@@ -97,7 +127,10 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
     }
 
     /// The usage line, shared by `--help` and error messages.
-    package static let usage = "USAGE: assistant replay [--bless] [--junit <file>] [--shard <k>/<n>] <path>..."
+    package static let usage = """
+        USAGE: assistant replay [--bless] [--junit <file>] [--shard <k>/<n>]
+                                [--jobs <n>] [--repeat <n>] <path>...
+        """
 
     /// The `assistant replay --help` text, without a final newline.
     package static func helpText() -> String {
@@ -125,6 +158,9 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
                                   file once.
           --jobs <n>              Replay at most n files at once (default: one per
                                   core).
+          --repeat <n>            Replay each file n times; a file fails when any
+                                  replay prints or sends anything differently from
+                                  the first, and the two versions are shown.
           -h, --help              Show help information.
 
         Prints one line per file (PASS, FAIL with its diff, or BLESS) and a summary

@@ -104,7 +104,20 @@ import Testing
         let corpus = try await Corpus()
         defer { corpus.remove() }
         #expect(await run([]).code == 2)
-        #expect(await run(["--shard", "3/2", corpus.root]).errors.first?.contains("use K/N with 1 <= K <= N") == true)
+        #expect(
+            await run(["--shard", "3/2", corpus.root]).errors.first
+                == "assistant replay: The value '3/2' for --shard is out of range: K must be from 1 to 2, e.g. 1/2.\n"
+                + "Try 'assistant replay --help'.")
+        #expect(
+            await run(["--shard", "-1/3", corpus.root]).errors.first?.hasPrefix(
+                "assistant replay: The value '-1/3' for --shard is out of range: K must be from 1 to 3") == true)
+        #expect(await run(["--shard", "x", corpus.root]).errors.first?.contains("is invalid: use K/N") == true)
+        #expect(
+            await run(["--jobs", "0", corpus.root]).errors.first?.hasPrefix(
+                "assistant replay: The value '0' for --jobs is out of range: use a number from 1 to 1024.") == true)
+        #expect(await run(["--jobs", "-2", corpus.root]).errors.first?.contains("is out of range") == true)
+        #expect(await run(["--repeat", "0", corpus.root]).errors.first?.contains("is out of range") == true)
+        #expect(await run(["--repeat", "2", "--bless", corpus.root]).code == 2)
         #expect(
             await run(["--frobnicate", corpus.root]).errors.first
                 == "assistant replay: Unknown option '--frobnicate'.\nTry 'assistant replay --help'.")
@@ -147,7 +160,8 @@ import Testing
             time, against its recorded exchanges; a file passes when the REPL prints what
             the file says and the engine sends what it says. Files replay in parallel.
 
-            USAGE: assistant replay [--bless] [--junit <file>] [--shard <k>/<n>] <path>...
+            USAGE: assistant replay [--bless] [--junit <file>] [--shard <k>/<n>]
+                                    [--jobs <n>] [--repeat <n>] <path>...
 
             ARGUMENTS:
               <path>                  A transcript file, or a folder searched for
@@ -164,6 +178,9 @@ import Testing
                                       file once.
               --jobs <n>              Replay at most n files at once (default: one per
                                       core).
+              --repeat <n>            Replay each file n times; a file fails when any
+                                      replay prints or sends anything differently from
+                                      the first, and the two versions are shown.
               -h, --help              Show help information.
 
             Prints one line per file (PASS, FAIL with its diff, or BLESS) and a summary
