@@ -62,6 +62,9 @@ final class ReplayTransport: HTTPTransport {
     private let clock: any Clock<Duration>
     private let activity: ActivityMonitor?
     private let classify: ServiceClassifier
+    /// The file's placeholder names and the UUIDs it writes out, for reports.
+    private let names: Set<String>
+    private let literals: Set<String>
     /// Where each request waits for its turn (virtual time's), so that answers come one at a
     /// time, in the file's order; nil answers at once.
     private let held: HeldRequests?
@@ -85,6 +88,8 @@ final class ReplayTransport: HTTPTransport {
         self.activity = activity
         self.classify = classify
         self.held = held
+        names = transcript.placeholderNames
+        literals = transcript.literalUUIDs
     }
 
     /// Moves on to segment `index`: its exchanges become available.
@@ -246,7 +251,13 @@ final class ReplayTransport: HTTPTransport {
             case .differs(let index):
                 state.slots[index].used = true
                 let slot = state.slots[index]
-                var speller = TranscriptSpeller(bindings: state.bindings, reserved: [])
+                // What does match binds as the file names it: the answer's placeholders, and the
+                // request once re-blessed, keep their names.
+                var spelled = state.bindings
+                spelled.bindWhatMatches(
+                    target: slot.exchange.target, request.target, body: slot.body, json: request.json)
+                state.bindings = spelled
+                var speller = TranscriptSpeller(bindings: state.bindings, reserved: names, literals: literals)
                 state.problems.append(
                     "line \(slot.exchange.line): the request differs from the recorded one: \(request.method) "
                         + "\(request.service) " + speller.spell(request.target) + " — "
@@ -257,7 +268,7 @@ final class ReplayTransport: HTTPTransport {
                 return (slot.exchange.outcome, slot.exchange.headers, slot.exchange.line)
             case .unexpected:
                 served(.unexpected, .refused)
-                var speller = TranscriptSpeller(bindings: state.bindings, reserved: [])
+                var speller = TranscriptSpeller(bindings: state.bindings, reserved: names, literals: literals)
                 state.problems.append(
                     "unexpected request: \(request.method) \(request.service) " + speller.spell(request.target))
                 return nil

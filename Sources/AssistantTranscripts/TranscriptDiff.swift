@@ -58,19 +58,10 @@ package struct TranscriptDiff: Sendable {
     package func render(file: String, limit: Int? = nil) -> String? {
         guard differs else { return nil }
         var out = ["--- \(file) (expected)", "+++ \(file) (actual)"]
-        let changed = edits.indices.filter { edits[$0].mark != " " }
-        var index = 0
-        while index < changed.count {
-            let start = max(0, changed[index] - 3)
-            var end = min(edits.count - 1, changed[index] + 3)
-            while index + 1 < changed.count, changed[index + 1] - 3 <= end + 1 {
-                index += 1
-                end = min(edits.count - 1, changed[index] + 3)
-            }
-            let line = edits[start...end].first { $0.mark != "+" }?.source ?? edits[start].source
+        for window in Self.hunks(changed: edits.indices.filter { edits[$0].mark != " " }, count: edits.count) {
+            let line = edits[window].first { $0.mark != "+" }?.source ?? edits[window.lowerBound].source
             out.append("@@ \(file):\(line) @@")
-            for edit in edits[start...end] { out.append("\(edit.mark)\(edit.text)") }
-            index += 1
+            for edit in edits[window] { out.append("\(edit.mark)\(edit.text)") }
         }
         if let limit, out.count > limit {
             let cut = out.count - limit
@@ -80,45 +71,22 @@ package struct TranscriptDiff: Sendable {
         return out.joined(separator: "\n")
     }
 
-    /// A unified diff (3 lines of context) of two texts given as lines, with no file lines
-    /// behind them: two replays of one file that should have come out the same. Nil when
-    /// they did.
-    package static func between(_ old: [String], _ new: [String], oldName: String, newName: String) -> String? {
-        guard old != new else { return nil }
-        let pairs = align(old.count, new.count) { old[$0] == new[$1] }
-        var edits: [(mark: Character, text: String)] = []
-        var i = 0
-        var j = 0
-        for (pi, pj) in pairs + [(old.count, new.count)] {
-            while i < pi {
-                edits.append(("-", old[i]))
-                i += 1
-            }
-            while j < pj {
-                edits.append(("+", new[j]))
-                j += 1
-            }
-            if pi < old.count {
-                edits.append((" ", old[pi]))
-                i += 1
-                j += 1
-            }
-        }
-        var out = ["--- \(oldName)", "+++ \(newName)"]
-        let changed = edits.indices.filter { edits[$0].mark != " " }
+    /// The hunks of a unified diff: each changed edit (of `count`) with 3 edits of context
+    /// either side, hunks whose context would touch merged into one.
+    static func hunks(changed: [Int], count: Int, context: Int = 3) -> [ClosedRange<Int>] {
+        var hunks: [ClosedRange<Int>] = []
         var index = 0
         while index < changed.count {
-            let start = max(0, changed[index] - 3)
-            var end = min(edits.count - 1, changed[index] + 3)
-            while index + 1 < changed.count, changed[index + 1] - 3 <= end + 1 {
+            let start = max(0, changed[index] - context)
+            var end = min(count - 1, changed[index] + context)
+            while index + 1 < changed.count, changed[index + 1] - context <= end + 1 {
                 index += 1
-                end = min(edits.count - 1, changed[index] + 3)
+                end = min(count - 1, changed[index] + context)
             }
-            out.append("@@ line \(edits[..<start].filter { $0.mark != "+" }.count + 1) @@")
-            for edit in edits[start...end] { out.append("\(edit.mark)\(edit.text)") }
+            hunks.append(start...end)
             index += 1
         }
-        return out.joined(separator: "\n")
+        return hunks
     }
 
     // MARK: - Alignment

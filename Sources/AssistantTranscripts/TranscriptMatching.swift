@@ -82,6 +82,14 @@ struct TranscriptBindings: Sendable {
         return matched
     }
 
+    /// Binds what matches of a request that does not match as a whole: the target's
+    /// placeholders when the target matches, and each body string's that matches on its own.
+    mutating func bindWhatMatches(target: String, _ actualTarget: String, body: BodyPattern, json: JSONValue?) {
+        var trial = self
+        if trial.match(target, actualTarget) { self = trial }
+        if case .json(let pattern) = body, let json { pattern.bindWhatMatches(json, &self) }
+    }
+
     /// `text` with bound placeholders replaced by their values.
     func substitute(_ text: String) -> String {
         guard text.contains("<") else { return text }
@@ -118,9 +126,12 @@ enum BodyPattern: Sendable, Hashable {
 /// Writes actual text the way a transcript spells it: generated UUIDs become placeholder names
 /// — the name the replay bound to that UUID, else a fresh `<uuid-N>` no line of the file uses —
 /// so a recording or a diff does not depend on the generator.
+///
+/// A UUID the file itself writes out (`literals`) is left as written, never given a name.
 struct TranscriptSpeller: Sendable {
     private var names: [String: String] = [:]
     private var taken: Set<String>
+    private var literals: Set<String> = []
     private var next = 1
     private static let pattern = try? NSRegularExpression(
         pattern: "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", options: [])
@@ -131,10 +142,27 @@ struct TranscriptSpeller: Sendable {
     }
 
     /// A speller that names each UUID `bindings` bound after its placeholder, and the others
-    /// with names outside `reserved` (the names the file uses).
-    init(bindings: TranscriptBindings, reserved: Set<String>) {
+    /// with names outside `reserved` (the names the file uses), except those in `literals`
+    /// (the UUIDs the file writes out).
+    init(bindings: TranscriptBindings, reserved: Set<String>, literals: Set<String> = []) {
         taken = reserved
+        self.literals = Set(literals.map { $0.lowercased() })
         learn(bindings)
+    }
+
+    /// A speller for reports and re-blessings of `file`: names made for unknown IDs are new to
+    /// the file, and the UUIDs it writes out stay as written.
+    init(file: Transcript, bindings: TranscriptBindings) {
+        self.init(bindings: bindings, reserved: file.placeholderNames, literals: file.literalUUIDs)
+    }
+
+    /// The UUIDs `text` writes out.
+    static func uuids(in text: String) -> Set<String> {
+        guard let regex = pattern else { return [] }
+        return Set(
+            regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
+                Range(match.range, in: text).map { text[$0].lowercased() }
+            })
     }
 
     /// Names the UUIDs `bindings` bound since, after their placeholders.
@@ -158,7 +186,9 @@ struct TranscriptSpeller: Sendable {
             guard let range = Range(match.range, in: text) else { continue }
             result += text[cursor..<range.lowerBound]
             let uuid = String(text[range]).lowercased()
-            if let name = names[uuid] {
+            if literals.contains(uuid) {
+                result += text[range]
+            } else if let name = names[uuid] {
                 result += name
             } else {
                 while taken.contains("uuid-\(next)") { next += 1 }
@@ -250,5 +280,32 @@ enum CanonicalJSON {
             }
         }
         return found
+    }
+}
+
+extension Transcript {
+    /// Every text of the file a placeholder or a UUID may stand in.
+    var texts: [String] {
+        var texts: [String] = []
+        for unpinned in settings.unpinned { texts.append(unpinned.target + " " + (unpinned.body ?? "")) }
+        for segment in segments {
+            if case .input(let line) = segment.step { texts.append(line) }
+            for exchange in segment.exchanges {
+                texts += [exchange.target, exchange.body] + exchange.headers.map(\.value)
+                if case .response(_, _, let body) = exchange.outcome { texts.append(body) }
+            }
+            texts += segment.output
+        }
+        return texts
+    }
+
+    /// Every placeholder name the file uses: a name made for an unknown ID must be new.
+    var placeholderNames: Set<String> {
+        texts.reduce(into: Set<String>()) { $0.formUnion(TranscriptBindings.names(in: $1)) }
+    }
+
+    /// The UUIDs the file writes out as they are.
+    var literalUUIDs: Set<String> {
+        texts.reduce(into: Set<String>()) { $0.formUnion(TranscriptSpeller.uuids(in: $1)) }
     }
 }

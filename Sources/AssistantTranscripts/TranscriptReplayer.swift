@@ -119,29 +119,13 @@ package enum TranscriptReplayer {
             self.transcript = transcript
             self.transport = transport
             bindings = transport.bindings
-            speller = TranscriptSpeller(bindings: bindings, reserved: Self.names(in: transcript))
+            speller = TranscriptSpeller(file: transcript, bindings: bindings)
             actual = transcript
             var slot = 0
             firstSlot = transcript.segments.map { segment in
                 defer { slot += segment.exchanges.count }
                 return slot
             }
-        }
-
-        /// Every placeholder name the file uses: a name made for an unknown ID must be new.
-        static func names(in transcript: Transcript) -> Set<String> {
-            var names = Set<String>()
-            for segment in transcript.segments {
-                for exchange in segment.exchanges {
-                    names.formUnion(TranscriptBindings.names(in: exchange.target))
-                    names.formUnion(TranscriptBindings.names(in: exchange.body))
-                    if case .response(_, _, let body) = exchange.outcome {
-                        names.formUnion(TranscriptBindings.names(in: body))
-                    }
-                }
-                for line in segment.output { names.formUnion(TranscriptBindings.names(in: line)) }
-            }
-            return names
         }
 
         mutating func compare(segment index: Int, output: [String]) {

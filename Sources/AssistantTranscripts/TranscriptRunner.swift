@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Runs transcripts as tests: `assistant replay` for teams that do not write Swift, and the
 /// `swift test` suite, through the same `check(file:display:bless:)`.
 package enum TranscriptRunner {
@@ -61,42 +65,75 @@ package enum TranscriptRunner {
     // MARK: - One file
 
     /// Replays the transcript at `path`, naming it `display` in the report. With `bless`, a
-    /// file that differs is rewritten with this run's output and replayed again. With
-    /// `repeats` above one it replays that many times and fails when any replay did anything
-    /// differently from the first (`--repeat`).
-    package static func check(file path: String, display: String, bless: Bool, repeats: Int = 1) async -> FileResult {
+    /// file that differs is rewritten with this run's output — only when the rewritten text
+    /// replays green on its own, and atomically; otherwise the file stays as it was and the
+    /// report says what could not be reconciled. With a `review`, only the hunks it accepts are
+    /// taken (`--bless=interactive`). With `repeats` above one it replays that many times and
+    /// fails when any replay did anything differently from the first (`--repeat`).
+    package static func check(
+        file path: String, display: String, bless: Bool, repeats: Int = 1, review: HunkReview? = nil
+    ) async -> FileResult {
         let seconds = secondsSince()
         func result(_ status: Status, _ report: String?) -> FileResult {
             FileResult(path: display, status: status, report: report, seconds: seconds())
         }
+        let original: String
         let transcript: Transcript
         do {
-            transcript = try TranscriptFormat.parse(try String(contentsOfFile: path, encoding: .utf8))
+            original = try String(contentsOfFile: path, encoding: .utf8)
+            transcript = try TranscriptFormat.parse(original)
         } catch let error as TranscriptError {
             return result(.failed, "\(display):\(error.line): \(error.message)")
         } catch {
             return result(.failed, "\(display): cannot be read: \(error.localizedDescription)")
         }
         let replay = await TranscriptReplayer.replay(transcript)
-        if repeats > 1, let varies = await variation(of: transcript, first: replay, repeats: repeats, display: display) {
+        if repeats > 1, let varies = await variation(of: transcript, first: replay, repeats: repeats, display: display)
+        {
             return result(.failed, varies)
         }
         guard let report = replay.report(file: display) else { return result(.passed, nil) }
         guard bless, replay.diff.differs else { return result(.failed, report) }
-        do {
-            try TranscriptFormat.render(replay.actual).write(toFile: path, atomically: true, encoding: .utf8)
-        } catch {
-            return result(.failed, report + "\n\(display): cannot be rewritten: \(error.localizedDescription)")
+        var text = TranscriptFormat.render(replay.actual)
+        if let review {
+            let changes = LineChanges(old: Self.lines(of: original), new: Self.lines(of: text))
+            var accepted = Set<Int>()
+            for hunk in changes.hunks.indices where review.accepts(changes.render(hunk: hunk, name: display)) {
+                accepted.insert(hunk)
+            }
+            guard !accepted.isEmpty else {
+                return result(.failed, report + "\n\(display): no change accepted: unchanged")
+            }
+            text = changes.merged(accepting: accepted).joined(separator: "\n") + "\n"
         }
-        // The rewritten file must pass on its own: an unused exchange was dropped, a request
-        // nobody recorded now says how it was answered (refused).
-        let again = await TranscriptReplayer.replay(replay.actual)
-        if let still = again.report(file: display) {
-            return result(.failed, report + "\nafter rewriting:\n" + still)
+        // The rewritten text must pass on its own, read back as the file will be (its own line
+        // numbers in any report), before it replaces the file.
+        let unchanged = "\(display): not blessed, the file is unchanged: "
+        let rewritten: Transcript
+        do {
+            rewritten = try TranscriptFormat.parse(text)
+        } catch {
+            return result(.failed, report + "\n" + unchanged + "the rewritten text would not read: \(error)")
+        }
+        let again = await TranscriptReplayer.replay(rewritten)
+        if let still = again.report(file: display + " (as blessed)") {
+            return result(.failed, report + "\n" + unchanged + "the rewritten file would still fail:\n" + still)
+        }
+        do {
+            try AtomicFile.write(text, to: path)
+        } catch {
+            return result(.failed, report + "\n" + unchanged + "it cannot be rewritten: \(error)")
         }
         return result(
             .blessed,
             replay.problems.isEmpty ? nil : replay.problems.map { "\(display): \($0)" }.joined(separator: "\n"))
+    }
+
+    /// A file's lines without the final newline's empty one.
+    private static func lines(of text: String) -> [String] {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.last == "" { lines.removeLast() }
+        return lines
     }
 
     /// Replays `transcript` until `repeats` replays are done, and says how the first replay
@@ -116,8 +153,8 @@ package enum TranscriptRunner {
         let differing = traces.indices.filter { traces[$0] != first }
         guard let index = differing.first else { return nil }
         let diff =
-            TranscriptDiff.between(
-                first, traces[index], oldName: "\(display) (replay 1)", newName: "\(display) (replay \(index + 1))")
+            LineChanges(old: first, new: traces[index]).render(
+                oldName: "\(display) (replay 1)", newName: "\(display) (replay \(index + 1))")
             ?? ""
         return "\(display): the replay varies: \(differing.count) of \(traces.count) replays differ from the first, "
             + "replay \(index + 1) so:\n" + diff
@@ -138,7 +175,8 @@ package enum TranscriptRunner {
     /// Replays `files`, at most `jobs` at once, and hands each result to `report` in the
     /// files' order as soon as it and every file before it are done.
     package static func run(
-        _ files: [String], bless: Bool, jobs: Int, repeats: Int = 1, report: @Sendable (FileResult) -> Void = { _ in }
+        _ files: [String], bless: Bool, jobs: Int, repeats: Int = 1, review: HunkReview? = nil,
+        report: @Sendable (FileResult) -> Void = { _ in }
     ) async -> [FileResult] {
         var results = [FileResult?](repeating: nil, count: files.count)
         var printed = 0
@@ -149,7 +187,11 @@ package enum TranscriptRunner {
                 let index = next
                 next += 1
                 group.addTask {
-                    (index, await check(file: files[index], display: files[index], bless: bless, repeats: repeats))
+                    (
+                        index,
+                        await check(
+                            file: files[index], display: files[index], bless: bless, repeats: repeats, review: review)
+                    )
                 }
             }
             for _ in 0..<max(1, jobs) { launch() }
@@ -181,7 +223,8 @@ package enum TranscriptRunner {
         _ arguments: [String], standardOutput: @escaping @Sendable (String) -> Void = { print($0) },
         standardError: @escaping @Sendable (String) -> Void = {
             FileHandle.standardError.write(Data(($0 + "\n").utf8))
-        }
+        },
+        standardInput: @escaping @Sendable () -> String? = { isatty(STDIN_FILENO) == 1 ? readLine() : nil }
     ) async -> Int32 {
         let options: TranscriptRunnerOptions
         do {
@@ -207,8 +250,19 @@ package enum TranscriptRunner {
         }
         let selected = options.shard.map { $0.select(all) } ?? all
         let elapsed = secondsSince()
-        let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
-        let results = await run(selected, bless: options.bless, jobs: jobs, repeats: options.repeats) { result in
+        // Interactive blessing asks about one file at a time.
+        let jobs = options.interactive ? 1 : options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
+        let review =
+            options.interactive
+            ? HunkReview { hunk in
+                standardOutput(hunk.joined(separator: "\n"))
+                standardOutput("Accept this change? [y/N]")
+                let answer = standardInput()?.trimmingCharacters(in: .whitespaces).lowercased()
+                return answer == "y" || answer == "yes"
+            } : nil
+        let results = await run(
+            selected, bless: options.bless, jobs: jobs, repeats: options.repeats, review: review
+        ) { result in
             standardOutput("\(result.status.rawValue)  \(result.path)")
             if let report = result.report { standardOutput(report) }
         }

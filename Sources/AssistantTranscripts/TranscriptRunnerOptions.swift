@@ -6,6 +6,8 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
     package var paths: [String] = []
     /// Rewrite files whose replay differs (`--bless`).
     package var bless = false
+    /// Ask hunk by hunk which changes to take (`--bless=interactive`).
+    package var interactive = false
     /// Where to write JUnit XML (`--junit FILE`).
     package var junitPath: String?
     /// Run only one part of the files (`--shard K/N`).
@@ -73,9 +75,17 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
             switch flag {
             case "--":
                 onlyPaths = true
-            case "--bless", "--help", "-h":
+            case "--bless":
+                guard inline == nil || inline == "interactive" else {
+                    throw ParseError(
+                        message:
+                            "The value '\(inline ?? "")' for --bless is invalid: use --bless or --bless=interactive.")
+                }
+                options.bless = true
+                options.interactive = inline != nil
+            case "--help", "-h":
                 if inline != nil { throw ParseError(message: "The option '\(flag)' does not take a value.") }
-                if flag == "--bless" { options.bless = true } else { options.showHelp = true }
+                options.showHelp = true
             case "--junit":
                 options.junitPath = try value(for: flag, inline: inline)
             case "--shard":
@@ -128,8 +138,8 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
 
     /// The usage line, shared by `--help` and error messages.
     package static let usage = """
-        USAGE: assistant replay [--bless] [--junit <file>] [--shard <k>/<n>]
-                                [--jobs <n>] [--repeat <n>] <path>...
+        USAGE: assistant replay [--bless[=interactive]] [--junit <file>]
+                                [--shard <k>/<n>] [--jobs <n>] [--repeat <n>] <path>...
         """
 
     /// The `assistant replay --help` text, without a final newline.
@@ -150,7 +160,12 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
         OPTIONS:
           --bless                 Rewrite each file whose replay differs with what
                                   this run produced (inputs, answers and comments
-                                  stay), then replay it again. Read it with git diff.
+                                  stay), only when that replays green; else the file
+                                  is left as it was and the report says why. Read
+                                  the change with git diff.
+          --bless=interactive     The same, one file at a time, asking for each hunk
+                                  whether to take it (y/n; no answer or no terminal
+                                  rejects it).
           --junit <file>          Also write the results as JUnit XML, the diff of
                                   each failure in its <failure> element.
           --shard <k>/<n>         Replay only part k of n: the sorted files are dealt

@@ -119,6 +119,9 @@ import Testing
         #expect(await run(["--repeat", "0", corpus.root]).errors.first?.contains("is out of range") == true)
         #expect(await run(["--repeat", "2", "--bless", corpus.root]).code == 2)
         #expect(
+            await run(["--bless=all", corpus.root]).errors.first?.contains("use --bless or --bless=interactive") == true
+        )
+        #expect(
             await run(["--frobnicate", corpus.root]).errors.first
                 == "assistant replay: Unknown option '--frobnicate'.\nTry 'assistant replay --help'.")
         #expect(await run([corpus.root + "/missing"]).code == 2)
@@ -160,8 +163,8 @@ import Testing
             time, against its recorded exchanges; a file passes when the REPL prints what
             the file says and the engine sends what it says. Files replay in parallel.
 
-            USAGE: assistant replay [--bless] [--junit <file>] [--shard <k>/<n>]
-                                    [--jobs <n>] [--repeat <n>] <path>...
+            USAGE: assistant replay [--bless[=interactive]] [--junit <file>]
+                                    [--shard <k>/<n>] [--jobs <n>] [--repeat <n>] <path>...
 
             ARGUMENTS:
               <path>                  A transcript file, or a folder searched for
@@ -170,7 +173,12 @@ import Testing
             OPTIONS:
               --bless                 Rewrite each file whose replay differs with what
                                       this run produced (inputs, answers and comments
-                                      stay), then replay it again. Read it with git diff.
+                                      stay), only when that replays green; else the file
+                                      is left as it was and the report says why. Read
+                                      the change with git diff.
+              --bless=interactive     The same, one file at a time, asking for each hunk
+                                      whether to take it (y/n; no answer or no terminal
+                                      rejects it).
               --junit <file>          Also write the results as JUnit XML, the diff of
                                       each failure in its <failure> element.
               --shard <k>/<n>         Replay only part k of n: the sorted files are dealt
