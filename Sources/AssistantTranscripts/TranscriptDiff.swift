@@ -53,6 +53,14 @@ package struct TranscriptDiff: Sendable {
         flushAdded(at: endSource)
     }
 
+    /// The first line the file and the replay disagree on, in one line: `x.transcript:47: not
+    /// in the replay: "  assistant › Нет."`.
+    func firstChange(file: String) -> String? {
+        guard let edit = edits.first(where: { $0.mark != " " }) else { return nil }
+        return "\(file):\(edit.source): " + (edit.mark == "-" ? "not in the replay: " : "not in the file: ")
+            + "\"\(edit.text)\""
+    }
+
     /// The unified diff (3 lines of context), or nil when nothing differs. With `limit`, at
     /// most that many lines are printed and a last line says how many were left out.
     package func render(file: String, limit: Int? = nil) -> String? {

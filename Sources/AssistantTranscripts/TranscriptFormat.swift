@@ -309,13 +309,16 @@ package enum TranscriptFormat {
             let after = latency == .zero ? "" : " after " + format(latency)
             answer = withBody("← \(status)\(after)", body)
         }
-        return answer + headers.map { "← \($0.name): \($0.value)" }
+        return answer + headers.map { "← \($0.name): \(FormatControls.escape($0.value))" }
     }
 
     /// `head` and the body after a space; a multi-line body continues on lines of its own.
+    /// Format characters (bidi controls among them) are written as `\u202e` escapes, which a
+    /// JSON body reads back as the same text.
     private static func withBody(_ head: String, _ body: String) -> [String] {
         guard !body.isEmpty else { return [head] }
-        let parts = body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let parts = FormatControls.escape(body).split(separator: "\n", omittingEmptySubsequences: false).map(
+            String.init)
         return [head + " " + (parts.first ?? "")] + parts.dropFirst()
     }
 }

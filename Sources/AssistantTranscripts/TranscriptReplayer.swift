@@ -24,6 +24,13 @@ package struct TranscriptReplay: Sendable {
     /// Whether the replay matched the file and nothing went wrong.
     package var passed: Bool { problems.isEmpty && !diff.differs }
 
+    /// The first thing that went wrong, in one line naming `file`: the first problem, else the
+    /// first line the file and the replay disagree on; nil when it passed.
+    package func headline(file: String) -> String? {
+        guard !passed else { return nil }
+        return problems.first.map { "\(file): \($0)" } ?? diff.firstChange(file: file)
+    }
+
     /// Why the replay failed: the diff, then the problems, each line naming `file`; nil
     /// when it passed. With `limit` the diff is cut after that many lines, saying so.
     package func report(file: String, limit: Int? = nil) -> String? {

@@ -24,6 +24,8 @@ package enum TranscriptRunner {
         package let report: String?
         /// Wall time of the replay.
         package let seconds: Double
+        /// The first problem, in one line (JUnit's `failure@message`); nil when it passed.
+        package let headline: String?
     }
 
     /// A path that cannot be run: the message names it.
@@ -74,8 +76,11 @@ package enum TranscriptRunner {
         file path: String, display: String, bless: Bool, repeats: Int = 1, review: HunkReview? = nil
     ) async -> FileResult {
         let seconds = secondsSince()
-        func result(_ status: Status, _ report: String?) -> FileResult {
-            FileResult(path: display, status: status, report: report, seconds: seconds())
+        func result(_ status: Status, _ report: String?, headline: String? = nil) -> FileResult {
+            let first = report.flatMap { $0.split(separator: "\n", maxSplits: 1).first.map(String.init) }
+            return FileResult(
+                path: display, status: status, report: report, seconds: seconds(),
+                headline: status == .failed ? headline ?? first : nil)
         }
         let original: String
         let transcript: Transcript
@@ -87,12 +92,39 @@ package enum TranscriptRunner {
         } catch {
             return result(.failed, "\(display): cannot be read: \(error.localizedDescription)")
         }
+        // A claim of a rule the spec does not have fails the file, whatever the replay does.
+        let claims = CoversClaim.problems(in: original).map { "\(display):\($0)" }
+        let checked = await check(
+            original: original, transcript: transcript, path: path, display: display, bless: bless, repeats: repeats,
+            review: review)
+        guard !claims.isEmpty else {
+            return result(checked.status, checked.report, headline: checked.headline)
+        }
+        return result(.failed, (claims + [checked.report].compactMap { $0 }).joined(separator: "\n"))
+    }
+
+    /// What replaying (and blessing) a read file came to.
+    private struct Checked {
+        let status: Status
+        let report: String?
+        var headline: String?
+    }
+
+    private static func check(
+        original: String, transcript: Transcript, path: String, display: String, bless: Bool, repeats: Int,
+        review: HunkReview?
+    ) async -> Checked {
+        func result(_ status: Status, _ report: String?) -> Checked {
+            Checked(status: status, report: report)
+        }
         let replay = await TranscriptReplayer.replay(transcript)
         if repeats > 1, let varies = await variation(of: transcript, first: replay, repeats: repeats, display: display)
         {
             return result(.failed, varies)
         }
         guard let report = replay.report(file: display) else { return result(.passed, nil) }
+        let failed = Checked(status: .failed, report: report, headline: replay.headline(file: display))
+        guard bless, replay.diff.differs else { return failed }
         guard bless, replay.diff.differs else { return result(.failed, report) }
         var text = TranscriptFormat.render(replay.actual)
         if let review {
@@ -102,7 +134,9 @@ package enum TranscriptRunner {
                 accepted.insert(hunk)
             }
             guard !accepted.isEmpty else {
-                return result(.failed, report + "\n\(display): no change accepted: unchanged")
+                return Checked(
+                    status: .failed, report: report + "\n\(display): no change accepted: unchanged",
+                    headline: failed.headline)
             }
             text = changes.merged(accepting: accepted).joined(separator: "\n") + "\n"
         }
@@ -113,16 +147,22 @@ package enum TranscriptRunner {
         do {
             rewritten = try TranscriptFormat.parse(text)
         } catch {
-            return result(.failed, report + "\n" + unchanged + "the rewritten text would not read: \(error)")
+            return Checked(
+                status: .failed, report: report + "\n" + unchanged + "the rewritten text would not read: \(error)",
+                headline: failed.headline)
         }
         let again = await TranscriptReplayer.replay(rewritten)
         if let still = again.report(file: display + " (as blessed)") {
-            return result(.failed, report + "\n" + unchanged + "the rewritten file would still fail:\n" + still)
+            return Checked(
+                status: .failed, report: report + "\n" + unchanged + "the rewritten file would still fail:\n" + still,
+                headline: failed.headline)
         }
         do {
             try AtomicFile.write(text, to: path)
         } catch {
-            return result(.failed, report + "\n" + unchanged + "it cannot be rewritten: \(error)")
+            return Checked(
+                status: .failed, report: report + "\n" + unchanged + "it cannot be rewritten: \(error)",
+                headline: failed.headline)
         }
         return result(
             .blessed,
