@@ -154,6 +154,9 @@ package struct Transcript: Sendable, Hashable {
     package var comments: [String]
     package var settings: Settings
     package var segments: [Segment]
+    /// Why the session ended early (`%cut-short SIGTERM`): a recording whose session was ended
+    /// by a signal holds every step that ended, then this line. Nil for a whole session.
+    package var cutShort: String?
 
     package init(comments: [String] = [], settings: Settings = Settings(), segments: [Segment] = []) {
         self.comments = comments

@@ -30,7 +30,18 @@ package enum TranscriptFormat {
                 let words = line.dropFirst().split(separator: " ", maxSplits: 1).map(String.init)
                 let name = words.first ?? ""
                 let value = words.count > 1 ? words[1] : ""
-                if name == "wait" {
+                if name == "cut-short" {
+                    flushSegment()
+                    transcript.cutShort = value.isEmpty ? "signal" : value
+                    // Only comments and blank lines may follow: the session ended here.
+                    let rest = lines[(index + 1)...]
+                    if let extra = rest.firstIndex(where: {
+                        !$0.hasPrefix("#") && !$0.trimmingCharacters(in: .whitespaces).isEmpty
+                    }) {
+                        throw TranscriptError(line: extra + 1, message: "nothing but comments may follow %cut-short")
+                    }
+                    break
+                } else if name == "wait" {
                     guard let duration = parseDuration(value) else {
                         throw TranscriptError(line: number, message: "bad duration '\(value)' (use 10s, 1.5s or 250ms)")
                     }
@@ -250,6 +261,19 @@ package enum TranscriptFormat {
     // MARK: - Writing
 
     package static func render(_ transcript: Transcript) -> String {
+        var lines = renderHeader(transcript)
+        for segment in transcript.segments {
+            lines += renderSegment(segment)
+        }
+        if let reason = transcript.cutShort { lines.append(renderCutShort(reason)) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `%cut-short REASON`: the session ended here, by a signal, after its last complete step.
+    static func renderCutShort(_ reason: String) -> String { "%cut-short " + reason }
+
+    /// The comments and the settings: everything before the first step.
+    static func renderHeader(_ transcript: Transcript) -> [String] {
         var lines: [String] = transcript.comments.map { $0.isEmpty ? "#" : "# " + $0 }
         let defaults = Transcript.Settings()
         let settings = transcript.settings
@@ -270,10 +294,7 @@ package enum TranscriptFormat {
                 lines += renderAnswer(unpinned.outcome, headers: unpinned.headers)
             }
         }
-        for segment in transcript.segments {
-            lines += renderSegment(segment)
-        }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
     static func renderSegment(_ segment: Transcript.Segment) -> [String] {

@@ -7,9 +7,23 @@ import ShoppingAssistant
 /// every HTTP exchange with its latency or fault. Of the response headers only those that
 /// change what the engine does or prints are kept (`recordedHeaders`); request headers never
 /// are, and the API key is replaced, so secrets never reach the file.
+///
+/// With a file attached, the recording is written as it goes: the settings at once, and each
+/// step as soon as it is settled — the next step has begun (so it prints nothing more) and
+/// none of its requests, or an earlier step's, is still in flight. `finish(cutShort:)` writes
+/// the rest; after a signal, the steps that ended and a `%cut-short` line.
 package final class TranscriptRecorder: REPLStepObserver {
     private struct State {
         var transcript: Transcript
+        var file: RecordingFile?
+        /// Steps written to the file so far, named by one speller in order.
+        var written = 0
+        var namer = TranscriptSpeller()
+        /// Requests in flight, per step.
+        var inFlight: [Int] = []
+        /// The last step has ended.
+        var lastEnded = false
+        var finished = false
     }
 
     /// Response headers the engine reads: `Retry-After` appears in a rate-limited message's
@@ -47,10 +61,72 @@ package final class TranscriptRecorder: REPLStepObserver {
     }
 
     package func stepBegan(_ line: String) {
-        state.withLock { $0.transcript.segments.append(Transcript.Segment(step: .input(line))) }
+        state.withLock { state in
+            state.transcript.segments.append(Transcript.Segment(step: .input(line)))
+            state.inFlight.append(0)
+            state.lastEnded = false
+            writeSettled(&state, upTo: state.transcript.segments.count - 1)
+        }
     }
 
-    package func stepEnded() {}
+    package func stepEnded() {
+        state.withLock { $0.lastEnded = true }
+    }
+
+    /// Writes the recording to `file` from now on: the comments and settings at once, each step
+    /// as it is settled. Call once, after `setStartUID(_:)`.
+    package func attach(_ file: RecordingFile) {
+        state.withLock { state in
+            state.file = file
+            file.append(TranscriptFormat.renderHeader(state.transcript))
+            writeSettled(&state, upTo: state.transcript.segments.count - 1)
+        }
+    }
+
+    /// Ends the recording into the attached file: every step not yet written, or, when the
+    /// session was ended by a signal (`cutShort` names it, `SIGTERM`), the steps that ended,
+    /// then `%cut-short SIGTERM` and the line that was still running, as a comment. Throws when
+    /// the file could not be written. Only the first call writes.
+    package func finish(cutShort: String? = nil) throws(RecordingFile.OpenError) {
+        let file = state.withLock { state -> RecordingFile? in
+            guard !state.finished, let file = state.file else { return nil }
+            state.finished = true
+            let count = state.transcript.segments.count
+            guard let cutShort else {
+                writeSettled(&state, upTo: count, waitingForNothing: true)
+                return file
+            }
+            writeSettled(&state, upTo: state.lastEnded ? count : count - 1, waitingForNothing: true)
+            var lines = [TranscriptFormat.renderCutShort(cutShort)]
+            if state.written < count, case .input(let line) = state.transcript.segments[state.written].step {
+                lines.append("# not finished when the session ended: > " + line)
+            }
+            file.append(lines)
+            return file
+        }
+        try file?.close()
+    }
+
+    /// Writes the steps from the first unwritten one up to (not including) `limit`, stopping
+    /// at one with a request in flight unless `waitingForNothing`.
+    private func writeSettled(_ state: inout State, upTo limit: Int, waitingForNothing: Bool = false) {
+        guard let file = state.file else { return }
+        var lines: [String] = []
+        while state.written < limit, waitingForNothing || state.inFlight[state.written] == 0 {
+            let segment = cleaned(state.transcript.segments[state.written], namer: &state.namer)
+            lines += TranscriptFormat.renderSegment(segment)
+            state.written += 1
+        }
+        file.append(lines)
+    }
+
+    /// A request of step `segment` was sent: the step is not settled until it is answered.
+    func requestStarted(segment: Int?) {
+        state.withLock { state in
+            guard let segment, state.inFlight.indices.contains(segment) else { return }
+            state.inFlight[segment] += 1
+        }
+    }
 
     /// The identity store's uid at the start of the session (`%uid`).
     package func setStartUID(_ uid: String?) {
@@ -76,6 +152,7 @@ package final class TranscriptRecorder: REPLStepObserver {
         state.withLock { state in
             guard let segment, state.transcript.segments.indices.contains(segment) else { return }
             state.transcript.segments[segment].exchanges.append(exchange)
+            state.inFlight[segment] = max(0, state.inFlight[segment] - 1)
         }
     }
 
@@ -83,27 +160,31 @@ package final class TranscriptRecorder: REPLStepObserver {
     package var transcript: Transcript {
         var transcript = state.withLock { $0.transcript }
         var namer = TranscriptSpeller()
-        let clean: (String) -> String = { [apiKey] text in
-            apiKey.isEmpty ? text : text.replacingOccurrences(of: apiKey, with: "<api-key>")
-        }
         for index in transcript.segments.indices {
-            transcript.segments[index].exchanges = transcript.segments[index].exchanges.map { exchange in
-                var copy = exchange
-                copy.target = namer.spell(clean(exchange.target))
-                copy.body = namer.spell(clean(exchange.body))
-                if case .response(let status, let latency, let body) = exchange.outcome {
-                    copy.outcome = .response(status: status, latency: latency, body: namer.spell(clean(body)))
-                }
-                copy.headers = exchange.headers.map { Transcript.Header($0.name, namer.spell(clean($0.value))) }
-                return copy
-            }
-            transcript.segments[index].output = transcript.segments[index].output.map { namer.spell(clean($0)) }
+            transcript.segments[index] = cleaned(transcript.segments[index], namer: &namer)
         }
         return transcript
     }
 
-    package func write(to path: String) throws {
-        try TranscriptFormat.render(transcript).write(toFile: path, atomically: true, encoding: .utf8)
+    /// `segment` as a file holds it: the API key replaced, generated IDs named by `namer`,
+    /// which names them in order of first sight over the steps it is given in turn.
+    private func cleaned(_ segment: Transcript.Segment, namer: inout TranscriptSpeller) -> Transcript.Segment {
+        let clean: (String) -> String = { [apiKey] text in
+            apiKey.isEmpty ? text : text.replacingOccurrences(of: apiKey, with: "<api-key>")
+        }
+        var copy = segment
+        copy.exchanges = segment.exchanges.map { exchange in
+            var copy = exchange
+            copy.target = namer.spell(clean(exchange.target))
+            copy.body = namer.spell(clean(exchange.body))
+            if case .response(let status, let latency, let body) = exchange.outcome {
+                copy.outcome = .response(status: status, latency: latency, body: namer.spell(clean(body)))
+            }
+            copy.headers = exchange.headers.map { Transcript.Header($0.name, namer.spell(clean($0.value))) }
+            return copy
+        }
+        copy.output = segment.output.map { namer.spell(clean($0)) }
+        return copy
     }
 }
 
@@ -133,7 +214,7 @@ extension TranscriptRecorder {
     /// recorder, every printed line is observed, and the file starts from the identity store's
     /// uid. Run the session with the recorder as its step observer.
     package static func recordedEnvironment(
-        policy: REPLEnvironment.Policy, output: REPLOutput, summary: String
+        policy: REPLEnvironment.Policy, output: REPLOutput, summary: String, file: RecordingFile? = nil
     ) async -> (REPLEnvironment, TranscriptRecorder) {
         let recorder = TranscriptRecorder(policy: policy, summary: summary)
         var policy = policy
@@ -141,6 +222,7 @@ extension TranscriptRecorder {
         let environment = await REPLEnvironment(policy: policy, output: output)
         recorder.setStartUID(environment.identityStore.loadUid())
         output.setObserver { recorder.output($0) }
+        if let file { recorder.attach(file) }
         return (environment, recorder)
     }
 
@@ -160,6 +242,7 @@ struct RecordingTransport: HTTPTransport {
         let body = CanonicalJSON.text(request.body)
         let elapsed = stopwatch(on: recorder.clock)
         let segment = recorder.currentSegment
+        recorder.requestStarted(segment: segment)
         func record(_ outcome: Transcript.Outcome, headers: [Transcript.Header] = []) {
             recorder.exchange(
                 Transcript.Exchange(

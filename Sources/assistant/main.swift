@@ -70,13 +70,25 @@ let output = REPLOutput(style: TerminalStyle.detect(noColorFlag: options.noColor
     (lines: [String]) in
     if interactive { reader.printAsync(lines.joined(separator: "\n")) } else { for line in lines { print(line) } }
 }
+// A recording's file is created before anything else happens: one that exists is refused
+// (unless --force), one that cannot be written is said at once, in one line.
+var recordFile: RecordingFile?
+if let path = options.recordPath {
+    do {
+        recordFile = try RecordingFile.create(path, replacing: options.force)
+    } catch {
+        FileHandle.standardError.write(Data("assistant: \(error)\n".utf8))
+        exit(2)
+    }
+}
 let policy = REPLEnvironment.Policy.commandLine(
     options, interactive: interactive, width: width, terminalWidth: terminalWidth, stateDirectory: stateDirectory)
 let repl: REPLEnvironment
 let recorder: TranscriptRecorder?
 if options.recordPath != nil {
     (repl, recorder) = await TranscriptRecorder.recordedEnvironment(
-        policy: policy, output: output, summary: TranscriptRecorder.summary(onDemoStore: options.usesDemoStore))
+        policy: policy, output: output, summary: TranscriptRecorder.summary(onDemoStore: options.usesDemoStore),
+        file: recordFile)
 } else {
     (repl, recorder) = (await REPLEnvironment(policy: policy, output: output), nil)
 }
@@ -87,13 +99,21 @@ if options.recordPath == nil {
     reader.setResizeHandler { resize in Task { await session.terminalResized(resize) } }
 }
 
+// A signal ends a recorded session with the steps that ended written out. In a terminal,
+// Ctrl-C belongs to the line editor (it ends a wait), so SIGINT is left to it.
+if let recorder {
+    RecordingSignals.install(interactive ? [SIGTERM, SIGHUP] : [SIGTERM, SIGHUP, SIGINT], finishing: recorder) {
+        FileHandle.standardError.write(Data("assistant: \($0)\n".utf8))
+    }
+}
+
 await repl.session.run(reader: reader, observer: recorder)
 if let recorder, let path = options.recordPath {
     do {
-        try recorder.write(to: path)
+        try recorder.finish()
         print("transcript written to \(path)")
     } catch {
-        FileHandle.standardError.write(Data("assistant: cannot write \(path): \(error)\n".utf8))
+        FileHandle.standardError.write(Data("assistant: \(error)\n".utf8))
         exit(1)
     }
 }
