@@ -141,6 +141,9 @@ package struct Transcript: Sendable, Hashable {
         package var step: Step
         package var exchanges: [Exchange]
         package var output: [String]
+        /// Runs of `output` (`%any-order` … `%end`) that may be printed in any order among
+        /// themselves, one after another: where the engine's order is genuinely not defined.
+        package var unordered: [Range<Int>] = []
         package var line: Int
 
         package init(step: Step, exchanges: [Exchange] = [], output: [String] = [], line: Int = 0) {

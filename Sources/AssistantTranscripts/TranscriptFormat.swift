@@ -13,7 +13,11 @@ package enum TranscriptFormat {
             raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
         }
 
-        func flushSegment() {
+        /// Where the open `%any-order` block started (its line, its first output line).
+        var block: (line: Int, start: Int)?
+
+        func flushSegment() throws(TranscriptError) {
+            if let block { throw TranscriptError(line: block.line, message: "%any-order without its %end") }
             if let segment = current { transcript.segments.append(segment) }
             current = nil
         }
@@ -30,8 +34,28 @@ package enum TranscriptFormat {
                 let words = line.dropFirst().split(separator: " ", maxSplits: 1).map(String.init)
                 let name = words.first ?? ""
                 let value = words.count > 1 ? words[1] : ""
-                if name == "cut-short" {
-                    flushSegment()
+                if name == "any-order" || name == "end" {
+                    guard let segment = current else {
+                        throw TranscriptError(line: number, message: "%\(name) before any input")
+                    }
+                    if name == "any-order" {
+                        guard block == nil else {
+                            throw TranscriptError(line: number, message: "%any-order inside %any-order")
+                        }
+                        block = (number, segment.output.count)
+                    } else {
+                        guard let open = block else {
+                            throw TranscriptError(line: number, message: "%end without %any-order")
+                        }
+                        guard segment.output.count - open.start >= 2 else {
+                            throw TranscriptError(
+                                line: open.line, message: "an %any-order block holds two output lines or more")
+                        }
+                        current?.unordered.append(open.start..<segment.output.count)
+                        block = nil
+                    }
+                } else if name == "cut-short" {
+                    try flushSegment()
                     transcript.cutShort = value.isEmpty ? "signal" : value
                     // Only comments and blank lines may follow: the session ended here.
                     let rest = lines[(index + 1)...]
@@ -45,7 +69,7 @@ package enum TranscriptFormat {
                     guard let duration = parseDuration(value) else {
                         throw TranscriptError(line: number, message: "bad duration '\(value)' (use 10s, 1.5s or 250ms)")
                     }
-                    flushSegment()
+                    try flushSegment()
                     current = Transcript.Segment(step: .wait(duration), line: number)
                 } else {
                     guard current == nil && transcript.segments.isEmpty else {
@@ -58,9 +82,12 @@ package enum TranscriptFormat {
                     }
                 }
             } else if line.hasPrefix("> ") || line == ">" {
-                flushSegment()
+                try flushSegment()
                 current = Transcript.Segment(step: .input(String(line.dropFirst(2))), line: number)
             } else if line.hasPrefix("→ ") {
+                if let block {
+                    throw TranscriptError(line: block.line, message: "an %any-order block holds output lines only")
+                }
                 guard current != nil else { throw TranscriptError(line: number, message: "a request before any input") }
                 let parts = line.dropFirst(2).split(separator: " ", maxSplits: 3).map(String.init)
                 guard parts.count >= 3 else {
@@ -90,7 +117,7 @@ package enum TranscriptFormat {
             }
             index += 1
         }
-        flushSegment()
+        try flushSegment()
         return transcript
     }
 
@@ -297,10 +324,18 @@ package enum TranscriptFormat {
         return lines
     }
 
+    /// The lines that open and close a block of output lines in any order.
+    static let anyOrder = "%any-order"
+    static let endOfBlock = "%end"
+
     static func renderSegment(_ segment: Transcript.Segment) -> [String] {
         var lines = [renderStep(segment.step)]
         for exchange in segment.exchanges { lines += renderExchange(exchange) }
-        lines += segment.output.map { "  " + $0 }
+        for (index, line) in segment.output.enumerated() {
+            if segment.unordered.contains(where: { $0.lowerBound == index }) { lines.append(anyOrder) }
+            lines.append("  " + line)
+            if segment.unordered.contains(where: { $0.upperBound == index + 1 }) { lines.append(endOfBlock) }
+        }
         return lines
     }
 

@@ -101,10 +101,11 @@ package enum TranscriptReplayer {
         var comparison = Comparison(transcript: transcript, transport: transport)
         var trace: [String] = []
         for (index, segment) in transcript.segments.enumerated() {
-            comparison.compare(segment: index, output: outputs[index])
+            // Lines of an `%any-order` block are traced in the file's order when they match it.
+            let output = comparison.compare(segment: index, output: outputs[index])
             trace.append(TranscriptFormat.renderStep(segment.step))
             for served in transport.served(in: index) { trace += TranscriptFormat.renderExchange(served.exchange) }
-            trace += outputs[index].map { "  " + $0 }
+            trace += output.map { "  " + $0 }
         }
         return TranscriptReplay(
             actual: comparison.actual, problems: problems, virtualTime: time.clock.now.offset, diff: comparison.diff,
@@ -135,8 +136,19 @@ package enum TranscriptReplayer {
             }
         }
 
-        mutating func compare(segment index: Int, output: [String]) {
+        /// Compares segment `index` with what it printed, and returns that output with the lines
+        /// of each `%any-order` block that matched put in the file's order.
+        @discardableResult
+        mutating func compare(segment index: Int, output printedLines: [String]) -> [String] {
             let segment = transcript.segments[index]
+            var output = printedLines
+            var matchedBlocks: [Range<Int>] = []
+            for block in segment.unordered {
+                if let reordered = Self.reorder(output, block: block, patterns: segment.output, bindings) {
+                    output = reordered
+                    matchedBlocks.append(block)
+                }
+            }
             // The file's lines: the step, each exchange's lines, the output.
             var expected = [
                 TranscriptDiff.ExpectedLine(text: TranscriptFormat.renderStep(segment.step), source: segment.line)
@@ -151,10 +163,24 @@ package enum TranscriptReplayer {
                     source += 1
                 }
             }
-            let outputStart = expected.count
-            for line in segment.output {
+            // Output lines, and the lines of the blocks around some of them.
+            var outputAt: [Int] = []
+            var blockOpenAt: [Int: Int] = [:]
+            var blockCloseAt: [Int: Int] = [:]
+            for (offset, line) in segment.output.enumerated() {
+                if let block = segment.unordered.first(where: { $0.lowerBound == offset }) {
+                    blockOpenAt[block.lowerBound] = expected.count
+                    expected.append(TranscriptDiff.ExpectedLine(text: TranscriptFormat.anyOrder, source: source))
+                    source += 1
+                }
+                outputAt.append(expected.count)
                 expected.append(TranscriptDiff.ExpectedLine(text: "  " + line, source: source))
                 source += 1
+                if let block = segment.unordered.first(where: { $0.upperBound == offset + 1 }) {
+                    blockCloseAt[block.lowerBound] = expected.count
+                    expected.append(TranscriptDiff.ExpectedLine(text: TranscriptFormat.endOfBlock, source: source))
+                    source += 1
+                }
             }
 
             var lines = [TranscriptDiff.ActualLine(text: expected[0].text, link: 0)]
@@ -198,10 +224,22 @@ package enum TranscriptReplayer {
             for (i, j) in pairs where bindings.match(patterns[i], output[j]) { linked[j] = i }
             speller.learn(bindings)
             var printed: [String] = []
+            var blocks: [Range<Int>] = []
             for (j, line) in output.enumerated() {
                 if let i = linked[j] {
+                    // A matched block is whole and in order here: its lines open and close it.
+                    let opens = matchedBlocks.first { $0.lowerBound == i }
+                    if let opens, let at = blockOpenAt[opens.lowerBound] {
+                        lines.append(TranscriptDiff.ActualLine(text: TranscriptFormat.anyOrder, link: at))
+                        blocks.append(printed.count..<(printed.count + opens.count))
+                    }
                     printed.append(patterns[i])
-                    lines.append(TranscriptDiff.ActualLine(text: "  " + patterns[i], link: outputStart + i))
+                    lines.append(TranscriptDiff.ActualLine(text: "  " + patterns[i], link: outputAt[i]))
+                    if let closes = matchedBlocks.first(where: { $0.upperBound == i + 1 }),
+                        let at = blockCloseAt[closes.lowerBound]
+                    {
+                        lines.append(TranscriptDiff.ActualLine(text: TranscriptFormat.endOfBlock, link: at))
+                    }
                 } else {
                     let text = speller.spell(line)
                     printed.append(text)
@@ -210,7 +248,46 @@ package enum TranscriptReplayer {
             }
             actual.segments[index].exchanges = exchanges
             actual.segments[index].output = printed
+            actual.segments[index].unordered = blocks.filter { $0.upperBound <= printed.count }
             diff.append(expected: expected, actual: lines, endSource: source)
+            return output
+        }
+
+        /// `output` with the lines of `block` (a run of `patterns`) in the file's order, when
+        /// the output holds them one after another in some order — nearest the block's own
+        /// place first; nil when it does not.
+        static func reorder(
+            _ output: [String], block: Range<Int>, patterns: [String], _ bindings: TranscriptBindings
+        ) -> [String]? {
+            let size = block.count
+            guard output.count >= size else { return nil }
+            let starts = (0...(output.count - size)).sorted {
+                (abs($0 - block.lowerBound), $0) < (abs($1 - block.lowerBound), $1)
+            }
+            for start in starts {
+                var trial = bindings
+                var taken = Set<Int>()
+                var ordered: [String] = []
+                for pattern in patterns[block] {
+                    guard
+                        let found = (start..<(start + size)).first(where: { index in
+                            guard !taken.contains(index) else { return false }
+                            var attempt = trial
+                            guard attempt.match(pattern, output[index]) else { return false }
+                            trial = attempt
+                            return true
+                        })
+                    else { break }
+                    taken.insert(found)
+                    ordered.append(output[found])
+                }
+                if ordered.count == size {
+                    var result = output
+                    result.replaceSubrange(start..<(start + size), with: ordered)
+                    return result
+                }
+            }
+            return nil
         }
 
         /// Requests in the file's order, those nobody recorded last.
