@@ -83,50 +83,56 @@ package struct CarouselBuilder: AssistantProductBlockBuilder {
 
     /// Draws the block.
     package func render(block: AssistantProductBlock, layout: AssistantProductLayout) -> CarouselRendering {
-        let glyphs = Glyphs(borders)
-        let width = max(1, layout.availableWidth)
         let products = block.products
-        let title = block.title.map { TerminalSanitizer.sanitize($0) }.flatMap { $0.isEmpty ? nil : $0 }
-        let card = min(max(1, cardWidth), width)
-        guard !products.isEmpty, card >= Self.minimumCardWidth else {
-            let summary =
-                products.isEmpty
-                ? title.map { "\($0) \(glyphs.separator) no products" } ?? "No products"
-                : "\(title ?? "Products") (\(products.count))"
-            let line = style.apply(.dim, DisplayWidth.truncate(summary, to: width, ellipsis: glyphs.ellipsis))
-            return CarouselRendering(
-                lines: [line], width: width, productCount: products.count, visibleRange: 0..<0, visibleRefs: [],
-                tappableRefs: [:])
-        }
-
-        let fitting = max(1, (width + Self.gap) / (card + Self.gap))
-        let count = min(fitting, products.count)
-        let offset = min(max(0, scrollOffset), products.count - count)
-        let visible = offset..<(offset + count)
-
-        let cards = visible.map { index in
-            drawCard(products[index], index: index, layout: layout, width: card, glyphs: glyphs)
-        }
-        let cardHeight = cards.map(\.count).max() ?? 0
-        let gap = String(repeating: " ", count: Self.gap)
-        var lines = [titleLine(title, visible: visible, total: products.count, width: width, glyphs: glyphs)]
-        for row in 0..<cardHeight {
-            lines.append(cards.map { $0.line(row, height: cardHeight) }.joined(separator: gap))
-        }
-        let rowWidth = count * card + (count - 1) * Self.gap
-        if let navigation = navigationLine(
-            before: visible.lowerBound, after: products.count - visible.upperBound, width: rowWidth, glyphs: glyphs)
-        {
-            lines.append(style.apply(.dim, navigation))
-        }
-
+        let cards = products.map { CarouselCard($0, layout: layout) }
+        let drawn = draw(cards, title: block.title, width: layout.availableWidth)
         var tappable: [Int: AssistantProductRef] = [:]
-        for index in visible where Self.isTappable(products[index], layout: layout) {
+        for index in drawn.visible where cards[index].isTappable {
             tappable[Self.number(forIndex: index)] = products[index].ref
         }
         return CarouselRendering(
-            lines: lines, width: width, productCount: products.count, visibleRange: visible,
-            visibleRefs: visible.map { products[$0].ref }, tappableRefs: tappable)
+            lines: drawn.lines, width: drawn.width, productCount: products.count, visibleRange: drawn.visible,
+            visibleRefs: drawn.visible.map { products[$0].ref }, tappableRefs: tappable)
+    }
+
+    /// Draws `cards` as one row under `title`, from `scrollOffset` on, for `width` columns (at
+    /// least one): the lines, the width they were drawn for, and which cards are in the
+    /// viewport (none when no card fits, and then one summary line stands for them all).
+    package func draw(_ cards: [CarouselCard], title: String?, width: Int) -> (
+        lines: [String], width: Int, visible: Range<Int>
+    ) {
+        let glyphs = Glyphs(borders)
+        let width = max(1, width)
+        let title = title.map { TerminalSanitizer.sanitize($0) }.flatMap { $0.isEmpty ? nil : $0 }
+        let card = min(max(1, cardWidth), width)
+        guard !cards.isEmpty, card >= Self.minimumCardWidth else {
+            let summary =
+                cards.isEmpty
+                ? title.map { "\($0) \(glyphs.separator) no products" } ?? "No products"
+                : "\(title ?? "Products") (\(cards.count))"
+            let line = style.apply(.dim, DisplayWidth.truncate(summary, to: width, ellipsis: glyphs.ellipsis))
+            return ([line], width, 0..<0)
+        }
+
+        let fitting = max(1, (width + Self.gap) / (card + Self.gap))
+        let count = min(fitting, cards.count)
+        let offset = min(max(0, scrollOffset), cards.count - count)
+        let visible = offset..<(offset + count)
+
+        let drawn = visible.map { index in drawCard(cards[index], index: index, width: card, glyphs: glyphs) }
+        let cardHeight = drawn.map(\.count).max() ?? 0
+        let gap = String(repeating: " ", count: Self.gap)
+        var lines = [titleLine(title, visible: visible, total: cards.count, width: width, glyphs: glyphs)]
+        for row in 0..<cardHeight {
+            lines.append(drawn.map { $0.line(row, height: cardHeight) }.joined(separator: gap))
+        }
+        let rowWidth = count * card + (count - 1) * Self.gap
+        if let navigation = navigationLine(
+            before: visible.lowerBound, after: cards.count - visible.upperBound, width: rowWidth, glyphs: glyphs)
+        {
+            lines.append(style.apply(.dim, navigation))
+        }
+        return (lines, width, visible)
     }
 
     // MARK: - Pieces
@@ -162,23 +168,21 @@ package struct CarouselBuilder: AssistantProductBlockBuilder {
 
     /// One card as lines of exactly `width` columns: top border, content, bottom border.
     /// Cards of one row may differ in height; the row pads them with blank content lines.
-    private func drawCard(
-        _ product: AssistantProduct, index: Int, layout: AssistantProductLayout, width: Int, glyphs: Glyphs
-    ) -> CardLines {
+    private func drawCard(_ card: CarouselCard, index: Int, width: Int, glyphs: Glyphs) -> CardLines {
         let inner = width - 4
         let fit = { (text: String) in DisplayWidth.truncate(text, to: inner, ellipsis: glyphs.ellipsis) }
         var content: [String] = []
 
-        let hasImage = !(product.imageUrl ?? "").isEmpty
+        let hasImage = !(card.imageUrl ?? "").isEmpty
         content.append(hasImage ? "[image]" : "[no image]")
 
-        let name = TerminalSanitizer.sanitize(product.name)
+        let name = TerminalSanitizer.sanitize(card.name)
         let nameLines = DisplayWidth.wrap(name, width: inner, maxLines: 2, ellipsis: glyphs.ellipsis)
         content += nameLines.isEmpty ? ["(no name)"] : nameLines
 
-        let currency = product.currency.map { TerminalSanitizer.sanitize($0) }.flatMap { $0.isEmpty ? nil : $0 }
-        let price = product.price.map { Self.format($0, currency: currency) } ?? glyphs.noPrice
-        if let oldPrice = product.oldPrice {
+        let currency = card.currency.map { TerminalSanitizer.sanitize($0) }.flatMap { $0.isEmpty ? nil : $0 }
+        let price = card.price.map { Self.format($0, currency: currency) } ?? glyphs.noPrice
+        if let oldPrice = card.oldPrice {
             let was = "was " + Self.format(oldPrice, currency: nil)
             let together = price + "  " + was
             content += DisplayWidth.of(together) <= inner ? [together] : [fit(price), fit(was)]
@@ -186,13 +190,13 @@ package struct CarouselBuilder: AssistantProductBlockBuilder {
             content.append(fit(price))
         }
 
-        let details = [product.brand, product.category]
+        let details = [card.brand, card.category]
             .compactMap { $0.map { TerminalSanitizer.sanitize($0) } }
             .filter { !$0.isEmpty }
             .joined(separator: " \(glyphs.separator) ")
         if !details.isEmpty { content.append(fit(details)) }
 
-        let tappable = Self.isTappable(product, layout: layout)
+        let tappable = card.isTappable
         let horizontal = width - 2
         let top: String
         if tappable {
@@ -208,7 +212,7 @@ package struct CarouselBuilder: AssistantProductBlockBuilder {
         if tappable {
             bottom = glyphs.bottomLeft + glyphs.line(horizontal) + glyphs.bottomRight
         } else {
-            let reason = product.canOpen ? "view only" : "not available"
+            let reason = TerminalSanitizer.sanitize(card.unavailable ?? "")
             let label = DisplayWidth.truncate("\(glyphs.horizontal) \(reason) ", to: horizontal, ellipsis: "")
             bottom = glyphs.bottomLeft + label + glyphs.line(horizontal - DisplayWidth.of(label)) + glyphs.bottomRight
         }

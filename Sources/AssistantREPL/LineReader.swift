@@ -288,6 +288,9 @@ package struct CommandCompletion: Sendable, Hashable {
         package var positions: [[String]]
         /// Whether every argument after the last listed one takes its words (`:cart SKU…`).
         package var repeats: Bool
+        /// The words of the arguments after a first argument that names a subcommand
+        /// (`:cart add SKU`): `subcommands["add"]?[0]` for the one after `add`; nothing past them.
+        package var subcommands: [String: [[String]]] = [:]
 
         /// Declares a command and the words of its first argument.
         package init(_ name: String, arguments: [String] = [], repeats: Bool = false) {
@@ -301,8 +304,11 @@ package struct CommandCompletion: Sendable, Hashable {
             self.repeats = repeats
         }
 
-        /// The words of argument `index` (0 for the first).
-        func words(at index: Int) -> [String] {
+        /// The words of argument `index` (0 for the first), after the first argument `first`.
+        func words(at index: Int, after first: String? = nil) -> [String] {
+            if index > 0, let first, let later = subcommands[first] {
+                return index - 1 < later.count ? later[index - 1] : []
+            }
             if index < positions.count { return positions[index] }
             return repeats ? positions.last ?? [] : []
         }
@@ -323,7 +329,8 @@ package struct CommandCompletion: Sendable, Hashable {
         let endsWithSpace = textBeforeCursor.last == " "
         guard words.count > 1 || (words.count == 1 && endsWithSpace) else { return commands.map(\.name) }
         let argument = words.count - (endsWithSpace ? 1 : 2)
-        return command(named: String(words[0]))?.words(at: argument) ?? []
+        return command(named: String(words[0]))?.words(at: argument, after: words.count > 1 ? String(words[1]) : nil)
+            ?? []
     }
 
     /// The command `word` names: exactly, or by a prefix only one command's name has.
@@ -334,14 +341,32 @@ package struct CommandCompletion: Sendable, Hashable {
         return prefixed.count == 1 ? prefixed[0] : nil
     }
 
-    /// The same table with `arguments` offered for the first argument of the command `name`
-    /// (added to what it offers already); a name the table does not have is left out.
-    package func adding(arguments: [String], to name: String, repeats: Bool = false) -> CommandCompletion {
+    /// The same table with `arguments` offered for argument `position` (the first by default)
+    /// of the command `name` (added to what it offers already); a name the table does not have
+    /// is left out.
+    package func adding(arguments: [String], to name: String, at position: Int = 0, repeats: Bool = false)
+        -> CommandCompletion
+    {
         var table = self
         for index in table.commands.indices where table.commands[index].name == name {
-            if table.commands[index].positions.isEmpty { table.commands[index].positions = [[]] }
-            table.commands[index].positions[0] += arguments
+            while table.commands[index].positions.count <= position { table.commands[index].positions.append([]) }
+            table.commands[index].positions[position] += arguments
             table.commands[index].repeats = table.commands[index].repeats || repeats
+        }
+        return table
+    }
+
+    /// The same table with `arguments` offered for the argument right after each of the
+    /// subcommands `after` of the command `name` (added to what it offers already).
+    package func adding(arguments: [String], to name: String, after subcommands: [String]) -> CommandCompletion {
+        var table = self
+        for index in table.commands.indices where table.commands[index].name == name {
+            for word in subcommands {
+                var later = table.commands[index].subcommands[word] ?? []
+                if later.isEmpty { later = [[]] }
+                later[0] += arguments
+                table.commands[index].subcommands[word] = later
+            }
         }
         return table
     }

@@ -19,6 +19,7 @@ struct REPLCommand: Sendable {
     enum Group: String, Sendable, Hashable, CaseIterable {
         case screens = "The app's screens"
         case chat = "The chat"
+        case shop = "The shop: cart, purchase, account, push permission, events, widgets"
         case host = "Identity, locks and the window"
         case inspection = "Time, inspection and the demo store"
         case repl = "The REPL"
@@ -40,6 +41,8 @@ struct REPLCommand: Sendable {
     let related: [String]
     /// What Tab offers for each argument in turn: `completions[0]` for the first.
     let completions: [[String]]
+    /// What Tab offers after a first argument that names a subcommand (`:cart add SKU`).
+    let subcompletions: [String: [[String]]]
     /// Whether a quit could happen by accident: such a command answers only to its full name or
     /// an alias, never to a prefix.
     let needsFullName: Bool
@@ -47,8 +50,8 @@ struct REPLCommand: Sendable {
 
     init(
         _ name: String, _ arguments: String = "", _ summary: String, group: Group, example: String? = nil,
-        related: [String] = [], aliases: [String] = [], completions: [[String]] = [], needsFullName: Bool = false,
-        handler: @escaping Handler
+        related: [String] = [], aliases: [String] = [], completions: [[String]] = [],
+        subcompletions: [String: [[String]]] = [:], needsFullName: Bool = false, handler: @escaping Handler
     ) {
         self.name = name
         self.aliases = aliases
@@ -58,6 +61,7 @@ struct REPLCommand: Sendable {
         self.example = example ?? ":" + name
         self.related = related
         self.completions = completions
+        self.subcompletions = subcompletions
         self.needsFullName = needsFullName
         self.handler = handler
     }

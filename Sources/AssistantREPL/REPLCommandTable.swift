@@ -15,6 +15,11 @@ struct REPLCommandTable: Sendable {
         self.commands = commands
     }
 
+    /// This table with `more` commands after its own.
+    func appending(_ more: [REPLCommand]) -> REPLCommandTable {
+        REPLCommandTable(commands + more)
+    }
+
     /// What a command word (without the `:`) names.
     enum Resolution {
         case command(REPLCommand)
@@ -151,8 +156,10 @@ struct REPLCommandTable: Sendable {
         let names = commands.map(\.name)
         return CommandCompletion(
             commands.map { command in
-                CommandCompletion.Command(
+                var completion = CommandCompletion.Command(
                     ":" + command.name, positions: command.name == "help" ? [names] : command.completions)
+                completion.subcommands = command.subcompletions
+                return completion
             })
     }
 
@@ -182,13 +189,6 @@ extension REPLCommandTable {
             "category", "PATH", "go to a category (e.g. Посуда/Кружки)", example: ":category Посуда/Кружки",
             page: REPLHost.categoryPage),
         .screen("search", "QUERY", "go to search results", example: ":search термокружка", page: REPLHost.searchPage),
-        REPLCommand(
-            "cart", "SKU…", "go to the cart", group: .screens, example: ":cart KIT-1001 ELC-2001",
-            related: ["product", "open"]
-        ) { session, skus in
-            await session.host.show(REPLHost.cartPage(skus.split(separator: " ").map(String.init)))
-            return .done
-        },
         REPLCommand(
             "other", "LOCATION", "go to any other screen", group: .screens, example: ":other app://profile",
             related: ["home"]
@@ -329,5 +329,5 @@ extension REPLCommandTable {
             "quit", "", "leave", group: .repl, example: ":quit", related: ["close"], aliases: ["exit", "q"],
             needsFullName: true
         ) { _, _ in .quit },
-    ])
+    ]).appending(shopCommands)
 }

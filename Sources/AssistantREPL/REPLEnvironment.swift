@@ -160,7 +160,7 @@ package struct REPLEnvironment: Sendable {
         let stepClock = time == nil && !policy.settings.interactive ? StepClock(base: clock) : nil
         session = await REPLSession(
             engine: engine, demoStore: demoStore, output: output, settings: policy.settings, clock: clock, time: time,
-            stepClock: stepClock, replaying: policy.replaying)
+            stepClock: stepClock, replaying: policy.replaying, uuid: uuid)
     }
 }
 

@@ -8,6 +8,8 @@ actor REPLHost {
     private let output: REPLOutput
     private let presenter: ChatPresenter
     private let ticker: ImpressionTicker
+    /// The recommendation widget on the screen, if `:widget` drew one.
+    private let widget: REPLWidget
     private let screens: ScreenController
     private let assistantSelector: String
     /// Piped sessions wait for each screen's flow to finish, so their output is deterministic.
@@ -17,12 +19,13 @@ actor REPLHost {
 
     init(
         engine: AssistantEngine, output: REPLOutput, presenter: ChatPresenter, ticker: ImpressionTicker,
-        settings: REPLSettings, activity: ActivityMonitor?
+        widget: REPLWidget, settings: REPLSettings, activity: ActivityMonitor?
     ) {
         self.engine = engine
         self.output = output
         self.presenter = presenter
         self.ticker = ticker
+        self.widget = widget
         self.assistantSelector = settings.assistantSelector
         waitsForScreens = !settings.interactive
         screens = ScreenController(
@@ -45,6 +48,7 @@ actor REPLHost {
     /// `onScreenShown`: the user went to `page`, or the app navigated there.
     func show(_ page: PageContext) async {
         await ticker.screenChanged()  // the chat's cards are not on this screen
+        await widget.screenChanged()  // nor the widget of the screen before
         output.line(.dim, "(screen: \(Self.describe(page)))")
         await screens.show(page)
         if waitsForScreens { await screens.settle() }
@@ -56,6 +60,7 @@ actor REPLHost {
             output.line(.warning, "no entry button on this screen (yet)")
             return
         }
+        await widget.chatPresented(presenter.isPresented)  // the chat covers the screen's widget
         if result != .opened { output.line(.warning, OutcomeWording.open(result)) }
     }
 
@@ -110,6 +115,7 @@ actor REPLHost {
         isForeground = foreground
         presenter.setAvailability(foreground ? .available : .notVisible)
         await ticker.windowMoved(toForeground: foreground)
+        await widget.windowMoved(toForeground: foreground)
         output.line(.dim, foreground ? "(window in the foreground)" : "(window in the background)")
         if foreground {
             await ticker.visibleCardsChanged(presenter.visibleCards, chatPresented: presenter.isPresented)

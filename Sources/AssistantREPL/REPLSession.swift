@@ -28,10 +28,13 @@ package actor REPLSession {
     private let commands = REPLCommandTable.standard
     /// The app around the chat.
     nonisolated let host: REPLHost
+    /// The shop the app is: cart, purchase, account, push permission, events, widget.
+    nonisolated let shop: REPLShop
 
     init(
         engine: AssistantEngine, demoStore: DemoStore?, output: REPLOutput, settings: REPLSettings,
-        clock: any Clock<Duration>, time: VirtualTime?, stepClock: StepClock? = nil, replaying: Bool
+        clock: any Clock<Duration>, time: VirtualTime?, stepClock: StepClock? = nil, replaying: Bool,
+        uuid: @escaping @Sendable () -> UUID = { UUID() }
     ) async {
         self.engine = engine
         self.demoStore = demoStore
@@ -43,10 +46,12 @@ package actor REPLSession {
         self.stepClock = stepClock
         activity = time?.activity
         let wiring = await REPLWiring(
-            engine: engine, output: output, settings: settings, clock: stepClock ?? clock, activity: time?.activity)
+            engine: engine, output: output, settings: settings, clock: stepClock ?? clock, activity: time?.activity,
+            demoCatalogue: demoStore != nil || replaying, uuid: uuid)
         carousel = wiring.carousel
         presenter = wiring.presenter
         host = wiring.host
+        shop = wiring.shop
     }
 
     /// Runs one step at a time on this session's time: for a driver of its own (a replay).

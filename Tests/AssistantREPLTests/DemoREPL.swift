@@ -13,9 +13,13 @@ struct DemoREPL {
     /// The recording, when made with `recording: true`; it observes the output already.
     let recorder: TranscriptRecorder?
     private let printed: Locked<[String]>
+    /// With `liveServices`, the demo store the session takes for live services.
+    let liveStore: DemoStore?
 
+    /// - Parameter liveServices: the demo store answers as a live service would, behind a
+    ///   transport of its own: the session has no demo store (no catalogue, no faults).
     init(
-        width: Int = 80, logLevel: AssistantLogLevel = .error, recording: Bool = false,
+        width: Int = 80, logLevel: AssistantLogLevel = .error, recording: Bool = false, liveServices: Bool = false,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         var options = CommandLineOptions()
@@ -23,7 +27,8 @@ struct DemoREPL {
         options.recordPath = recording ? "unused.transcript" : nil
         let printed = Locked<[String]>([])
         self.printed = printed
-        let policy = REPLEnvironment.Policy.commandLine(options, interactive: false, width: width, stateDirectory: nil)
+        var policy = REPLEnvironment.Policy.commandLine(options, interactive: false, width: width, stateDirectory: nil)
+        liveStore = liveServices ? policy.liveDemoStore() : nil
         let output = REPLOutput { line in printed.withLock { $0.append(line) } }
         if recording {
             (environment, recorder) = await TranscriptRecorder.recordedEnvironment(
@@ -66,4 +71,15 @@ struct DemoREPL {
 
     /// `/visit` requests the demo store has answered so far.
     var visits: Int { demoStore?.requestLog.filter { $0.path.hasSuffix("/visit") }.count ?? 0 }
+}
+
+extension REPLEnvironment.Policy {
+    /// Puts a demo store behind the policy's own transport, on its virtual time: a session
+    /// that runs as against live services.
+    fileprivate mutating func liveDemoStore() -> DemoStore? {
+        guard case .virtual(let time) = self.time else { return nil }
+        let store = DemoStore(clock: time.clock, activity: time.activity)
+        backend = .transport(store)
+        return store
+    }
 }

@@ -34,7 +34,8 @@ import Testing
         await environment.session.run(reader: ScriptLineReader(lines: lines))
 
         let output = printed.withLock { $0 }
-        let failure = try #require(output.firstIndex { $0.contains("✗ not delivered") && $0.contains("(network)") }, "\(output)")
+        let failure = try #require(
+            output.firstIndex { $0.contains("✗ not delivered") && $0.contains("(network)") }, "\(output)")
         #expect(output[failure].contains(":retry"), "offered for retry: \(output[failure])")
         let messages = await environment.engine.chatSnapshot.messages
         let user = try #require(messages.first { $0.role == .user })

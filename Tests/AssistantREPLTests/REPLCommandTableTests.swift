@@ -49,7 +49,9 @@ import Testing
         let repl = try await DemoREPL()
         #expect(await repl.run(":PRO KIT-1001").printed.first == "(screen: product KIT-1001)")
         #expect(await repl.run(":Op").printed.contains("(presentation lock: assistant)"))
-        #expect(await repl.run(":l").printed == [":l could be :left, :like, :lock, :log, :logout — type more of it"])
+        #expect(
+            await repl.run(":l").printed == [":l could be :left, :like, :lock, :log, :login, :logout — type more of it"]
+        )
         // Leaving needs the whole word: a prefix never quits by accident.
         #expect(await repl.run(":qu").keepGoing)
         #expect(await repl.run(":ex").keepGoing)

@@ -105,8 +105,8 @@ final class Tracker: Sendable {
     }
 
     private struct State: WaitingState {
-        var events: [(sequence: UInt64, job: Job)] = []
-        var urls: [(sequence: UInt64, job: Job)] = []
+        var events = FIFOQueue<(sequence: UInt64, job: Job)>()
+        var urls = FIFOQueue<(sequence: UInt64, job: Job)>()
         /// Sequence numbers: every job queued gets the next one.
         var queued: UInt64 = 0
         /// Every job up to this one has been attempted; `attemptedAhead` holds the records of
@@ -125,8 +125,6 @@ final class Tracker: Sendable {
         /// Flushes, each waiting for `attemptedThrough` to reach its count.
         var waiters = Waiters<Void, UInt64>()
         var log: RingBuffer<TrackingRecord>
-
-        func workers(on lane: Lane) -> Int { workers.values.filter { $0.lane == lane }.count }
     }
 
     private let state: Locked<State>
@@ -204,13 +202,22 @@ final class Tracker: Sendable {
     /// registered under the lock, started after it.
     private static func workersToStart(_ state: inout State) -> [(UInt64, Lane)] {
         var starts: [(UInt64, Lane)] = []
-        if !state.events.isEmpty, state.workers(on: .events) == 0 {
+        // One pass, no allocation: this runs on every enqueue.
+        var (eventWorkers, urlWorkers, idleURLWorkers) = (0, 0, 0)
+        for worker in state.workers.values {
+            switch worker.lane {
+            case .events: eventWorkers += 1
+            case .urls:
+                urlWorkers += 1
+                if worker.job == nil { idleURLWorkers += 1 }
+            }
+        }
+        if !state.events.isEmpty, eventWorkers == 0 {
             state.nextWorker += 1
             state.workers[state.nextWorker] = Worker(lane: .events)
             starts.append((state.nextWorker, .events))
         }
-        let idleURLWorkers = state.workers.values.filter { $0.lane == .urls && $0.job == nil }.count
-        var wanted = min(state.urls.count - idleURLWorkers, urlLanes - state.workers(on: .urls))
+        var wanted = min(state.urls.count - idleURLWorkers, urlLanes - urlWorkers)
         while wanted > 0 {
             state.nextWorker += 1
             state.workers[state.nextWorker] = Worker(lane: .urls)
@@ -245,8 +252,8 @@ final class Tracker: Sendable {
     func stop() {
         let (tasks, waiters) = state.withLock { state -> ([Task<Void, Never>], [Waiters<Void, UInt64>.Waiter]) in
             state.stopped = true
-            state.events = []
-            state.urls = []
+            state.events.removeAll()
+            state.urls.removeAll()
             state.attemptedThrough = state.queued
             state.attemptedAhead = [:]
             let tasks = state.workers.values.compactMap(\.task) + [state.watcher].compactMap { $0 }
@@ -300,8 +307,8 @@ final class Tracker: Sendable {
                 guard !state.stopped else { return (nil, false) }
                 let next: (UInt64, Job)?
                 switch lane {
-                case .events: next = state.events.isEmpty ? nil : state.events.removeFirst()
-                case .urls: next = state.urls.isEmpty ? nil : state.urls.removeFirst()
+                case .events: next = state.events.popFirst()
+                case .urls: next = state.urls.popFirst()
                 }
                 guard let next else { return (nil, false) }
                 state.workers[id]?.job = next.0

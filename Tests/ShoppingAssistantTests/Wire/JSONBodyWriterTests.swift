@@ -72,7 +72,9 @@ struct JSONBodyWriterTests {
     /// A typed event's wire form, with fields of every kind.
     static func randomEvent(_ rng: inout SplitMix64) -> GravityEvent {
         var fields: [(String, GravityEvent.Field?)] = []
-        for key in ["value", "productId", "quantity", "currency", "cart", "customProps", randomString(&rng, maxLength: 3)]
+        for key in [
+            "value", "productId", "quantity", "currency", "cart", "customProps", randomString(&rng, maxLength: 3),
+        ]
         where rng.chance(50) {
             switch rng.below(5) {
             case 0: fields.append((key, .text(randomString(&rng))))
