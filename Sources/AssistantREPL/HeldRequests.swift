@@ -85,7 +85,9 @@ struct HeldTransport: HTTPTransport {
     let requests: HeldRequests
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let text = "\(request.method.rawValue) \(request.url.absoluteString) " + String(decoding: request.body ?? Data(), as: UTF8.self)
+        let text =
+            "\(request.method.rawValue) \(request.url.absoluteString) "
+            + String(decoding: request.body ?? Data(), as: UTF8.self)
         try await requests.hold { HeldRequests.Rank(order: 0, text: text) }
         return try await inner.send(request)
     }

@@ -83,7 +83,9 @@ package final class VirtualClock: Clock, Sendable {
 
     private func wake(upTo limit: Instant?) -> Bool {
         let next = state.withLock { state -> Waiters<Bool, Instant>.Waiter? in
-            guard let sleeper = state.waiters.takeFirst(by: <, where: { tag in limit.map { tag <= $0 } ?? true }) else { return nil }
+            guard let sleeper = state.waiters.takeFirst(by: <, where: { tag in limit.map { tag <= $0 } ?? true }) else {
+                return nil
+            }
             if state.now < sleeper.tag { state.now = sleeper.tag }
             return sleeper
         }
