@@ -69,9 +69,12 @@ final class ReplayTransport: HTTPTransport {
     /// time, in the file's order; nil answers at once.
     private let held: HeldRequests?
 
+    /// The key requests carry: `<key>` in the file stands for it.
+    private let apiKey: String
+
     init(
         transcript: Transcript, clock: any Clock<Duration>, activity: ActivityMonitor?, held: HeldRequests? = nil,
-        classify: ServiceClassifier
+        classify: ServiceClassifier, apiKey: String = TranscriptReplayer.apiKey
     ) {
         var slots: [Slot] = []
         for (index, segment) in transcript.segments.enumerated() {
@@ -83,7 +86,11 @@ final class ReplayTransport: HTTPTransport {
         classes = transcript.settings.unpinned.map {
             Class(unpinned: $0, body: $0.body.flatMap { try? BodyPattern($0) } ?? .any)
         }
-        state = Locked(State(slots: slots, served: Array(repeating: [], count: transcript.segments.count)))
+        state = Locked(
+            State(
+                slots: slots, bindings: TranscriptBindings(prebound: [RequestHeaders.keyName: apiKey]),
+                served: Array(repeating: [], count: transcript.segments.count)))
+        self.apiKey = apiKey
         self.clock = clock
         self.activity = activity
         self.classify = classify
@@ -124,8 +131,10 @@ final class ReplayTransport: HTTPTransport {
         }
         for index in open {
             var trial = state.bindings
-            guard trial.match(state.slots[index].exchange.target, request.target),
-                trial.match(state.slots[index].body, text: request.body, json: request.json)
+            let exchange = state.slots[index].exchange
+            guard trial.match(exchange.target, request.target),
+                trial.match(state.slots[index].body, text: request.body, json: request.json),
+                trial.match(headers: exchange.requestHeaders, any: exchange.anyRequestHeaders, request.headers)
             else { continue }
             return .exact(index, trial)
         }
@@ -142,6 +151,12 @@ final class ReplayTransport: HTTPTransport {
         // binds nothing.
         let near =
             open.first { index in
+                // Only the headers differ.
+                var trial = state.bindings
+                return trial.match(state.slots[index].exchange.target, request.target)
+                    && trial.match(state.slots[index].body, text: request.body, json: request.json)
+            }
+            ?? open.first { index in
                 var trial = state.bindings
                 return trial.match(state.slots[index].exchange.target, request.target)
             }
@@ -159,6 +174,8 @@ final class ReplayTransport: HTTPTransport {
         let target: String
         let body: String
         let json: JSONValue?
+        /// The significant headers, as sent.
+        let headers: [Transcript.Header]
 
         /// The request line, to rank requests no exchange answers.
         var text: String { "\(method) \(service) \(target) \(body)" }
@@ -181,7 +198,7 @@ final class ReplayTransport: HTTPTransport {
         let body = CanonicalJSON.text(request.body)
         let actual = Request(
             method: request.method.rawValue, service: service, target: target, body: body,
-            json: CanonicalJSON.value(body))
+            json: CanonicalJSON.value(body), headers: RequestHeaders.sent(request.headers))
         if let held {
             do {
                 try await held.hold { [weak self] in
@@ -232,9 +249,10 @@ final class ReplayTransport: HTTPTransport {
     private func answer(_ request: Request) -> (Transcript.Outcome, [Transcript.Header], Int)? {
         state.withLock { state -> (Transcript.Outcome, [Transcript.Header], Int)? in
             func served(_ match: Match, _ outcome: Transcript.Outcome) {
-                let actual = Transcript.Exchange(
+                var actual = Transcript.Exchange(
                     method: request.method, service: request.service, target: request.target, body: request.body,
                     outcome: outcome)
+                actual.requestHeaders = RequestHeaders.written(request.headers, apiKey: apiKey)
                 state.served[state.segment].append(Served(match: match, exchange: actual))
             }
             switch decide(state, request) {
@@ -262,8 +280,8 @@ final class ReplayTransport: HTTPTransport {
                     "line \(slot.exchange.line): the request differs from the recorded one: \(request.method) "
                         + "\(request.service) " + speller.spell(request.target) + " — "
                         + speller.spell(
-                            Self.difference(
-                                slot, target: request.target, body: request.body, json: request.json, state.bindings)))
+                            Self.difference(slot, request, state.bindings)
+                                .replacingOccurrences(of: apiKey, with: "<\(RequestHeaders.keyName)>")))
                 served(.differs(index), slot.exchange.outcome)
                 return (slot.exchange.outcome, slot.exchange.headers, slot.exchange.line)
             case .unexpected:
@@ -277,18 +295,22 @@ final class ReplayTransport: HTTPTransport {
     }
 
     /// The first thing that keeps `slot` from matching, in words.
-    private static func difference(
-        _ slot: Slot, target: String, body: String, json: JSONValue?, _ bindings: TranscriptBindings
-    ) -> String {
+    private static func difference(_ slot: Slot, _ request: Request, _ bindings: TranscriptBindings) -> String {
         var trial = bindings
-        guard trial.match(slot.exchange.target, target) else { return "the target differs" }
-        switch slot.body {
-        case .json(let pattern):
-            guard let json else { return "the file has JSON, the request sent \(body.isEmpty ? "no body" : "text")" }
-            return pattern.difference(from: json, &trial) ?? "the body differs"
-        case .empty: return "the file has no body, the request sent one"
-        case .text, .any: return "the body differs"
+        guard trial.match(slot.exchange.target, request.target) else { return "the target differs" }
+        guard trial.match(slot.body, text: request.body, json: request.json) else {
+            switch slot.body {
+            case .json(let pattern):
+                guard let json = request.json else {
+                    return "the file has JSON, the request sent \(request.body.isEmpty ? "no body" : "text")"
+                }
+                return pattern.difference(from: json, &trial) ?? "the body differs"
+            case .empty: return "the file has no body, the request sent one"
+            case .text, .any: return "the body differs"
+            }
         }
+        return TranscriptBindings.headerDifference(slot.exchange.requestHeaders, request.headers, &trial)
+            ?? "the headers differ"
     }
 
     /// A request that never gets an answer: parks until the engine gives up on it.

@@ -13,12 +13,16 @@ import ShoppingAssistant
 /// %unpinned POST gravity /event
 /// > :product KIT-1001
 /// → POST gravity /visit {"ctx":{"type":"PRODUCT",…},…}
+/// → Authorization: Bearer <key>
+/// → Content-Type: application/json
+/// → User-Agent: <user-agent>
 /// ← 200 {"user":{"uid":"demo-u-1","ses":"demo-s-1"}}
 ///   (screen: product KIT-1001)
 /// %wait 10s
 /// ```
 ///
-/// `→` lines are requests (method, service, target, body); the body is JSON compared as JSON
+/// `→` lines are requests (method, service, target, body), then their significant headers
+/// (`→ Name: value`, `RequestHeaders`); the body is JSON compared as JSON
 /// where `…` stands for what the file does not pin (`JSONPattern`), and a body of `{` or `[`
 /// alone continues on the following lines until its bracket closes. `←` lines are the answer:
 /// `200 {…}`, `200 after 12s {…}`, or a fault `timeout`, `refused`, `lost`, followed by
@@ -113,13 +117,18 @@ package struct Transcript: Sendable, Hashable {
         package var outcome: Outcome
         /// Response headers the answer carries.
         package var headers: [Header]
+        /// The significant request headers (`RequestHeaders`), written `→ Name: value` after the
+        /// request; `→ …` instead pins none (`anyRequestHeaders`).
+        package var requestHeaders: [Header] = []
+        package var anyRequestHeaders = false
         /// 1-based line of the `→` line in the file, for error messages.
         package var line: Int
 
         package init(
             method: String, service: String, target: String, body: String, outcome: Outcome, headers: [Header] = [],
-            line: Int = 0
+            requestHeaders: [Header] = [], line: Int = 0
         ) {
+            self.requestHeaders = requestHeaders
             self.method = method
             self.service = service
             self.target = target

@@ -95,15 +95,23 @@ package enum TranscriptFormat {
                 }
                 let body = try readBody(parts.count > 3 ? parts[3] : "", lines: lines, index: &index)
                 try checkPattern(body, line: number)
+                var requestHeaders: [Transcript.Header] = []
+                var anyRequestHeaders = false
+                while index + 1 < lines.count, let header = requestHeader(lines[index + 1]) {
+                    index += 1
+                    if let header { requestHeaders.append(header) } else { anyRequestHeaders = true }
+                }
                 guard index + 1 < lines.count, lines[index + 1].hasPrefix("← ") else {
                     throw TranscriptError(line: number, message: "a request line must be followed by its '← ' answer")
                 }
                 index += 1
                 let (outcome, headers) = try readAnswer(lines: lines, index: &index)
-                current?.exchanges.append(
-                    Transcript.Exchange(
-                        method: parts[0], service: parts[1], target: parts[2], body: body, outcome: outcome,
-                        headers: headers, line: number))
+                var exchange = Transcript.Exchange(
+                    method: parts[0], service: parts[1], target: parts[2], body: body, outcome: outcome,
+                    headers: headers, line: number)
+                exchange.requestHeaders = requestHeaders
+                exchange.anyRequestHeaders = anyRequestHeaders
+                current?.exchanges.append(exchange)
             } else if line.hasPrefix("← ") {
                 throw TranscriptError(line: number, message: "an answer without a request")
             } else if line.hasPrefix("  ") {
@@ -140,6 +148,20 @@ package enum TranscriptFormat {
             (unpinned.outcome, unpinned.headers) = try readAnswer(lines: lines, index: &index)
         }
         return unpinned
+    }
+
+    /// A request header line after a request, `→ Name: value` (`.some(header)`), or `→ …`, which
+    /// pins none (`.some(nil)`); nil for any other line (a request line has a method first).
+    private static func requestHeader(_ line: String) -> Transcript.Header?? {
+        guard line.hasPrefix("→ ") else { return nil }
+        let text = line.dropFirst(2)
+        if text == "…" || text == "..." { return .some(nil) }
+        guard let colon = text.firstIndex(of: ":"), !text[..<colon].isEmpty,
+            text[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+        else { return nil }
+        return .some(
+            Transcript.Header(
+                String(text[..<colon]), text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
     }
 
     /// A request body must be a pattern the replay can use: say so at load time, with the line.
@@ -353,6 +375,8 @@ package enum TranscriptFormat {
 
     static func renderRequest(_ exchange: Transcript.Exchange) -> [String] {
         withBody("→ \(exchange.method) \(exchange.service) \(exchange.target)", exchange.body)
+            + (exchange.anyRequestHeaders
+                ? ["→ …"] : exchange.requestHeaders.map { "→ \($0.name): \(FormatControls.escape($0.value))" })
     }
 
     static func renderAnswer(_ outcome: Transcript.Outcome, headers: [Transcript.Header]) -> [String] {

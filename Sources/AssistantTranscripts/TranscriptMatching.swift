@@ -82,6 +82,63 @@ struct TranscriptBindings: Sendable {
         return matched
     }
 
+    /// Bindings that start with `values` bound (a replay's `<key>`).
+    init(prebound values: [String: String] = [:]) {
+        self.values = values
+        names = Dictionary(values.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether the significant request headers `actual` sent match the file's `expected` ones:
+    /// the same names, each value matching (a value that is one placeholder alone, such as
+    /// `<user-agent>`, binds the whole value, spaces and slashes too). Bindings are only kept
+    /// when all match; `any` (`→ …`) matches whatever was sent.
+    mutating func match(headers expected: [Transcript.Header], any: Bool, _ actual: [Transcript.Header]) -> Bool {
+        guard !any else { return true }
+        return Self.headerDifference(expected, actual, &self) == nil
+    }
+
+    /// The first header that keeps `actual` from matching `expected`, in words (`Authorization:
+    /// "Bearer <key>" in the file, none sent`); nil, with the bindings made, when all match.
+    static func headerDifference(
+        _ expected: [Transcript.Header], _ actual: [Transcript.Header], _ bindings: inout TranscriptBindings
+    ) -> String? {
+        var trial = bindings
+        for name in RequestHeaders.significant {
+            let file = expected.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            let sent = actual.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            switch (file, sent) {
+            case (nil, nil): continue
+            case (let file?, nil): return "\(name): \"\(file.value)\" in the file, none sent"
+            case (nil, let sent?): return "\(name): none in the file, \"\(sent.value)\" sent"
+            case (let file?, let sent?):
+                guard trial.matchWhole(file.value, sent.value) else {
+                    return "\(name): \"\(file.value)\" in the file, \"\(sent.value)\" sent"
+                }
+            }
+        }
+        for header in expected
+        where !RequestHeaders.significant.contains(where: {
+            $0.caseInsensitiveCompare(header.name) == .orderedSame
+        }) {
+            return
+                "\(header.name): only the significant headers are matched (\(RequestHeaders.significant.joined(separator: ", ")))"
+        }
+        bindings = trial
+        return nil
+    }
+
+    /// `match(_:_:)`, except that an expected text that is one placeholder alone binds the
+    /// whole actual text.
+    mutating func matchWhole(_ expected: String, _ actual: String) -> Bool {
+        let names = Self.names(in: expected)
+        guard names.count == 1, let name = names.first, expected == "<\(name)>" else { return match(expected, actual) }
+        if let bound = values[name] { return bound == actual }
+        guard self.names[actual] == nil, !actual.isEmpty else { return false }
+        values[name] = actual
+        self.names[actual] = name
+        return true
+    }
+
     /// Binds what matches of a request that does not match as a whole: the target's
     /// placeholders when the target matches, and each body string's that matches on its own.
     mutating func bindWhatMatches(target: String, _ actualTarget: String, body: BodyPattern, json: JSONValue?) {

@@ -5,8 +5,9 @@ import ShoppingAssistant
 /// Records a live session (demo store or real services) as a transcript: each input line,
 /// what the REPL printed (without colours: the output gives its observer plain lines), and
 /// every HTTP exchange with its latency or fault. Of the response headers only those that
-/// change what the engine does or prints are kept (`recordedHeaders`); request headers never
-/// are, and the API key is replaced, so secrets never reach the file.
+/// change what the engine does or prints are kept (`recordedHeaders`); of the request headers
+/// the significant ones (`RequestHeaders`), the API key written `<key>`, so secrets never reach
+/// the file.
 ///
 /// With a file attached, the recording is written as it goes: the settings at once, and each
 /// step as soon as it is settled — the next step has begun (so it prints nothing more) and
@@ -32,7 +33,7 @@ package final class TranscriptRecorder: REPLStepObserver {
     static let recordedHeaders = ["Retry-After"]
 
     private let state: Locked<State>
-    private let apiKey: String
+    let apiKey: String
     let classify: ServiceClassifier
     /// The session's clock: latencies are measured on it, so a piped demo session on virtual
     /// time records the virtual delay (a slow reply's 5 s), not the wall time it took.
@@ -170,7 +171,7 @@ package final class TranscriptRecorder: REPLStepObserver {
     /// which names them in order of first sight over the steps it is given in turn.
     private func cleaned(_ segment: Transcript.Segment, namer: inout TranscriptSpeller) -> Transcript.Segment {
         let clean: (String) -> String = { [apiKey] text in
-            apiKey.isEmpty ? text : text.replacingOccurrences(of: apiKey, with: "<api-key>")
+            apiKey.isEmpty ? text : text.replacingOccurrences(of: apiKey, with: "<\(RequestHeaders.keyName)>")
         }
         var copy = segment
         copy.exchanges = segment.exchanges.map { exchange in
@@ -243,11 +244,13 @@ struct RecordingTransport: HTTPTransport {
         let elapsed = stopwatch(on: recorder.clock)
         let segment = recorder.currentSegment
         recorder.requestStarted(segment: segment)
+        // The key never reaches the file: `Authorization: Bearer <key>`.
+        let requestHeaders = RequestHeaders.written(RequestHeaders.sent(request.headers), apiKey: recorder.apiKey)
         func record(_ outcome: Transcript.Outcome, headers: [Transcript.Header] = []) {
             recorder.exchange(
                 Transcript.Exchange(
                     method: request.method.rawValue, service: service, target: target, body: body, outcome: outcome,
-                    headers: headers),
+                    headers: headers, requestHeaders: requestHeaders),
                 segment: segment)
         }
         do {

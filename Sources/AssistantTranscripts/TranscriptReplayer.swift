@@ -51,7 +51,11 @@ package struct TranscriptReplay: Sendable {
 package enum TranscriptReplayer {
     package static let apiKey = "transcript-api-key"
 
-    package static func replay(_ transcript: Transcript) async -> TranscriptReplay {
+    /// Replays `transcript`; `wrapTransport` comes between the engine and the file's answers
+    /// (to replay a change to what the engine sends, such as a header dropped).
+    package static func replay(
+        _ transcript: Transcript, wrapTransport: REPLEnvironment.TransportWrapper? = nil
+    ) async -> TranscriptReplay {
         let time = VirtualTime()
         let configuration = AssistantEngineConfiguration(
             apiKey: apiKey, section: transcript.settings.section, logLevel: transcript.settings.logLevel,
@@ -63,7 +67,10 @@ package enum TranscriptReplayer {
         let captured = Locked<[String]>([])
         let output = REPLOutput(style: .plain) { line in captured.withLock { $0.append(line) } }
         let environment = await REPLEnvironment(
-            policy: .replay(transcript, configuration: configuration, transport: transport, time: time), output: output)
+            policy: .replay(
+                transcript, configuration: configuration, transport: wrapTransport?.wrap(transport) ?? transport,
+                time: time),
+            output: output)
         let stepper = environment.session.stepper
 
         var problems: [String] = []
@@ -200,9 +207,20 @@ package enum TranscriptReplayer {
                     if local >= 0, local < segment.exchanges.count { link = exchangeStart[local] }
                 case .differs(let slot):
                     let recorded = transport.recorded(slot)
-                    exchange = spelled(item.exchange, like: recorded.body)
-                    exchange.outcome = recorded.outcome
-                    exchange.headers = recorded.headers
+                    var trial = bindings
+                    if trial.match(recorded.target, item.exchange.target),
+                        let body = try? BodyPattern(recorded.body),
+                        trial.match(body, text: item.exchange.body, json: CanonicalJSON.value(item.exchange.body))
+                    {
+                        // Only the headers differ: the file keeps its own spelling of the rest.
+                        exchange = recorded
+                        exchange.requestHeaders = item.exchange.requestHeaders
+                        exchange.anyRequestHeaders = false
+                    } else {
+                        exchange = spelled(item.exchange, like: recorded.body)
+                        exchange.outcome = recorded.outcome
+                        exchange.headers = recorded.headers
+                    }
                 case .unexpected:
                     exchange = spelled(item.exchange, like: "")
                 case .unpinned:

@@ -55,6 +55,8 @@ import Testing
         #expect(printed.contains("rate limited — try again in 30 s (rate_limited)"), "the retry was held back")
         let text = TranscriptFormat.render(transcript)
         #expect(!text.contains("live-secret-key"))
+        #expect(visit.requestHeaders.contains(Transcript.Header("Authorization", "Bearer <key>")), "the key never")
+        #expect(visit.requestHeaders.contains(Transcript.Header("User-Agent", "<user-agent>")))
         #expect(!text.contains("\u{1b}"))
 
         let reread = try TranscriptFormat.parse(text)

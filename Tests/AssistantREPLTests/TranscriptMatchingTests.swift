@@ -102,7 +102,8 @@ import Testing
         var lines: [String] = []
         var skipping = false
         for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if line.hasPrefix("→ ") { skipping = line.hasPrefix(prefix) }
+            let header = line.range(of: #"^→ [A-Za-z-]+: "#, options: .regularExpression) != nil
+            if line.hasPrefix("→ ") && !header { skipping = line.hasPrefix(prefix) }
             if !line.hasPrefix("→ ") && !line.hasPrefix("← ") { skipping = false }
             if !skipping { lines.append(line) }
         }

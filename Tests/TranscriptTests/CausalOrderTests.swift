@@ -18,7 +18,7 @@ import Testing
         ).path
         let original = try String(contentsOfFile: path, encoding: .utf8)
         let tap = try #require(original.range(of: "> :tap 1\n"))
-        let click = "→ GET tracking https://t.demo-store.example/c?i=p-001\n"
+        let click = "→ GET tracking https://t.demo-store.example/c?i=p-001\n→ User-Agent: <user-agent>\n"
         let tail = original[tap.upperBound...].replacingOccurrences(of: click + "← 204", with: click + "← refused")
         #expect(tail != String(original[tap.upperBound...]))
         let copy = NSTemporaryDirectory() + "refused-click-\(UUID().uuidString).transcript"

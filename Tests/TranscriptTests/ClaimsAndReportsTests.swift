@@ -52,12 +52,12 @@ import Testing
         let request = await TranscriptRunner.check(file: differs, display: "copy", bless: false)
         #expect(
             request.headline
-                == #"copy: line 46: the request differs from the recorded one: POST shopping /v1/messages — text: "Есть чашки?" in the file, "Есть кружки?" sent"#
+                == #"copy: line 55: the request differs from the recorded one: POST shopping /v1/messages — text: "Есть чашки?" in the file, "Есть кружки?" sent"#
         )
         let output = await TranscriptRunner.check(file: printed, display: "copy", bless: false)
-        #expect(output.headline == #"copy:50: not in the replay: "  assistant › Нет.""#)
+        #expect(output.headline == #"copy:62: not in the replay: "  assistant › Нет.""#)
         let xml = JUnitReport.xml(suite: "t", results: [output], seconds: 0)
-        #expect(xml.contains(#"<failure message="copy:50: not in the replay: &quot;  assistant › Нет.&quot;""#))
+        #expect(xml.contains(#"<failure message="copy:62: not in the replay: &quot;  assistant › Нет.&quot;""#))
         #expect(
             await TranscriptRunner.check(file: SafeBlessTests.handWritten, display: "x", bless: false).headline == nil)
     }

@@ -73,7 +73,7 @@ import Testing
         let report = try #require(result.report)
         #expect(report.contains("copy: not blessed, the file is unchanged: the rewritten file would still fail:"))
         #expect(
-            report.contains("copy (as blessed): line 46: its answer names <nobody>, which no request bound before it"))
+            report.contains("copy (as blessed): line 55: its answer names <nobody>, which no request bound before it"))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())
             .filter { $0.hasPrefix(".bless-") }
         #expect(leftovers.isEmpty, "no temporary file left behind")
