@@ -41,9 +41,7 @@ import Testing
     @Test func eachStepIsWrittenAsItSettles() async throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let repl = try await DemoREPL(recording: true)
-        let recorder = try #require(repl.recorder)
-        recorder.attach(try RecordingFile.create(path, replacing: false))
+        let (repl, recorder) = try await DemoREPL.recording(into: path)
         let seen = Locked<[String]>([])
         let reader = HookedReader(lines: [":product KIT-1001", ":open", ":quit"]) { _ in
             seen.withLock { $0.append((try? String(contentsOfFile: path, encoding: .utf8)) ?? "") }
@@ -65,9 +63,7 @@ import Testing
     @Test func aSessionCutShortKeepsEveryStepThatEndedAndReplays() async throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let repl = try await DemoREPL(recording: true)
-        let recorder = try #require(repl.recorder)
-        recorder.attach(try RecordingFile.create(path, replacing: false))
+        let (repl, recorder) = try await DemoREPL.recording(into: path)
         let reader = HookedReader(lines: [":product KIT-1001", ":open", "подарок"]) { prompt in
             if prompt == 3 { try? recorder.finish(cutShort: "SIGTERM") }
         }
@@ -111,9 +107,7 @@ import Testing
         guard ChildProcess.role == "recording-until-signalled",
             let path = ProcessInfo.processInfo.environment["RECORD_FILE"]
         else { return }
-        let repl = try await DemoREPL(recording: true)
-        let recorder = try #require(repl.recorder)
-        recorder.attach(try RecordingFile.create(path, replacing: false))
+        let (repl, recorder) = try await DemoREPL.recording(into: path)
         RecordingSignals.install([SIGTERM, SIGHUP], finishing: recorder) { ChildProcess.report("failed: \($0)") }
         let reader = HookedReader(lines: [":product KIT-1001", ":open"]) { prompt in
             guard prompt == 3 else { return }
@@ -121,6 +115,16 @@ import Testing
             while true { pause() }  // until the signal ends the process
         }
         await repl.session.run(reader: reader, observer: recorder)
+    }
+}
+
+extension DemoREPL {
+    /// A recorded demo session writing to a new file at `path`, as `assistant --record` does.
+    static func recording(into path: String) async throws -> (DemoREPL, TranscriptRecorder) {
+        let repl = try await DemoREPL(recording: true)
+        let recorder = try #require(repl.recorder)
+        recorder.attach(try RecordingFile.create(path, replacing: false))
+        return (repl, recorder)
     }
 }
 
