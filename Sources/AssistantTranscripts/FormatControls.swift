@@ -23,7 +23,10 @@ enum FormatControls {
         return String(out)
     }
 
+    /// Whether `scalar` is a format character. The first is U+00AD and none lies in
+    /// U+0100–U+05FF (Latin, Greek, Cyrillic…), so most text is told without a table lookup.
     static func isFormat(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .format
+        guard scalar.value >= 0xAD, !(0x100..<0x600).contains(scalar.value) else { return false }
+        return scalar.properties.generalCategory == .format
     }
 }

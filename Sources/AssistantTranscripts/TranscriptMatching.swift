@@ -28,6 +28,9 @@ struct TranscriptBindings: Sendable {
         guard expected.contains("<"), let regex = Self.placeholder else { return expected == actual }
         let matches = regex.matches(in: expected, range: NSRange(expected.startIndex..., in: expected))
         guard !matches.isEmpty else { return expected == actual }
+        // Every name already bound (a replay's `<key>`, an ID seen before): the text is fixed,
+        // compared without building a pattern.
+        if let fixed = substituted(expected, matches) { return fixed == actual }
         var pattern = "^"
         var fresh: [String] = []
         var cursor = expected.startIndex
@@ -145,6 +148,21 @@ struct TranscriptBindings: Sendable {
         var trial = self
         if trial.match(target, actualTarget) { self = trial }
         if case .json(let pattern) = body, let json { pattern.bindWhatMatches(json, &self) }
+    }
+
+    /// `expected` with its placeholders (`matches`) replaced by their values in one pass; nil
+    /// when one is not bound yet.
+    private func substituted(_ expected: String, _ matches: [NSTextCheckingResult]) -> String? {
+        var fixed = ""
+        var end = expected.startIndex
+        for match in matches {
+            guard let whole = Range(match.range, in: expected), let name = Range(match.range(at: 1), in: expected),
+                let bound = values[String(expected[name])]
+            else { return nil }
+            fixed += expected[end..<whole.lowerBound] + bound
+            end = whole.upperBound
+        }
+        return fixed + expected[end...]
     }
 
     /// `text` with bound placeholders replaced by their values.
