@@ -9,8 +9,9 @@ import Foundation
 /// that ended and says it was cut short, instead of nothing.
 ///
 /// The handler only writes the signal's number to a pipe (all a handler may safely do); a
-/// thread of its own reads it, finishes the recording and exits with 128 + the signal's
-/// number, as the signal would have.
+/// thread of its own reads it, finishes the recording, gives a terminal back the modes it had
+/// before the line editor made it raw, and exits with 128 + the signal's number, as the
+/// signal would have.
 package enum RecordingSignals {
     /// The write end of the pipe, set before any handler is installed.
     nonisolated(unsafe) private static var pipeEnd: Int32 = -1
@@ -25,6 +26,10 @@ package enum RecordingSignals {
         guard pipe(&ends) == 0 else { return }
         pipeEnd = ends[1]
         let readEnd = ends[0]
+        // The terminal's modes before the line editor takes it raw, given back on the way out.
+        var modes = termios()
+        let terminal = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &modes) == 0
+        let saved = modes
         Thread.detachNewThread {
             var number: UInt8 = 0
             while read(readEnd, &number, 1) < 0, errno == EINTR {}
@@ -33,6 +38,10 @@ package enum RecordingSignals {
                 try recorder.finish(cutShort: name(of: signal))
             } catch {
                 failed("\(error)")
+            }
+            if terminal {
+                var restored = saved
+                _ = tcsetattr(STDIN_FILENO, TCSANOW, &restored)
             }
             exit(128 + signal)
         }

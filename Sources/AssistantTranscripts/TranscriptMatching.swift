@@ -366,7 +366,9 @@ extension Transcript {
         for segment in segments {
             if case .input(let line) = segment.step { texts.append(line) }
             for exchange in segment.exchanges {
-                texts += [exchange.target, exchange.body] + exchange.headers.map(\.value)
+                texts +=
+                    [exchange.target, exchange.body] + exchange.headers.map(\.value)
+                    + exchange.requestHeaders.map(\.value)
                 if case .response(_, _, let body) = exchange.outcome { texts.append(body) }
             }
             texts += segment.output

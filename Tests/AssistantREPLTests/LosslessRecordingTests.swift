@@ -80,10 +80,10 @@ import Testing
         }
     }
 
-    /// A real SIGTERM to a recording process: the child records two steps and waits for a
-    /// third line; the signal ends it with 143 and a file that holds both steps, cut short,
-    /// and replays green.
-    @Test(arguments: [SIGTERM, SIGHUP])
+    /// A real SIGTERM, SIGHUP or (piped) SIGINT to a recording process: the child records two
+    /// steps and waits for a third line; the signal ends it with 128 + its number and a file
+    /// that holds both steps, cut short, and replays green.
+    @Test(arguments: [SIGTERM, SIGHUP, SIGINT])
     func aSignalledRecordingLeavesACompleteFile(signal: Int32) async throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -108,7 +108,9 @@ import Testing
             let path = ProcessInfo.processInfo.environment["RECORD_FILE"]
         else { return }
         let (repl, recorder) = try await DemoREPL.recording(into: path)
-        RecordingSignals.install([SIGTERM, SIGHUP], finishing: recorder) { ChildProcess.report("failed: \($0)") }
+        RecordingSignals.install([SIGTERM, SIGHUP, SIGINT], finishing: recorder) {
+            ChildProcess.report("failed: \($0)")
+        }
         let reader = HookedReader(lines: [":product KIT-1001", ":open"]) { prompt in
             guard prompt == 3 else { return }
             ChildProcess.report("waiting")
