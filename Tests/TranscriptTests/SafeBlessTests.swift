@@ -12,7 +12,7 @@ import Testing
     ).path
 
     /// A copy of the hand-written transcript with `edit` made, removed at the end of the test.
-    private struct Copy {
+    struct Copy {
         let path = NSTemporaryDirectory() + "bless-\(UUID().uuidString).transcript"
 
         init(_ edit: (String) -> String) throws {
@@ -122,5 +122,21 @@ import Testing
         let printed = output.withLock { $0 }
         #expect(printed.contains("Accept this change? [y/N]"))
         #expect(printed.contains { $0.contains("no change accepted: unchanged") })
+    }
+}
+
+extension SafeBlessTests {
+    /// `y` at each prompt takes every hunk: the file is blessed and passes.
+    @Test func interactiveBlessWithYesAnswersBlesses() async throws {
+        let copy = try Copy {
+            $0.replacingOccurrences(of: "  assistant › Есть, 12 видов.\n", with: "  assistant › Нет.\n")
+        }
+        defer { copy.remove() }
+        let code = await TranscriptRunner.main(
+            ["--bless=interactive", copy.path], standardOutput: { _ in }, standardError: { _ in },
+            standardInput: { "y" })
+        #expect(code == 0)
+        #expect(copy.text.contains("  assistant › Есть, 12 видов.\n"))
+        #expect(await TranscriptRunner.check(file: copy.path, display: "copy", bless: false).status == .passed)
     }
 }
