@@ -50,16 +50,23 @@ let package = Package(
         // Fixed-argument wrappers around libedit's variadic calls, which Swift cannot call.
         .target(name: "CLibeditShim", dependencies: ["CLibedit"]),
         // The REPL core: screens, chat presenter, carousel, commands; reads lines via a protocol.
+        // Production code: it runs on the engine's own virtual clock, never on the test library.
         .target(
             name: "AssistantREPL",
-            dependencies: [
-                "ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTesting", "DemoStore", "CLibeditShim",
-            ],
+            dependencies: ["ShoppingAssistant", "ShoppingAssistantCurl", "DemoStore", "CLibeditShim"],
+            swiftSettings: swiftSettings
+        ),
+        // Transcripts: the format, matching, diff, recorder, replayer and runner, on the hooks
+        // the REPL exposes (wrap the transport, observe the output, drive the steps and the clock).
+        // Not a product: the `assistant` executable is how anyone outside runs it.
+        .target(
+            name: "AssistantTranscripts",
+            dependencies: ["AssistantREPL", "ShoppingAssistant"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "assistant",
-            dependencies: ["AssistantREPL", "ShoppingAssistantTesting"],
+            dependencies: ["AssistantREPL", "AssistantTranscripts", "ShoppingAssistant"],
             swiftSettings: swiftSettings
         ),
         // Benchmarks that print ratios measured side by side: `swift run -c release assistant-bench`.
@@ -67,13 +74,14 @@ let package = Package(
             name: "assistant-bench",
             dependencies: [
                 "ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTesting", "DemoStore", "AssistantREPL",
+                "AssistantTranscripts",
             ],
             swiftSettings: swiftSettings
         ),
         // libFuzzer target over the wire decoders and the transcript parser (see fuzz/README.md).
         .executableTarget(
             name: "WireFuzzer",
-            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "AssistantREPL"],
+            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "AssistantTranscripts"],
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         ),
         // glibc's count of the bytes in use on the heap, for the soak's memory curve.
@@ -92,13 +100,15 @@ let package = Package(
         ),
         .testTarget(
             name: "AssistantREPLTests",
-            dependencies: ["AssistantREPL", "ShoppingAssistant", "ShoppingAssistantTesting", "DemoStore"],
+            dependencies: [
+                "AssistantREPL", "AssistantTranscripts", "ShoppingAssistant", "ShoppingAssistantTesting", "DemoStore",
+            ],
             swiftSettings: swiftSettings
         ),
         // One test case per file in transcripts/.
         .testTarget(
             name: "TranscriptTests",
-            dependencies: ["AssistantREPL"],
+            dependencies: ["AssistantTranscripts", "AssistantREPL", "ShoppingAssistant"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -296,7 +296,7 @@ extension REPLCommandTable {
             "wait", "DURATION", "let time pass (10s, 1.5s, 250ms): timers and slow replies; Ctrl-C stops it",
             group: .inspection, example: ":wait 2s", related: ["state", "log"]
         ) { session, argument in
-            guard let duration = TranscriptFormat.parseDuration(argument) else { return .usage() }
+            guard let duration = DurationText.parse(argument) else { return .usage() }
             await session.wait(duration)
             return .done
         },

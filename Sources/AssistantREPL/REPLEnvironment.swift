@@ -2,12 +2,17 @@ import DemoStore
 import Foundation
 import ShoppingAssistant
 import ShoppingAssistantCurl
-import ShoppingAssistantTesting
 
 /// Everything a REPL session runs on — engine, transport, clock, identity store, ID source
 /// and the session itself — built in one place from a few policy decisions. The `assistant`
 /// executable and the transcript replayer both build their sessions here, so a transcript
 /// replays against exactly the wiring it was recorded with.
+///
+/// What a tool around the REPL (a recording, a replay) needs, it gets through three hooks and
+/// no knowledge of the REPL's insides: it wraps the transport (`Policy.wrapTransport`), observes
+/// the output (`REPLOutput.setObserver`), and drives the steps and the clock
+/// (`REPLSession.stepper`, `time`), or hears of each step of the read loop
+/// (`REPLStepObserver`).
 package struct REPLEnvironment: Sendable {
     /// Who answers the engine's requests.
     package enum Backend: Sendable {
@@ -54,14 +59,15 @@ package struct REPLEnvironment: Sendable {
         package var identity: Identity
         package var ids: IDs
         package var settings: REPLSettings
-        /// Records the session as a transcript with this summary line.
-        package var recordingSummary: String?
+        /// Puts a transport of the caller's in front of the backend (a recording's); it sees
+        /// every request the engine sends and every answer or fault it gets.
+        package var wrapTransport: TransportWrapper?
         /// A replay: `:fault` only prints, the transcript's answers carry the fault.
         package var replaying = false
 
         package init(
             configuration: AssistantEngineConfiguration, backend: Backend, time: Time, identity: Identity, ids: IDs,
-            settings: REPLSettings, recordingSummary: String? = nil, replaying: Bool = false
+            settings: REPLSettings, wrapTransport: TransportWrapper? = nil, replaying: Bool = false
         ) {
             self.configuration = configuration
             self.backend = backend
@@ -69,8 +75,17 @@ package struct REPLEnvironment: Sendable {
             self.identity = identity
             self.ids = ids
             self.settings = settings
-            self.recordingSummary = recordingSummary
+            self.wrapTransport = wrapTransport
             self.replaying = replaying
+        }
+    }
+
+    /// A transport put in front of another (`Policy.wrapTransport`).
+    package struct TransportWrapper: Sendable {
+        package let wrap: @Sendable (any HTTPTransport) -> any HTTPTransport
+
+        package init(_ wrap: @escaping @Sendable (any HTTPTransport) -> any HTTPTransport) {
+            self.wrap = wrap
         }
     }
 
@@ -79,14 +94,12 @@ package struct REPLEnvironment: Sendable {
     package let engine: AssistantEngine
     /// The demo store when the backend is the demo store.
     package let demoStore: DemoStore?
-    /// What the engine sends through: the backend, wrapped by the recorder when recording.
+    /// What the engine sends through: the backend, wrapped as the policy asks.
     package let transport: any HTTPTransport
     package let clock: any Clock<Duration>
     /// Virtual time, when the clock is virtual.
     package let time: VirtualTime?
     package let identityStore: any IdentityStore
-    /// The recording, when the policy asks for one; it already observes the output.
-    package let recorder: TranscriptRecorder?
     /// The REPL core, with the engine's builder, handler and listeners registered.
     package let session: REPLSession
 
@@ -109,7 +122,8 @@ package struct REPLEnvironment: Sendable {
         case .demoStore:
             let store = DemoStore(clock: clock, activity: time?.activity)
             demoStore = store
-            backend = store
+            // On virtual time its answers wait their turn, one at a time (`HeldRequests`).
+            backend = time.map { HeldTransport(inner: store, requests: $0.requests) } ?? store
         case .services:
             demoStore = nil
             backend = CurlTransport()
@@ -121,25 +135,13 @@ package struct REPLEnvironment: Sendable {
         case .memory(let uid): identityStore = InMemoryIdentityStore(uid: uid)
         case .file(let url): identityStore = FileIdentityStore(fileURL: url)
         }
-        recorder = policy.recordingSummary.map { [identityStore, clock, time] summary in
-            var settings = Transcript.Settings()
-            settings.width = policy.settings.width
-            settings.uid = identityStore.loadUid()
-            settings.section = policy.configuration.section
-            settings.entrySelector = policy.settings.entrySelector
-            settings.assistantSelector = policy.settings.assistantSelector
-            settings.logLevel = policy.configuration.logLevel
-            return TranscriptRecorder(
-                settings: settings, configuration: policy.configuration, summary: summary, clock: clock,
-                clockIsVirtual: time != nil)
-        }
-        transport = recorder?.recording(backend) ?? backend
+        transport = policy.wrapTransport?.wrap(backend) ?? backend
         let uuid: @Sendable () -> UUID
         switch policy.ids {
         case .random:
             uuid = { UUID() }
         case .sequential:
-            let generator = SequentialUUIDGenerator()
+            let generator = SequentialUUIDs()
             uuid = { generator.next() }
         }
         // The logger prints from the start, fitted to the width: an identity store's warning
@@ -159,7 +161,6 @@ package struct REPLEnvironment: Sendable {
         session = await REPLSession(
             engine: engine, demoStore: demoStore, output: output, settings: policy.settings, clock: clock, time: time,
             stepClock: stepClock, replaying: policy.replaying, uuid: uuid)
-        if let recorder { output.setObserver { recorder.output($0) } }
     }
 }
 
@@ -200,27 +201,6 @@ extension REPLEnvironment.Policy {
             settings: REPLSettings(
                 width: width, terminalWidth: recording ? nil : terminalWidth, entrySelector: options.entrySelector,
                 assistantSelector: options.assistantSelector, interactive: interactive && !recording,
-                echoesInput: !interactive),
-            recordingSummary: recording
-                ? "A session recorded \(demo ? "on the demo store" : "against live services")." : nil)
-    }
-
-    /// A transcript's replay: its answers through `transport`, on virtual time, starting with
-    /// the transcript's `%uid`, with sequential IDs, as a piped session.
-    package static func replay(
-        _ transcript: Transcript, configuration: AssistantEngineConfiguration, transport: any HTTPTransport,
-        time: VirtualTime
-    ) -> Self {
-        let settings = transcript.settings
-        return Self(
-            configuration: configuration,
-            backend: .transport(transport),
-            time: .virtual(time),
-            identity: .memory(uid: settings.uid),
-            ids: .sequential,
-            settings: REPLSettings(
-                width: settings.width, entrySelector: settings.entrySelector,
-                assistantSelector: settings.assistantSelector, interactive: false),
-            replaying: true)
+                echoesInput: !interactive))
     }
 }

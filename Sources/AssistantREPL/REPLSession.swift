@@ -2,15 +2,20 @@ import DemoStore
 import Foundation
 import ShoppingAssistant
 
-/// The REPL core around one engine: the chat screen (presenter and product block builder)
-/// beside the host app (`REPLHost`), the impression timers (`ImpressionTicker`) and the
-/// commands (`REPLCommandTable`). It reads lines through a `LineReader`, so it runs the same
-/// on a terminal, in a pipe and under a script. `REPLEnvironment` builds it.
+/// The REPL core around one engine: what each command acts on — the engine, the chat screen
+/// (presenter and carousel) and the host app (`REPLHost`) — and `handle(_:)`, which runs one
+/// line through the command table (`REPLCommandTable`). The parts are built and connected to
+/// the engine by `REPLWiring`; lines are read by `REPLReadLoop` and each runs to the end of its
+/// step, on the session's time, through `REPLStepper`. `REPLEnvironment` builds it.
+///
+/// A command is a row of the command table calling a method of this actor; commands of a group
+/// of their own live in an extension in a file of their own.
 package actor REPLSession {
-    private let engine: AssistantEngine
+    /// The engine the commands call. Internal, for the command extensions in other files.
+    let engine: AssistantEngine
     private let demoStore: DemoStore?
     nonisolated let output: REPLOutput
-    private let settings: REPLSettings
+    let settings: REPLSettings
     private let clock: any Clock<Duration>
     private let time: VirtualTime?
     private let replaying: Bool
@@ -39,131 +44,35 @@ package actor REPLSession {
         self.time = time
         self.replaying = replaying
         self.stepClock = stepClock
-        let activity = time?.activity
-        self.activity = activity
-        let carousel = CarouselState(width: settings.width, terminalWidth: settings.terminalWidth, style: output.style)
-        self.carousel = carousel
-        output.fitLines { carousel.width }
-        let ticker = ImpressionTicker(engine: engine, output: output, clock: stepClock ?? clock, activity: activity)
-        let widget = REPLWidget(
-            engine: engine, output: output, width: { carousel.width }, clock: stepClock ?? clock, activity: activity)
-        // The presenter reports its cards to the ticker and says whether it is on screen; a
-        // weak reference, because the presenter owns this callback.
-        let presented = Locked(WeakPresenter())
-        let presenter = ChatPresenter(
-            output: output, width: { carousel.width }, elapsed: stopwatch(on: stepClock ?? clock),
-            render: { block in
-                let rendering = await engine.renderProductBlock(block, layout: carousel.layout) as? CarouselRendering
-                guard let rendering else { return (["(products could not be shown)"], []) }
-                let visible = block.products.filter { rendering.visibleRefs.contains($0.ref) }
-                return (rendering.lines, visible)
-            },
-            onVisibleCardsChanged: { cards in
-                let isPresented = presented.withLock { $0.presenter }?.isPresented ?? false
-                await ticker.visibleCardsChanged(cards, chatPresented: isPresented)
-                await widget.chatPresented(isPresented)
-            })
-        presented.withLock { $0.presenter = presenter }
-        self.presenter = presenter
-        let host = REPLHost(
-            engine: engine, output: output, presenter: presenter, ticker: ticker, widget: widget, settings: settings,
-            activity: activity)
-        self.host = host
-        shop = REPLShop(
-            engine: engine, output: output, host: host, widget: widget,
-            catalogue: demoStore != nil || replaying ? .demo : .live, newID: uuid,
-            chatProducts: { presenter.snapshot?.messages.flatMap { $0.productBlock?.products ?? [] } ?? [] })
-        engine.logger.setListener { level, message in output.log(level, message) }
-        await engine.setAssistantProductBlockBuilder(carousel.builder)
-        await engine.setAssistantActionHandler(
-            HostActionHandler(output: output) { [weak host] page in await host?.navigated(to: page) })
-        await engine.setPresentationLockListener { locks in output.line(.dim, "(presentation lock: \(locks))") }
-        await engine.setInAppCampaignHandler { campaign in
-            output.line(.dim, "(in-app campaign shown: \(TerminalSanitizer.sanitize(campaign.campaignId)))")
-        }
+        activity = time?.activity
+        let wiring = await REPLWiring(
+            engine: engine, output: output, settings: settings, clock: stepClock ?? clock, activity: time?.activity,
+            demoCatalogue: demoStore != nil || replaying, uuid: uuid)
+        carousel = wiring.carousel
+        presenter = wiring.presenter
+        host = wiring.host
+        shop = wiring.shop
     }
 
-    /// Runs until `:quit` or the end of input.
-    package func run(reader: any LineReader, recorder: TranscriptRecorder? = nil) async {
-        output.line(.bold, "Shopping assistant REPL — \(demoStore != nil ? "built-in demo store" : "live services")")
-        let start = demoStore != nil ? ":product KIT-1001 or :home" : ":home or :product SKU (a SKU of your shop)"
-        output.line(.dim, "Type :help for commands. Start with \(start).")
-        while true {
-            let event = await reader.nextEvent(prompt: await prompt())
-            switch event {
-            case .endOfInput:
-                output.aside(.dim, "bye")
-                await engine.flushTracking()
-                return
-            case .interrupt:
-                continue  // a pending reply keeps going (O8)
-            case .line(let raw):
-                let line = raw.trimmingCharacters(in: .whitespaces)
-                if line.isEmpty { continue }
-                recorder?.beginInput(line)
-                if settings.echoesInput { output.echo("> " + TerminalSanitizer.sanitize(line)) }
-                stepClock?.start()
-                let keepGoing = await runCommand(line, reader: reader)
-                stepClock?.stop()
-                if !keepGoing {
-                    await engine.flushTracking()
-                    return
-                }
-            }
-        }
+    /// Runs one step at a time on this session's time: for a driver of its own (a replay).
+    nonisolated package var stepper: REPLStepper {
+        REPLStepper(
+            session: self, engine: engine, time: time, stepClock: stepClock,
+            waitsForEachCommand: !settings.interactive)
     }
 
-    /// Runs a line. In a terminal session on real time, Ctrl-C stops whatever the line waits
-    /// for and returns to the prompt at once: the command's task is cancelled (a `:wait` ends, a
-    /// preparation it started reports `cancelled`), a message already sent is not (O8). Piped,
-    /// recorded and virtual-time sessions run every line to its end, as before.
-    private func runCommand(_ line: String, reader: any LineReader) async -> Bool {
-        guard settings.interactive, time == nil else { return await handleOnTime(line) }
-        let command = Task { await self.handleOnTime(line) }
-        let interrupts = Task { await reader.nextInterrupt() }
-        let keepGoing: Bool? = await withCheckedContinuation { continuation in
-            let answered = Locked(false)
-            let answer: @Sendable (Bool?) -> Void = { value in
-                let first = answered.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-                if first { continuation.resume(returning: value) }
-            }
-            Task { answer(await command.value) }
-            Task { if await interrupts.value { answer(nil) } }
-        }
-        // The wait for Ctrl-C must be over before the next read takes the terminal back.
-        interrupts.cancel()
-        _ = await interrupts.value
-        if let keepGoing { return keepGoing }
-        command.cancel()
-        output.line(.warning, "(interrupted)")
-        return true
+    /// Reads lines from `reader` and runs each to the end of its step, until `:quit` or the end
+    /// of input; `observer` hears of each step.
+    package func run(reader: any LineReader, observer: (any REPLStepObserver)? = nil) async {
+        let loop = REPLReadLoop(
+            session: self, stepper: stepper, engine: engine, output: output, settings: settings,
+            onDemoStore: demoStore != nil, interruptible: settings.interactive && time == nil)
+        await loop.run(reader: reader, observer: observer)
     }
 
     /// The terminal was resized: the chat follows it unless a width was set (PR3).
     package func terminalResized(_ resize: TerminalResize) async {
         if carousel.terminalResized(resize) { await presenter.redrawAfterResize() }
-    }
-
-    /// Handles a line; on virtual time, time moves while the command waits on the clock. On
-    /// real time, a session that waits for each command also waits for the lifecycle events
-    /// and tracking URLs the command queued, as virtual time waits until nothing can run: the
-    /// requests a command causes belong to it, and a recording replays.
-    private func handleOnTime(_ line: String) async -> Bool {
-        guard let time else {
-            let keepGoing = await handle(line)
-            if !settings.interactive { await engine.flushTracking() }
-            return keepGoing
-        }
-        let keepGoing = Locked(true)
-        let finished = await time.run {
-            let result = await self.handle(line)
-            keepGoing.withLock { $0 = result }
-        }
-        if !finished { output.line(.error, "(the command waits for something that never happens)") }
-        return keepGoing.withLock { $0 }
     }
 
     /// The prompt shows the screen, the entry button and whether the chat is open.
@@ -408,7 +317,7 @@ package actor REPLSession {
     /// Lets `duration` pass; Ctrl-C (a cancelled task) ends it early, and then it says nothing.
     func wait(_ duration: Duration) async {
         do { try await clock.sleep(for: duration) } catch { return }
-        output.line(.dim, "(\(TranscriptFormat.format(duration)) later)")
+        output.line(.dim, "(\(DurationText.format(duration)) later)")
     }
 
     nonisolated func armFault(_ argument: String) {
@@ -441,9 +350,5 @@ package actor REPLSession {
         }
         demoStore?.clearFaults()
         output.line(.dim, "(faults cleared)")
-    }
-
-    private struct WeakPresenter: Sendable {
-        weak var presenter: ChatPresenter?
     }
 }

@@ -24,16 +24,9 @@ public final class ManualClock: Clock, Sendable {
         public var description: String { "t+\(offset)" }
     }
 
-    private struct State: WaitingState {
-        var now = Instant(offset: .zero)
-        /// Sleepers, each with its deadline; `false` wakes a cancelled one.
-        var waiters = Waiters<Bool, Instant>()
-    }
-
-    private let state = Locked(State())
-    private let sleeperWaiters = Waitlist()
-    /// Told when a task parks on this clock and when it is woken, for replay quiescence.
-    private let activity: ActivityMonitor?
+    /// The clock itself: the engine package's virtual clock, which the REPL's virtual time
+    /// runs on too.
+    private let core: VirtualClock
 
     /// A clock at `t+0` with no sleepers; time moves only when the test advances it.
     public convenience init() { self.init(activity: nil) }
@@ -41,60 +34,42 @@ public final class ManualClock: Clock, Sendable {
     /// The same, telling `activity` when a task parks on the clock and when it is woken, so
     /// that a replay on virtual time can tell when nothing can run.
     package init(activity: ActivityMonitor?) {
-        self.activity = activity
+        core = VirtualClock(activity: activity)
     }
 
     /// The current virtual time; changes only through `advance(by:)`, `advance(to:)` and
     /// `advanceToNextDeadline()`.
-    public var now: Instant { state.withLock { $0.now } }
+    public var now: Instant { Instant(offset: core.now.offset) }
     /// One nanosecond: deadlines are kept exactly.
-    public var minimumResolution: Duration { .nanoseconds(1) }
+    public var minimumResolution: Duration { core.minimumResolution }
 
     /// How many tasks are sleeping on this clock right now.
-    public var sleeperCount: Int { state.withLock { $0.waiters.count } }
+    public var sleeperCount: Int { core.sleeperCount }
 
     /// The deadlines of the current sleepers, earliest first.
-    public var pendingDeadlines: [Instant] { state.withLock { $0.waiters.tags.sorted() } }
+    public var pendingDeadlines: [Instant] { core.pendingDeadlines.map { Instant(offset: $0.offset) } }
 
     /// Suspends until the test advances the clock to `deadline`; returns at once when it has
     /// passed. Throws `CancellationError` when the sleeping task is cancelled, as `ContinuousClock`
     /// does, so timeouts cancelled by the engine never fire. `tolerance` is ignored.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        let woken = await state.wait(cancelled: false, activity: activity, parked: { self.sleeperWaiters.recheck() }) {
-            deadline <= $0.now ? .proceed(true) : .park(deadline)
-        }
-        if !woken { throw CancellationError() }
+        try await core.sleep(until: VirtualClock.Instant(offset: deadline.offset))
     }
 
     /// Moves time forward, waking every sleeper whose deadline has passed, earliest first.
     public func advance(by duration: Duration) {
-        let target = state.withLock { $0.now.advanced(by: duration) }
-        advance(to: target)
+        core.advance(by: duration)
     }
 
     /// Moves time to `target` (never backwards), waking sleepers in deadline order.
     public func advance(to target: Instant) {
-        while true {
-            let next = state.withLock { state -> Waiters<Bool, Instant>.Waiter? in
-                guard let sleeper = state.waiters.takeFirst(by: <, where: { $0 <= target }) else {
-                    if state.now < target { state.now = target }
-                    return nil
-                }
-                if state.now < sleeper.tag { state.now = sleeper.tag }
-                return sleeper
-            }
-            guard let next else { return }
-            activity?.begin()
-            next.resume(returning: true)
-        }
+        core.advance(to: VirtualClock.Instant(offset: target.offset))
     }
 
     /// Moves time to the earliest sleeper's deadline and wakes it; returns false if nobody sleeps.
     @discardableResult
     public func advanceToNextDeadline() -> Bool {
-        guard let deadline = pendingDeadlines.first else { return false }
-        advance(to: deadline)
-        return true
+        core.advanceToNextDeadline()
     }
 
     /// Suspends until at least `count` tasks are sleeping on this clock. Returns `false`
@@ -102,6 +77,6 @@ public final class ManualClock: Clock, Sendable {
     /// deadline fails the test rather than hanging it.
     @discardableResult
     public func waitForSleepers(_ count: Int = 1) async -> Bool {
-        await sleeperWaiters.wait { [state] in state.withLock { $0.waiters.count >= count } }
+        await core.waitForSleepers(count)
     }
 }

@@ -4,7 +4,7 @@ import ShoppingAssistant
 /// Deterministic UUIDs: 00000000-0000-4000-8000-000000000001, … for tests, transcript replay
 /// and demo-store sessions, whose output must be the same on every run.
 public final class SequentialUUIDGenerator: Sendable {
-    private let counter = Locked<UInt64>(0)
+    private let sequence = SequentialUUIDs()
 
     /// Starts at `…000000000001`; one generator per engine keeps thread and message IDs stable
     /// between runs.
@@ -12,10 +12,6 @@ public final class SequentialUUIDGenerator: Sendable {
 
     /// The next UUID in sequence; pass `generator.next` as the engine's `uuid`. Thread-safe.
     public func next() -> UUID {
-        let value = counter.withLock { value -> UInt64 in
-            value += 1
-            return value
-        }
-        return UUID(uuidString: String(format: "00000000-0000-4000-8000-%012llx", value)) ?? UUID()
+        sequence.next()
     }
 }

@@ -1,4 +1,4 @@
-import AssistantREPL
+import AssistantTranscripts
 import Foundation
 import ShoppingAssistant
 import ShoppingAssistantTesting

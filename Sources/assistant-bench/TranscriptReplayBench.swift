@@ -1,4 +1,5 @@
 import AssistantREPL
+import AssistantTranscripts
 import Foundation
 
 /// Figure 6: how fast the transcript corpus replays. Every file in `transcripts/` is replayed

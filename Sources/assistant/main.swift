@@ -1,4 +1,5 @@
 import AssistantREPL
+import AssistantTranscripts
 import Foundation
 import ShoppingAssistant
 
@@ -69,10 +70,28 @@ let output = REPLOutput(style: TerminalStyle.detect(noColorFlag: options.noColor
     (lines: [String]) in
     if interactive { reader.printAsync(lines.joined(separator: "\n")) } else { for line in lines { print(line) } }
 }
-let repl = await REPLEnvironment(
-    policy: .commandLine(
-        options, interactive: interactive, width: width, terminalWidth: terminalWidth, stateDirectory: stateDirectory),
-    output: output)
+// A recording's file is created before anything else happens: one that exists is refused
+// (unless --force), one that cannot be written is said at once, in one line.
+var recordFile: RecordingFile?
+if let path = options.recordPath {
+    do {
+        recordFile = try RecordingFile.create(path, replacing: options.force)
+    } catch {
+        FileHandle.standardError.write(Data("assistant: \(error)\n".utf8))
+        exit(2)
+    }
+}
+let policy = REPLEnvironment.Policy.commandLine(
+    options, interactive: interactive, width: width, terminalWidth: terminalWidth, stateDirectory: stateDirectory)
+let repl: REPLEnvironment
+let recorder: TranscriptRecorder?
+if options.recordPath != nil {
+    (repl, recorder) = await TranscriptRecorder.recordedEnvironment(
+        policy: policy, output: output, summary: TranscriptRecorder.summary(onDemoStore: options.usesDemoStore),
+        file: recordFile)
+} else {
+    (repl, recorder) = (await REPLEnvironment(policy: policy, output: output), nil)
+}
 // The chat follows the terminal's width unless --width or :width fixed it (until :width auto);
 // a recording follows none, as its transcript knows only its %width.
 if options.recordPath == nil {
@@ -80,13 +99,21 @@ if options.recordPath == nil {
     reader.setResizeHandler { resize in Task { await session.terminalResized(resize) } }
 }
 
-await repl.session.run(reader: reader, recorder: repl.recorder)
-if let recorder = repl.recorder, let path = options.recordPath {
+// A signal ends a recorded session with the steps that ended written out. In a terminal,
+// Ctrl-C belongs to the line editor (it ends a wait), so SIGINT is left to it.
+if let recorder {
+    RecordingSignals.install(interactive ? [SIGTERM, SIGHUP] : [SIGTERM, SIGHUP, SIGINT], finishing: recorder) {
+        FileHandle.standardError.write(Data("assistant: \($0)\n".utf8))
+    }
+}
+
+await repl.session.run(reader: reader, observer: recorder)
+if let recorder, let path = options.recordPath {
     do {
-        try recorder.write(to: path)
+        try recorder.finish()
         print("transcript written to \(path)")
     } catch {
-        FileHandle.standardError.write(Data("assistant: cannot write \(path): \(error)\n".utf8))
+        FileHandle.standardError.write(Data("assistant: \(error)\n".utf8))
         exit(1)
     }
 }

@@ -115,7 +115,7 @@ func chatScreen(width: Int) -> (ChatPresenter, REPLOutput) {
         init(width: Int) async {
             let time = VirtualTime()
             let store = DemoStore(clock: time.clock, activity: time.activity)
-            let uuids = SequentialUUIDGenerator()
+            let uuids = SequentialUUIDs()
             let engine = AssistantEngine(
                 configuration: AssistantEngineConfiguration(apiKey: "demo-key", section: "demo"), transport: store,
                 clock: time.clock, identityStore: InMemoryIdentityStore(), uuid: { uuids.next() },

@@ -53,7 +53,10 @@ import Testing
               --log-level <level>     Engine log level: debug, info, error or none. Errors
                                       print as [error], info and debug as notes.
                                       (default: error)
-              --record <file>         Record the session into a new transcript file.
+              --record <file>         Record the session into a new transcript file, written
+                                      step by step; an existing file is refused. A session
+                                      ended by a signal keeps every step that ended.
+              --force                 Let --record replace a file that exists.
               --state-dir <dir>       Directory for the line history and, against live
                                       services, the identity; created if missing. Without it
                                       $XDG_STATE_HOME/shopping-assistant or

@@ -1,3 +1,4 @@
+import AssistantTranscripts
 import DemoStore
 import Foundation
 import ShoppingAssistant
@@ -9,6 +10,8 @@ import Testing
 /// on virtual time: each line runs until nothing can run, and returns what it printed.
 struct DemoREPL {
     let environment: REPLEnvironment
+    /// The recording, when made with `recording: true`; it observes the output already.
+    let recorder: TranscriptRecorder?
     private let printed: Locked<[String]>
     /// With `liveServices`, the demo store the session takes for live services.
     let liveStore: DemoStore?
@@ -26,8 +29,13 @@ struct DemoREPL {
         self.printed = printed
         var policy = REPLEnvironment.Policy.commandLine(options, interactive: false, width: width, stateDirectory: nil)
         liveStore = liveServices ? policy.liveDemoStore() : nil
-        environment = await REPLEnvironment(
-            policy: policy, output: REPLOutput { line in printed.withLock { $0.append(line) } })
+        let output = REPLOutput { line in printed.withLock { $0.append(line) } }
+        if recording {
+            (environment, recorder) = await TranscriptRecorder.recordedEnvironment(
+                policy: policy, output: output, summary: TranscriptRecorder.summary(onDemoStore: true))
+        } else {
+            (environment, recorder) = (await REPLEnvironment(policy: policy, output: output), nil)
+        }
         _ = try #require(environment.time, "a piped demo session runs on virtual time", sourceLocation: sourceLocation)
     }
 

@@ -5,6 +5,7 @@ import ShoppingAssistantTesting
 import Testing
 
 @testable import AssistantREPL
+@testable import AssistantTranscripts
 
 /// A session recorded against live services — both played by a loopback server, reached with
 /// the real `CurlTransport` on real time, wired as `assistant --gravity-url … --record`
@@ -54,6 +55,8 @@ import Testing
         #expect(printed.contains("rate limited — try again in 30 s (rate_limited)"), "the retry was held back")
         let text = TranscriptFormat.render(transcript)
         #expect(!text.contains("live-secret-key"))
+        #expect(visit.requestHeaders.contains(Transcript.Header("Authorization", "Bearer <key>")), "the key never")
+        #expect(visit.requestHeaders.contains(Transcript.Header("User-Agent", "<user-agent>")))
         #expect(!text.contains("\u{1b}"))
 
         let reread = try TranscriptFormat.parse(text)
@@ -70,10 +73,15 @@ import Testing
     ) {
         let options = try CommandLineOptions.parse(arguments, environment: [:])
         let printed = Locked<[String]>([])
-        let environment = await REPLEnvironment(
-            policy: .commandLine(options, interactive: false, width: 160, stateDirectory: state),
-            output: REPLOutput { line in printed.withLock { $0.append(line) } })
-        await environment.session.run(reader: ScriptLineReader(lines: lines), recorder: environment.recorder)
-        return (environment.recorder?.transcript, printed.withLock { $0 })
+        let policy = REPLEnvironment.Policy.commandLine(options, interactive: false, width: 160, stateDirectory: state)
+        let output = REPLOutput { line in printed.withLock { $0.append(line) } }
+        guard options.recordPath != nil else {
+            await REPLEnvironment(policy: policy, output: output).session.run(reader: ScriptLineReader(lines: lines))
+            return (nil, printed.withLock { $0 })
+        }
+        let (environment, recorder) = await TranscriptRecorder.recordedEnvironment(
+            policy: policy, output: output, summary: TranscriptRecorder.summary(onDemoStore: false))
+        await environment.session.run(reader: ScriptLineReader(lines: lines), observer: recorder)
+        return (recorder.transcript, printed.withLock { $0 })
     }
 }

@@ -31,7 +31,7 @@ import Testing
         let lines = [":product KIT-1001", ":open", "подарок для мамы", ":state", ":retry", ":quit"]
 
         // A hang fails the test at the suite's time limit.
-        await environment.session.run(reader: ScriptLineReader(lines: lines), recorder: nil)
+        await environment.session.run(reader: ScriptLineReader(lines: lines))
 
         let output = printed.withLock { $0 }
         let failure = try #require(

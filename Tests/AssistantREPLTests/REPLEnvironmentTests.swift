@@ -3,6 +3,7 @@ import ShoppingAssistant
 import Testing
 
 @testable import AssistantREPL
+@testable import AssistantTranscripts
 
 @Suite(.timeLimit(.minutes(2))) struct REPLEnvironmentTests {
     private func options(_ arguments: [String] = []) throws -> CommandLineOptions {
@@ -21,7 +22,7 @@ import Testing
             #expect(policy.isOnVirtualTime)
             #expect(policy.ids == .sequential)
             #expect(policy.identity == .memory(uid: nil))
-            #expect(policy.recordingSummary == nil)
+            #expect(policy.wrapTransport == nil)
         }
         #expect(piped.settings == replay.settings)
         #expect(piped.configuration.section == replay.configuration.section)
@@ -60,19 +61,19 @@ import Testing
         let policy = REPLEnvironment.Policy.commandLine(
             try options(["--record", "x.transcript"]), interactive: true, width: 80, stateDirectory: nil)
         #expect(!policy.settings.interactive)
-        #expect(policy.recordingSummary == "A session recorded on the demo store.")
+        #expect(policy.wrapTransport == nil, "the recording wraps the transport, not the REPL's policy")
     }
 
     @Test func aPipedDemoSessionReplaysFromItsOwnRecording() async throws {
         // The executable's wiring records, the replayer's wiring replays: the same bytes and
         // requests come out, so the two build their sessions alike.
         let repl = try await DemoREPL(recording: true)
-        let recorder = try #require(repl.environment.recorder)
+        let recorder = try #require(repl.recorder)
         let lines = [
             ":product KIT-1001", ":open", "подарок", ":wait 2s", ":right", ":tap 4", ":user alice", ":open", ":state",
             ":log",
         ]
-        await repl.session.run(reader: ScriptLineReader(lines: lines), recorder: recorder)
+        await repl.session.run(reader: ScriptLineReader(lines: lines), observer: recorder)
         let recorded = try TranscriptFormat.parse(TranscriptFormat.render(recorder.transcript))
         #expect(recorded.segments.count == lines.count)
         let replay = await TranscriptReplayer.replay(recorded)

@@ -4,6 +4,7 @@ import ShoppingAssistantTesting
 import Testing
 
 @testable import AssistantREPL
+@testable import AssistantTranscripts
 
 /// A session recorded in a terminal replays: the file has no colour or escape bytes, each
 /// input once, and impressions where a replay has them — it is the recording a pipe makes.
@@ -15,11 +16,11 @@ import Testing
         options.recordPath = "unused.transcript"
         let printed = Locked<[String]>([])
         let policy = REPLEnvironment.Policy.commandLine(options, interactive: terminal, width: 80, stateDirectory: nil)
-        let environment = await REPLEnvironment(
+        let (environment, recorder) = await TranscriptRecorder.recordedEnvironment(
             policy: policy,
-            output: REPLOutput(style: terminal ? .colored : .plain) { line in printed.withLock { $0.append(line) } })
-        await environment.session.run(reader: ScriptLineReader(lines: Self.lines), recorder: environment.recorder)
-        let recorder = try #require(environment.recorder)
+            output: REPLOutput(style: terminal ? .colored : .plain) { line in printed.withLock { $0.append(line) } },
+            summary: TranscriptRecorder.summary(onDemoStore: true))
+        await environment.session.run(reader: ScriptLineReader(lines: Self.lines), observer: recorder)
         return (recorder.transcript, printed.withLock { $0 }, policy)
     }
 
@@ -51,7 +52,7 @@ import Testing
     }
 
     @Test func aStepClockRunsOnlyWhileStarted() async throws {
-        let base = ManualClock()
+        let base = VirtualClock()
         let clock = StepClock(base: base)
         #expect(clock.now.offset == .zero)
         base.advance(by: .seconds(5))
@@ -77,7 +78,7 @@ import Testing
     }
 
     @Test func aStoppedStepClockSleeperEndsWhenCancelled() async throws {
-        let clock = StepClock(base: ManualClock())
+        let clock = StepClock(base: VirtualClock())
         let sleeper = Task { try await clock.sleep(until: clock.now.advanced(by: .seconds(1)), tolerance: nil) }
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }

@@ -1,4 +1,5 @@
 import AssistantREPL
+import AssistantTranscripts
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct TranscriptFormatTests {

@@ -3,6 +3,7 @@ import ShoppingAssistant
 import Testing
 
 @testable import AssistantREPL
+@testable import AssistantTranscripts
 
 /// Partial bodies, placeholders and unpinned classes: what a hand-written transcript may
 /// leave out, and that strict stays the default.
@@ -85,10 +86,10 @@ import Testing
     /// A piped demo session's recording: product page, chat, a question, a tap.
     private func recording() async throws -> String {
         let repl = try await DemoREPL(recording: true)
-        let recorder = try #require(repl.environment.recorder)
+        let recorder = try #require(repl.recorder)
         await repl.session.run(
             reader: ScriptLineReader(lines: [":product KIT-1001", ":open", "подарок", ":tap 1", ":quit"]),
-            recorder: recorder)
+            observer: recorder)
         return TranscriptFormat.render(recorder.transcript)
     }
 
@@ -101,7 +102,8 @@ import Testing
         var lines: [String] = []
         var skipping = false
         for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if line.hasPrefix("→ ") { skipping = line.hasPrefix(prefix) }
+            let header = line.range(of: #"^→ [A-Za-z-]+: "#, options: .regularExpression) != nil
+            if line.hasPrefix("→ ") && !header { skipping = line.hasPrefix(prefix) }
             if !line.hasPrefix("→ ") && !line.hasPrefix("← ") { skipping = false }
             if !skipping { lines.append(line) }
         }

@@ -3,6 +3,7 @@ import ShoppingAssistant
 import Testing
 
 @testable import AssistantREPL
+@testable import AssistantTranscripts
 
 /// `assistant replay`: files and folders, shards, the summary, exit codes, JUnit XML, help.
 @Suite(.timeLimit(.minutes(2))) struct TranscriptRunnerTests {
@@ -18,9 +19,9 @@ import Testing
             root = NSTemporaryDirectory() + "runner-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: root + "/nested", withIntermediateDirectories: true)
             let repl = try await DemoREPL(recording: true)
-            let recorder = try #require(repl.environment.recorder)
+            let recorder = try #require(repl.recorder)
             await repl.session.run(
-                reader: ScriptLineReader(lines: [":product KIT-1001", ":open", ":quit"]), recorder: recorder)
+                reader: ScriptLineReader(lines: [":product KIT-1001", ":open", ":quit"]), observer: recorder)
             let text = TranscriptFormat.render(recorder.transcript)
             try text.write(toFile: root + "/a-pass.transcript", atomically: true, encoding: .utf8)
             try text.write(toFile: root + "/nested/c-pass.transcript", atomically: true, encoding: .utf8)
@@ -93,7 +94,10 @@ import Testing
         #expect(xml.hasPrefix(#"<?xml version="1.0" encoding="UTF-8"?>"#))
         #expect(xml.contains(#"<testsuite name="transcripts" tests="3" failures="1" errors="0""#))
         #expect(xml.components(separatedBy: "<testcase ").count == 4)
-        #expect(xml.contains(#"<failure message="--- \#(corpus.failing) (expected)" type="TranscriptMismatch">"#))
+        #expect(xml.contains(#"<failure message="\#(corpus.failing):"#))
+        #expect(
+            xml.contains(
+                #"not in the replay: &quot;  ┌─ Помощник &lt;магазина&gt; &amp; co&quot;" type="TranscriptMismatch">"#))
         #expect(xml.contains("Помощник &lt;магазина&gt; &amp; co"), "the diff, escaped")
         #expect(!xml.contains("<магазина>"))
         #expect(JUnitReport.escape("a\u{1}b\"'") == "a\\u{1}b&quot;&apos;")
@@ -103,7 +107,23 @@ import Testing
         let corpus = try await Corpus()
         defer { corpus.remove() }
         #expect(await run([]).code == 2)
-        #expect(await run(["--shard", "3/2", corpus.root]).errors.first?.contains("use K/N with 1 <= K <= N") == true)
+        #expect(
+            await run(["--shard", "3/2", corpus.root]).errors.first
+                == "assistant replay: The value '3/2' for --shard is out of range: K must be from 1 to 2, e.g. 1/2.\n"
+                + "Try 'assistant replay --help'.")
+        #expect(
+            await run(["--shard", "-1/3", corpus.root]).errors.first?.hasPrefix(
+                "assistant replay: The value '-1/3' for --shard is out of range: K must be from 1 to 3") == true)
+        #expect(await run(["--shard", "x", corpus.root]).errors.first?.contains("is invalid: use K/N") == true)
+        #expect(
+            await run(["--jobs", "0", corpus.root]).errors.first?.hasPrefix(
+                "assistant replay: The value '0' for --jobs is out of range: use a number from 1 to 1024.") == true)
+        #expect(await run(["--jobs", "-2", corpus.root]).errors.first?.contains("is out of range") == true)
+        #expect(await run(["--repeat", "0", corpus.root]).errors.first?.contains("is out of range") == true)
+        #expect(await run(["--repeat", "2", "--bless", corpus.root]).code == 2)
+        #expect(
+            await run(["--bless=all", corpus.root]).errors.first?.contains("use --bless or --bless=interactive") == true
+        )
         #expect(
             await run(["--frobnicate", corpus.root]).errors.first
                 == "assistant replay: Unknown option '--frobnicate'.\nTry 'assistant replay --help'.")
@@ -146,7 +166,8 @@ import Testing
             time, against its recorded exchanges; a file passes when the REPL prints what
             the file says and the engine sends what it says. Files replay in parallel.
 
-            USAGE: assistant replay [--bless] [--junit <file>] [--shard <k>/<n>] <path>...
+            USAGE: assistant replay [--bless[=interactive]] [--junit <file>]
+                                    [--shard <k>/<n>] [--jobs <n>] [--repeat <n>] <path>...
 
             ARGUMENTS:
               <path>                  A transcript file, or a folder searched for
@@ -155,7 +176,12 @@ import Testing
             OPTIONS:
               --bless                 Rewrite each file whose replay differs with what
                                       this run produced (inputs, answers and comments
-                                      stay), then replay it again. Read it with git diff.
+                                      stay), only when that replays green; else the file
+                                      is left as it was and the report says why. Read
+                                      the change with git diff.
+              --bless=interactive     The same, one file at a time, asking for each hunk
+                                      whether to take it (y/n; no answer or no terminal
+                                      rejects it).
               --junit <file>          Also write the results as JUnit XML, the diff of
                                       each failure in its <failure> element.
               --shard <k>/<n>         Replay only part k of n: the sorted files are dealt
@@ -163,6 +189,9 @@ import Testing
                                       file once.
               --jobs <n>              Replay at most n files at once (default: one per
                                       core).
+              --repeat <n>            Replay each file n times; a file fails when any
+                                      replay prints or sends anything differently from
+                                      the first, and the two versions are shown.
               -h, --help              Show help information.
 
             Prints one line per file (PASS, FAIL with its diff, or BLESS) and a summary

@@ -32,6 +32,8 @@ package struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
     package var logLevel = AssistantLogLevel.error
     /// Transcript file to record the session into (`--record`).
     package var recordPath: String?
+    /// Let `--record` replace a file that exists (`--force`).
+    package var force = false
     /// Directory for the history and the identity (`--state-dir`); `StateDirectory` checks it.
     package var stateDirectory: String?
     /// Print without colour (`--no-color`).
@@ -58,6 +60,7 @@ package struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
         if let width { parts.append("width: \(width)") }
         parts.append("logLevel: \(logLevel)")
         if let recordPath { parts.append("record: \(recordPath)") }
+        if force { parts.append("force") }
         if let stateDirectory { parts.append("stateDir: \(stateDirectory)") }
         if noColor { parts.append("noColor") }
         return "CommandLineOptions(" + parts.joined(separator: ", ") + ")"
@@ -133,9 +136,15 @@ package struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
         },
         OptionDeclaration(
             "record", value: "file",
-            help: "Record the session into a new transcript file."
+            help:
+                "Record the session into a new transcript file, written step by step; an existing file is "
+                + "refused. A session ended by a signal keeps every step that ended."
         ) { options, value in
             options.recordPath = value
+            return nil
+        },
+        OptionDeclaration("force", help: "Let --record replace a file that exists.") { options, _ in
+            options.force = true
             return nil
         },
         OptionDeclaration(

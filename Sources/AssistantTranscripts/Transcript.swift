@@ -13,12 +13,16 @@ import ShoppingAssistant
 /// %unpinned POST gravity /event
 /// > :product KIT-1001
 /// → POST gravity /visit {"ctx":{"type":"PRODUCT",…},…}
+/// → Authorization: Bearer <key>
+/// → Content-Type: application/json
+/// → User-Agent: <user-agent>
 /// ← 200 {"user":{"uid":"demo-u-1","ses":"demo-s-1"}}
 ///   (screen: product KIT-1001)
 /// %wait 10s
 /// ```
 ///
-/// `→` lines are requests (method, service, target, body); the body is JSON compared as JSON
+/// `→` lines are requests (method, service, target, body), then their significant headers
+/// (`→ Name: value`, `RequestHeaders`); the body is JSON compared as JSON
 /// where `…` stands for what the file does not pin (`JSONPattern`), and a body of `{` or `[`
 /// alone continues on the following lines until its bracket closes. `←` lines are the answer:
 /// `200 {…}`, `200 after 12s {…}`, or a fault `timeout`, `refused`, `lost`, followed by
@@ -113,13 +117,18 @@ package struct Transcript: Sendable, Hashable {
         package var outcome: Outcome
         /// Response headers the answer carries.
         package var headers: [Header]
+        /// The significant request headers (`RequestHeaders`), written `→ Name: value` after the
+        /// request; `→ …` instead pins none (`anyRequestHeaders`).
+        package var requestHeaders: [Header] = []
+        package var anyRequestHeaders = false
         /// 1-based line of the `→` line in the file, for error messages.
         package var line: Int
 
         package init(
             method: String, service: String, target: String, body: String, outcome: Outcome, headers: [Header] = [],
-            line: Int = 0
+            requestHeaders: [Header] = [], line: Int = 0
         ) {
+            self.requestHeaders = requestHeaders
             self.method = method
             self.service = service
             self.target = target
@@ -141,6 +150,9 @@ package struct Transcript: Sendable, Hashable {
         package var step: Step
         package var exchanges: [Exchange]
         package var output: [String]
+        /// Runs of `output` (`%any-order` … `%end`) that may be printed in any order among
+        /// themselves, one after another: where the engine's order is genuinely not defined.
+        package var unordered: [Range<Int>] = []
         package var line: Int
 
         package init(step: Step, exchanges: [Exchange] = [], output: [String] = [], line: Int = 0) {
@@ -154,6 +166,9 @@ package struct Transcript: Sendable, Hashable {
     package var comments: [String]
     package var settings: Settings
     package var segments: [Segment]
+    /// Why the session ended early (`%cut-short SIGTERM`): a recording whose session was ended
+    /// by a signal holds every step that ended, then this line. Nil for a whole session.
+    package var cutShort: String?
 
     package init(comments: [String] = [], settings: Settings = Settings(), segments: [Segment] = []) {
         self.comments = comments

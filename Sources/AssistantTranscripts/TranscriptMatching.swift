@@ -28,6 +28,9 @@ struct TranscriptBindings: Sendable {
         guard expected.contains("<"), let regex = Self.placeholder else { return expected == actual }
         let matches = regex.matches(in: expected, range: NSRange(expected.startIndex..., in: expected))
         guard !matches.isEmpty else { return expected == actual }
+        // Every name already bound (a replay's `<key>`, an ID seen before): the text is fixed,
+        // compared without building a pattern.
+        if let fixed = substituted(expected, matches) { return fixed == actual }
         var pattern = "^"
         var fresh: [String] = []
         var cursor = expected.startIndex
@@ -82,6 +85,86 @@ struct TranscriptBindings: Sendable {
         return matched
     }
 
+    /// Bindings that start with `values` bound (a replay's `<key>`).
+    init(prebound values: [String: String] = [:]) {
+        self.values = values
+        names = Dictionary(values.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether the significant request headers `actual` sent match the file's `expected` ones:
+    /// the same names, each value matching (a value that is one placeholder alone, such as
+    /// `<user-agent>`, binds the whole value, spaces and slashes too). Bindings are only kept
+    /// when all match; `any` (`→ …`) matches whatever was sent.
+    mutating func match(headers expected: [Transcript.Header], any: Bool, _ actual: [Transcript.Header]) -> Bool {
+        guard !any else { return true }
+        return Self.headerDifference(expected, actual, &self) == nil
+    }
+
+    /// The first header that keeps `actual` from matching `expected`, in words (`Authorization:
+    /// "Bearer <key>" in the file, none sent`); nil, with the bindings made, when all match.
+    static func headerDifference(
+        _ expected: [Transcript.Header], _ actual: [Transcript.Header], _ bindings: inout TranscriptBindings
+    ) -> String? {
+        var trial = bindings
+        for name in RequestHeaders.significant {
+            let file = expected.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            let sent = actual.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            switch (file, sent) {
+            case (nil, nil): continue
+            case (let file?, nil): return "\(name): \"\(file.value)\" in the file, none sent"
+            case (nil, let sent?): return "\(name): none in the file, \"\(sent.value)\" sent"
+            case (let file?, let sent?):
+                guard trial.matchWhole(file.value, sent.value) else {
+                    return "\(name): \"\(file.value)\" in the file, \"\(sent.value)\" sent"
+                }
+            }
+        }
+        for header in expected
+        where !RequestHeaders.significant.contains(where: {
+            $0.caseInsensitiveCompare(header.name) == .orderedSame
+        }) {
+            return
+                "\(header.name): only the significant headers are matched (\(RequestHeaders.significant.joined(separator: ", ")))"
+        }
+        bindings = trial
+        return nil
+    }
+
+    /// `match(_:_:)`, except that an expected text that is one placeholder alone binds the
+    /// whole actual text.
+    mutating func matchWhole(_ expected: String, _ actual: String) -> Bool {
+        let names = Self.names(in: expected)
+        guard names.count == 1, let name = names.first, expected == "<\(name)>" else { return match(expected, actual) }
+        if let bound = values[name] { return bound == actual }
+        guard self.names[actual] == nil, !actual.isEmpty else { return false }
+        values[name] = actual
+        self.names[actual] = name
+        return true
+    }
+
+    /// Binds what matches of a request that does not match as a whole: the target's
+    /// placeholders when the target matches, and each body string's that matches on its own.
+    mutating func bindWhatMatches(target: String, _ actualTarget: String, body: BodyPattern, json: JSONValue?) {
+        var trial = self
+        if trial.match(target, actualTarget) { self = trial }
+        if case .json(let pattern) = body, let json { pattern.bindWhatMatches(json, &self) }
+    }
+
+    /// `expected` with its placeholders (`matches`) replaced by their values in one pass; nil
+    /// when one is not bound yet.
+    private func substituted(_ expected: String, _ matches: [NSTextCheckingResult]) -> String? {
+        var fixed = ""
+        var end = expected.startIndex
+        for match in matches {
+            guard let whole = Range(match.range, in: expected), let name = Range(match.range(at: 1), in: expected),
+                let bound = values[String(expected[name])]
+            else { return nil }
+            fixed += expected[end..<whole.lowerBound] + bound
+            end = whole.upperBound
+        }
+        return fixed + expected[end...]
+    }
+
     /// `text` with bound placeholders replaced by their values.
     func substitute(_ text: String) -> String {
         guard text.contains("<") else { return text }
@@ -118,9 +201,12 @@ enum BodyPattern: Sendable, Hashable {
 /// Writes actual text the way a transcript spells it: generated UUIDs become placeholder names
 /// — the name the replay bound to that UUID, else a fresh `<uuid-N>` no line of the file uses —
 /// so a recording or a diff does not depend on the generator.
+///
+/// A UUID the file itself writes out (`literals`) is left as written, never given a name.
 struct TranscriptSpeller: Sendable {
     private var names: [String: String] = [:]
     private var taken: Set<String>
+    private var literals: Set<String> = []
     private var next = 1
     private static let pattern = try? NSRegularExpression(
         pattern: "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", options: [])
@@ -131,10 +217,27 @@ struct TranscriptSpeller: Sendable {
     }
 
     /// A speller that names each UUID `bindings` bound after its placeholder, and the others
-    /// with names outside `reserved` (the names the file uses).
-    init(bindings: TranscriptBindings, reserved: Set<String>) {
+    /// with names outside `reserved` (the names the file uses), except those in `literals`
+    /// (the UUIDs the file writes out).
+    init(bindings: TranscriptBindings, reserved: Set<String>, literals: Set<String> = []) {
         taken = reserved
+        self.literals = Set(literals.map { $0.lowercased() })
         learn(bindings)
+    }
+
+    /// A speller for reports and re-blessings of `file`: names made for unknown IDs are new to
+    /// the file, and the UUIDs it writes out stay as written.
+    init(file: Transcript, bindings: TranscriptBindings) {
+        self.init(bindings: bindings, reserved: file.placeholderNames, literals: file.literalUUIDs)
+    }
+
+    /// The UUIDs `text` writes out.
+    static func uuids(in text: String) -> Set<String> {
+        guard let regex = pattern else { return [] }
+        return Set(
+            regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
+                Range(match.range, in: text).map { text[$0].lowercased() }
+            })
     }
 
     /// Names the UUIDs `bindings` bound since, after their placeholders.
@@ -158,7 +261,9 @@ struct TranscriptSpeller: Sendable {
             guard let range = Range(match.range, in: text) else { continue }
             result += text[cursor..<range.lowerBound]
             let uuid = String(text[range]).lowercased()
-            if let name = names[uuid] {
+            if literals.contains(uuid) {
+                result += text[range]
+            } else if let name = names[uuid] {
                 result += name
             } else {
                 while taken.contains("uuid-\(next)") { next += 1 }
@@ -250,5 +355,34 @@ enum CanonicalJSON {
             }
         }
         return found
+    }
+}
+
+extension Transcript {
+    /// Every text of the file a placeholder or a UUID may stand in.
+    var texts: [String] {
+        var texts: [String] = []
+        for unpinned in settings.unpinned { texts.append(unpinned.target + " " + (unpinned.body ?? "")) }
+        for segment in segments {
+            if case .input(let line) = segment.step { texts.append(line) }
+            for exchange in segment.exchanges {
+                texts +=
+                    [exchange.target, exchange.body] + exchange.headers.map(\.value)
+                    + exchange.requestHeaders.map(\.value)
+                if case .response(_, _, let body) = exchange.outcome { texts.append(body) }
+            }
+            texts += segment.output
+        }
+        return texts
+    }
+
+    /// Every placeholder name the file uses: a name made for an unknown ID must be new.
+    var placeholderNames: Set<String> {
+        texts.reduce(into: Set<String>()) { $0.formUnion(TranscriptBindings.names(in: $1)) }
+    }
+
+    /// The UUIDs the file writes out as they are.
+    var literalUUIDs: Set<String> {
+        texts.reduce(into: Set<String>()) { $0.formUnion(TranscriptSpeller.uuids(in: $1)) }
     }
 }

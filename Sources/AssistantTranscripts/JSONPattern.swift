@@ -75,6 +75,24 @@ indirect enum JSONPattern: Sendable, Hashable {
         }
     }
 
+    /// Binds every placeholder of the pattern whose string matches on its own, whether or not
+    /// the whole matches: how a request that differs in one field keeps the names the file
+    /// gives its other fields (a re-blessed request must bind the names its kept answer uses).
+    func bindWhatMatches(_ actual: JSONValue, _ bindings: inout TranscriptBindings) {
+        switch (self, actual) {
+        case (.string(let e), .string(let a)):
+            var trial = bindings
+            if trial.match(e, a) { bindings = trial }
+        case (.array(let e, _), .array(let a)):
+            for (expected, value) in zip(e, a) { expected.bindWhatMatches(value, &bindings) }
+        case (.object(let e, _), .object(let a)):
+            for key in e.keys.sorted() {
+                if let expected = e[key], let value = a[key] { expected.bindWhatMatches(value, &bindings) }
+            }
+        default: break
+        }
+    }
+
     /// Where `actual` first fails to match, for a report: `messageId: "<uuid-3>" in the file,
     /// "…" sent`. Nil when it matches.
     func difference(from actual: JSONValue, _ bindings: inout TranscriptBindings, at path: String = "")

@@ -1,5 +1,4 @@
 import ShoppingAssistant
-import ShoppingAssistantTesting
 
 /// The impression timers' clock in a session on real time that waits for each command (piped,
 /// or recorded): it runs with the real clock while a command runs and stands still between
@@ -8,8 +7,8 @@ import ShoppingAssistantTesting
 /// or a slow answer, in a terminal, in a pipe and in the replay alike, and never in the pause
 /// before the next input, which a replay does not have.
 package final class StepClock: Clock, Sendable {
-    /// Time counted so far, as an offset from zero (the manual clock's instant serves).
-    package typealias Instant = ManualClock.Instant
+    /// Time counted so far, as an offset from zero (the virtual clock's instant serves).
+    package typealias Instant = VirtualClock.Instant
 
     private struct State: WaitingState {
         /// Time counted up to the last start.

@@ -53,24 +53,23 @@ package struct TranscriptDiff: Sendable {
         flushAdded(at: endSource)
     }
 
+    /// The first line the file and the replay disagree on, in one line: `x.transcript:47: not
+    /// in the replay: "  assistant › Нет."`.
+    func firstChange(file: String) -> String? {
+        guard let edit = edits.first(where: { $0.mark != " " }) else { return nil }
+        return "\(file):\(edit.source): " + (edit.mark == "-" ? "not in the replay: " : "not in the file: ")
+            + "\"\(edit.text)\""
+    }
+
     /// The unified diff (3 lines of context), or nil when nothing differs. With `limit`, at
     /// most that many lines are printed and a last line says how many were left out.
     package func render(file: String, limit: Int? = nil) -> String? {
         guard differs else { return nil }
         var out = ["--- \(file) (expected)", "+++ \(file) (actual)"]
-        let changed = edits.indices.filter { edits[$0].mark != " " }
-        var index = 0
-        while index < changed.count {
-            let start = max(0, changed[index] - 3)
-            var end = min(edits.count - 1, changed[index] + 3)
-            while index + 1 < changed.count, changed[index + 1] - 3 <= end + 1 {
-                index += 1
-                end = min(edits.count - 1, changed[index] + 3)
-            }
-            let line = edits[start...end].first { $0.mark != "+" }?.source ?? edits[start].source
+        for window in Self.hunks(changed: edits.indices.filter { edits[$0].mark != " " }, count: edits.count) {
+            let line = edits[window].first { $0.mark != "+" }?.source ?? edits[window.lowerBound].source
             out.append("@@ \(file):\(line) @@")
-            for edit in edits[start...end] { out.append("\(edit.mark)\(edit.text)") }
-            index += 1
+            for edit in edits[window] { out.append("\(edit.mark)\(edit.text)") }
         }
         if let limit, out.count > limit {
             let cut = out.count - limit
@@ -78,6 +77,24 @@ package struct TranscriptDiff: Sendable {
             out.append("… \(cut) more line\(cut == 1 ? "" : "s") of this diff not shown")
         }
         return out.joined(separator: "\n")
+    }
+
+    /// The hunks of a unified diff: each changed edit (of `count`) with 3 edits of context
+    /// either side, hunks whose context would touch merged into one.
+    static func hunks(changed: [Int], count: Int, context: Int = 3) -> [ClosedRange<Int>] {
+        var hunks: [ClosedRange<Int>] = []
+        var index = 0
+        while index < changed.count {
+            let start = max(0, changed[index] - context)
+            var end = min(count - 1, changed[index] + context)
+            while index + 1 < changed.count, changed[index + 1] - context <= end + 1 {
+                index += 1
+                end = min(count - 1, changed[index] + context)
+            }
+            hunks.append(start...end)
+            index += 1
+        }
+        return hunks
     }
 
     // MARK: - Alignment

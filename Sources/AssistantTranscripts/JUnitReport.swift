@@ -20,7 +20,8 @@ package enum JUnitReport {
                 #"    <testcase classname="\#(escape(classname))" name="\#(escape(result.path))" file="\#(escape(result.path))" time="\#(format(result.seconds))""#
             if result.status == .failed {
                 let report = result.report ?? "failed"
-                let first = report.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? report
+                let first =
+                    result.headline ?? report.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? report
                 lines.append(open + ">")
                 lines.append(
                     #"      <failure message="\#(escape(first))" type="TranscriptMismatch">\#(escape(report))</failure>"#

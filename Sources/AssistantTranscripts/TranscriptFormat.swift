@@ -1,3 +1,4 @@
+import AssistantREPL
 import Foundation
 import ShoppingAssistant
 
@@ -12,7 +13,11 @@ package enum TranscriptFormat {
             raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
         }
 
-        func flushSegment() {
+        /// Where the open `%any-order` block started (its line, its first output line).
+        var block: (line: Int, start: Int)?
+
+        func flushSegment() throws(TranscriptError) {
+            if let block { throw TranscriptError(line: block.line, message: "%any-order without its %end") }
             if let segment = current { transcript.segments.append(segment) }
             current = nil
         }
@@ -29,11 +34,42 @@ package enum TranscriptFormat {
                 let words = line.dropFirst().split(separator: " ", maxSplits: 1).map(String.init)
                 let name = words.first ?? ""
                 let value = words.count > 1 ? words[1] : ""
-                if name == "wait" {
+                if name == "any-order" || name == "end" {
+                    guard let segment = current else {
+                        throw TranscriptError(line: number, message: "%\(name) before any input")
+                    }
+                    if name == "any-order" {
+                        guard block == nil else {
+                            throw TranscriptError(line: number, message: "%any-order inside %any-order")
+                        }
+                        block = (number, segment.output.count)
+                    } else {
+                        guard let open = block else {
+                            throw TranscriptError(line: number, message: "%end without %any-order")
+                        }
+                        guard segment.output.count - open.start >= 2 else {
+                            throw TranscriptError(
+                                line: open.line, message: "an %any-order block holds two output lines or more")
+                        }
+                        current?.unordered.append(open.start..<segment.output.count)
+                        block = nil
+                    }
+                } else if name == "cut-short" {
+                    try flushSegment()
+                    transcript.cutShort = value.isEmpty ? "signal" : value
+                    // Only comments and blank lines may follow: the session ended here.
+                    let rest = lines[(index + 1)...]
+                    if let extra = rest.firstIndex(where: {
+                        !$0.hasPrefix("#") && !$0.trimmingCharacters(in: .whitespaces).isEmpty
+                    }) {
+                        throw TranscriptError(line: extra + 1, message: "nothing but comments may follow %cut-short")
+                    }
+                    break
+                } else if name == "wait" {
                     guard let duration = parseDuration(value) else {
                         throw TranscriptError(line: number, message: "bad duration '\(value)' (use 10s, 1.5s or 250ms)")
                     }
-                    flushSegment()
+                    try flushSegment()
                     current = Transcript.Segment(step: .wait(duration), line: number)
                 } else {
                     guard current == nil && transcript.segments.isEmpty else {
@@ -46,9 +82,12 @@ package enum TranscriptFormat {
                     }
                 }
             } else if line.hasPrefix("> ") || line == ">" {
-                flushSegment()
+                try flushSegment()
                 current = Transcript.Segment(step: .input(String(line.dropFirst(2))), line: number)
             } else if line.hasPrefix("→ ") {
+                if let block {
+                    throw TranscriptError(line: block.line, message: "an %any-order block holds output lines only")
+                }
                 guard current != nil else { throw TranscriptError(line: number, message: "a request before any input") }
                 let parts = line.dropFirst(2).split(separator: " ", maxSplits: 3).map(String.init)
                 guard parts.count >= 3 else {
@@ -56,15 +95,23 @@ package enum TranscriptFormat {
                 }
                 let body = try readBody(parts.count > 3 ? parts[3] : "", lines: lines, index: &index)
                 try checkPattern(body, line: number)
+                var requestHeaders: [Transcript.Header] = []
+                var anyRequestHeaders = false
+                while index + 1 < lines.count, let header = requestHeader(lines[index + 1]) {
+                    index += 1
+                    if let header { requestHeaders.append(header) } else { anyRequestHeaders = true }
+                }
                 guard index + 1 < lines.count, lines[index + 1].hasPrefix("← ") else {
                     throw TranscriptError(line: number, message: "a request line must be followed by its '← ' answer")
                 }
                 index += 1
                 let (outcome, headers) = try readAnswer(lines: lines, index: &index)
-                current?.exchanges.append(
-                    Transcript.Exchange(
-                        method: parts[0], service: parts[1], target: parts[2], body: body, outcome: outcome,
-                        headers: headers, line: number))
+                var exchange = Transcript.Exchange(
+                    method: parts[0], service: parts[1], target: parts[2], body: body, outcome: outcome,
+                    headers: headers, line: number)
+                exchange.requestHeaders = requestHeaders
+                exchange.anyRequestHeaders = anyRequestHeaders
+                current?.exchanges.append(exchange)
             } else if line.hasPrefix("← ") {
                 throw TranscriptError(line: number, message: "an answer without a request")
             } else if line.hasPrefix("  ") {
@@ -78,7 +125,7 @@ package enum TranscriptFormat {
             }
             index += 1
         }
-        flushSegment()
+        try flushSegment()
         return transcript
     }
 
@@ -101,6 +148,20 @@ package enum TranscriptFormat {
             (unpinned.outcome, unpinned.headers) = try readAnswer(lines: lines, index: &index)
         }
         return unpinned
+    }
+
+    /// A request header line after a request, `→ Name: value` (`.some(header)`), or `→ …`, which
+    /// pins none (`.some(nil)`); nil for any other line (a request line has a method first).
+    private static func requestHeader(_ line: String) -> Transcript.Header?? {
+        guard line.hasPrefix("→ ") else { return nil }
+        let text = line.dropFirst(2)
+        if text == "…" || text == "..." { return .some(nil) }
+        guard let colon = text.firstIndex(of: ":"), !text[..<colon].isEmpty,
+            text[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+        else { return nil }
+        return .some(
+            Transcript.Header(
+                String(text[..<colon]), text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
     }
 
     /// A request body must be a pattern the replay can use: say so at load time, with the line.
@@ -241,30 +302,27 @@ package enum TranscriptFormat {
         return .response(status: status, latency: latency, body: rest)
     }
 
-    /// The longest duration a transcript or `:wait` may name: a week is plenty, and a bound
-    /// keeps absurd values from overflowing.
-    package static let maximumDuration: Double = 7 * 24 * 3600
+    /// `10s`, `1.5s`, `250ms`, `2m`, as `:wait` reads them.
+    package static func parseDuration(_ text: String) -> Duration? { DurationText.parse(text) }
 
-    /// `10s`, `1.5s`, `250ms`, `2m`.
-    package static func parseDuration(_ text: String) -> Duration? {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value >= 0, value * scale <= maximumDuration
-            else { return nil }
-            return .milliseconds(Int64((value * scale * 1000).rounded()))
-        }
-        return nil
-    }
-
-    package static func format(_ duration: Duration) -> String {
-        let ms = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        if ms % 1000 == 0 { return "\(ms / 1000)s" }
-        return "\(ms)ms"
-    }
+    package static func format(_ duration: Duration) -> String { DurationText.format(duration) }
 
     // MARK: - Writing
 
     package static func render(_ transcript: Transcript) -> String {
+        var lines = renderHeader(transcript)
+        for segment in transcript.segments {
+            lines += renderSegment(segment)
+        }
+        if let reason = transcript.cutShort { lines.append(renderCutShort(reason)) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `%cut-short REASON`: the session ended here, by a signal, after its last complete step.
+    static func renderCutShort(_ reason: String) -> String { "%cut-short " + reason }
+
+    /// The comments and the settings: everything before the first step.
+    static func renderHeader(_ transcript: Transcript) -> [String] {
         var lines: [String] = transcript.comments.map { $0.isEmpty ? "#" : "# " + $0 }
         let defaults = Transcript.Settings()
         let settings = transcript.settings
@@ -285,16 +343,21 @@ package enum TranscriptFormat {
                 lines += renderAnswer(unpinned.outcome, headers: unpinned.headers)
             }
         }
-        for segment in transcript.segments {
-            lines += renderSegment(segment)
-        }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
+
+    /// The lines that open and close a block of output lines in any order.
+    static let anyOrder = "%any-order"
+    static let endOfBlock = "%end"
 
     static func renderSegment(_ segment: Transcript.Segment) -> [String] {
         var lines = [renderStep(segment.step)]
         for exchange in segment.exchanges { lines += renderExchange(exchange) }
-        lines += segment.output.map { "  " + $0 }
+        for (index, line) in segment.output.enumerated() {
+            if segment.unordered.contains(where: { $0.lowerBound == index }) { lines.append(anyOrder) }
+            lines.append("  " + line)
+            if segment.unordered.contains(where: { $0.upperBound == index + 1 }) { lines.append(endOfBlock) }
+        }
         return lines
     }
 
@@ -312,6 +375,8 @@ package enum TranscriptFormat {
 
     static func renderRequest(_ exchange: Transcript.Exchange) -> [String] {
         withBody("→ \(exchange.method) \(exchange.service) \(exchange.target)", exchange.body)
+            + (exchange.anyRequestHeaders
+                ? ["→ …"] : exchange.requestHeaders.map { "→ \($0.name): \(FormatControls.escape($0.value))" })
     }
 
     static func renderAnswer(_ outcome: Transcript.Outcome, headers: [Transcript.Header]) -> [String] {
@@ -324,13 +389,16 @@ package enum TranscriptFormat {
             let after = latency == .zero ? "" : " after " + format(latency)
             answer = withBody("← \(status)\(after)", body)
         }
-        return answer + headers.map { "← \($0.name): \($0.value)" }
+        return answer + headers.map { "← \($0.name): \(FormatControls.escape($0.value))" }
     }
 
     /// `head` and the body after a space; a multi-line body continues on lines of its own.
+    /// Format characters (bidi controls among them) are written as `\u202e` escapes, which a
+    /// JSON body reads back as the same text.
     private static func withBody(_ head: String, _ body: String) -> [String] {
         guard !body.isEmpty else { return [head] }
-        let parts = body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let parts = FormatControls.escape(body).split(separator: "\n", omittingEmptySubsequences: false).map(
+            String.init)
         return [head + " " + (parts.first ?? "")] + parts.dropFirst()
     }
 }

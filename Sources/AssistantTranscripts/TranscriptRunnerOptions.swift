@@ -6,12 +6,17 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
     package var paths: [String] = []
     /// Rewrite files whose replay differs (`--bless`).
     package var bless = false
+    /// Ask hunk by hunk which changes to take (`--bless=interactive`).
+    package var interactive = false
     /// Where to write JUnit XML (`--junit FILE`).
     package var junitPath: String?
     /// Run only one part of the files (`--shard K/N`).
     package var shard: Shard?
     /// How many files replay at once (`--jobs N`); nil: one per core.
     package var jobs: Int?
+    /// How many times each file replays (`--repeat N`); a file whose replays do not all come out
+    /// the same fails.
+    package var repeats = 1
     /// Print the help and exit (`--help`, `-h`).
     package var showHelp = false
 
@@ -46,7 +51,11 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
         var index = 0
         func value(for flag: String, inline: String?) throws(ParseError) -> String {
             if let inline { return inline }
-            guard index < arguments.count, !arguments[index].hasPrefix("-") else {
+            // A value may start with '-' when a digit follows (`--shard -1/3`): it is out of
+            // range, not missing.
+            guard index < arguments.count,
+                !arguments[index].hasPrefix("-") || arguments[index].dropFirst().first?.isNumber == true
+            else {
                 throw ParseError(message: "Missing value for '\(flag)'.")
             }
             defer { index += 1 }
@@ -66,28 +75,59 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
             switch flag {
             case "--":
                 onlyPaths = true
-            case "--bless", "--help", "-h":
+            case "--bless":
+                guard inline == nil || inline == "interactive" else {
+                    throw ParseError(
+                        message:
+                            "The value '\(inline ?? "")' for --bless is invalid: use --bless or --bless=interactive.")
+                }
+                options.bless = true
+                options.interactive = inline != nil
+            case "--help", "-h":
                 if inline != nil { throw ParseError(message: "The option '\(flag)' does not take a value.") }
-                if flag == "--bless" { options.bless = true } else { options.showHelp = true }
+                options.showHelp = true
             case "--junit":
                 options.junitPath = try value(for: flag, inline: inline)
             case "--shard":
                 let text = try value(for: flag, inline: inline)
                 let numbers = text.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
-                guard numbers.count == 2, let k = numbers[0], let n = numbers[1], n >= 1, (1...n).contains(k) else {
+                guard numbers.count == 2, let k = numbers[0], let n = numbers[1] else {
                     throw ParseError(
                         message: "The value '\(text)' for --shard is invalid: use K/N with 1 <= K <= N, e.g. 1/2.")
+                }
+                guard n >= 1, (1...n).contains(k) else {
+                    throw ParseError(
+                        message: "The value '\(text)' for --shard is out of range: "
+                            + (n < 1 ? "N must be at least 1" : "K must be from 1 to \(n)") + ", e.g. 1/\(max(n, 2)).")
                 }
                 options.shard = Shard(index: k, count: n)
             case "--jobs":
                 let text = try value(for: flag, inline: inline)
-                guard let jobs = Int(text), (1...1024).contains(jobs) else {
+                guard let jobs = Int(text) else {
                     throw ParseError(message: "The value '\(text)' for --jobs is invalid: use a number from 1 to 1024.")
                 }
+                guard (1...1024).contains(jobs) else {
+                    throw ParseError(
+                        message: "The value '\(text)' for --jobs is out of range: use a number from 1 to 1024.")
+                }
                 options.jobs = jobs
+            case "--repeat":
+                let text = try value(for: flag, inline: inline)
+                guard let count = Int(text) else {
+                    throw ParseError(
+                        message: "The value '\(text)' for --repeat is invalid: use a number from 1 to 10000.")
+                }
+                guard (1...10_000).contains(count) else {
+                    throw ParseError(
+                        message: "The value '\(text)' for --repeat is out of range: use a number from 1 to 10000.")
+                }
+                options.repeats = count
             default:
                 throw ParseError(message: "Unknown option '\(flag)'.")
             }
+        }
+        if options.bless, options.repeats > 1 {
+            throw ParseError(message: "--repeat checks files and --bless rewrites them: use one or the other.")
         }
         if !options.showHelp, options.paths.isEmpty {
             throw ParseError(
@@ -97,7 +137,10 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
     }
 
     /// The usage line, shared by `--help` and error messages.
-    package static let usage = "USAGE: assistant replay [--bless] [--junit <file>] [--shard <k>/<n>] <path>..."
+    package static let usage = """
+        USAGE: assistant replay [--bless[=interactive]] [--junit <file>]
+                                [--shard <k>/<n>] [--jobs <n>] [--repeat <n>] <path>...
+        """
 
     /// The `assistant replay --help` text, without a final newline.
     package static func helpText() -> String {
@@ -117,7 +160,12 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
         OPTIONS:
           --bless                 Rewrite each file whose replay differs with what
                                   this run produced (inputs, answers and comments
-                                  stay), then replay it again. Read it with git diff.
+                                  stay), only when that replays green; else the file
+                                  is left as it was and the report says why. Read
+                                  the change with git diff.
+          --bless=interactive     The same, one file at a time, asking for each hunk
+                                  whether to take it (y/n; no answer or no terminal
+                                  rejects it).
           --junit <file>          Also write the results as JUnit XML, the diff of
                                   each failure in its <failure> element.
           --shard <k>/<n>         Replay only part k of n: the sorted files are dealt
@@ -125,6 +173,9 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
                                   file once.
           --jobs <n>              Replay at most n files at once (default: one per
                                   core).
+          --repeat <n>            Replay each file n times; a file fails when any
+                                  replay prints or sends anything differently from
+                                  the first, and the two versions are shown.
           -h, --help              Show help information.
 
         Prints one line per file (PASS, FAIL with its diff, or BLESS) and a summary

@@ -1,0 +1,56 @@
+import ShoppingAssistant
+
+/// Runs one step of a session — a line, or time passing — on the session's time, and says
+/// when it is over. The read loop and a transcript's replay both step through here, so a
+/// line runs the same way whether someone typed it or a file holds it.
+///
+/// - On virtual time a line runs as counted work and the clock moves whenever nothing else
+///   can (`VirtualTime.run`): the step is over when the line is done and nothing it caused
+///   can run any more.
+/// - On real time, a session that waits for each command (piped, recorded) also waits for the
+///   lifecycle events and tracking URLs the line queued, and its impression clock
+///   (`StepClock`) runs only while a line does: the requests a line causes belong to it, and
+///   a recording replays.
+/// - An interactive session on real time just runs the line.
+package struct REPLStepper: Sendable {
+    /// What a line's step came to.
+    package struct Outcome: Sendable, Hashable {
+        /// False after `:quit`.
+        package var keepGoing: Bool
+        /// False when the line waits for something no deadline will bring (virtual time only).
+        package var finished: Bool
+    }
+
+    let session: REPLSession
+    let engine: AssistantEngine
+    let time: VirtualTime?
+    let stepClock: StepClock?
+    let waitsForEachCommand: Bool
+
+    /// Virtual time, when the session runs on it: a driver may let time pass between lines.
+    package var virtualTime: VirtualTime? { time }
+
+    /// Runs `line` (a command or chat text, trimmed) to the end of its step.
+    package func run(_ line: String) async -> Outcome {
+        guard let time else {
+            stepClock?.start()
+            let keepGoing = await session.handle(line)
+            if waitsForEachCommand { await engine.flushTracking() }
+            stepClock?.stop()
+            return Outcome(keepGoing: keepGoing, finished: true)
+        }
+        let keepGoing = Locked(true)
+        let session = self.session
+        let finished = await time.run {
+            let result = await session.handle(line)
+            keepGoing.withLock { $0 = result }
+        }
+        return Outcome(keepGoing: keepGoing.withLock { $0 }, finished: finished)
+    }
+
+    /// Lets `duration` pass with no input, firing every deadline on the way in order (a
+    /// transcript's `%wait`). Virtual time only: on real time it does nothing.
+    package func pass(_ duration: Duration) async {
+        await time?.advance(by: duration)
+    }
+}

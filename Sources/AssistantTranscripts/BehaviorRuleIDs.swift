@@ -1,0 +1,104 @@
+/// The rule IDs of behavior.md, in its order: what a `# covers:` line may name. Generated from
+/// the spec by `.ci/rule-ids` (`.ci/rule-ids --check` fails when the spec has changed), and
+/// checked in, so that a replay needs no spec at run time.
+enum BehaviorRuleIDs {
+    /// Every ID.
+    static let all: Set<String> = Set(text.split(separator: "\n").map(String.init))
+
+    static let text = """
+        B1
+        B2
+        B3
+        B4
+        B5
+        B7
+        B6
+        B8
+        B9
+        B10
+        B11
+        B12
+        B13
+        H1
+        H2
+        E1
+        E2
+        E3
+        E4
+        E5
+        C1
+        C2
+        C3
+        C4
+        C5
+        C6
+        C7
+        C8
+        G1
+        P1
+        P2
+        P3
+        P4
+        P5
+        P6
+        P7
+        P8
+        O1
+        O2
+        O3
+        O4
+        O5
+        O6
+        O7
+        O8
+        O9
+        D1
+        D2
+        D3
+        D4
+        D5
+        D6
+        D7
+        D8
+        D9
+        D10
+        D11
+        D12
+        D13
+        D14
+        D15
+        D16
+        D17
+        PR1
+        PR2
+        PR3
+        PR4
+        PR5
+        PR6
+        PR7
+        PR8
+        PR9
+        PR10
+        AC1
+        AC2
+        AC3
+        AC4
+        AC5
+        AC6
+        AN1
+        AN2
+        AN3
+        AN4
+        AN5
+        AN6
+        AN7
+        AN8
+        AN9
+        S1
+        S2
+        S3
+        S4
+        S5
+        S6
+        """
+}
