@@ -98,6 +98,9 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
         /// Boxed: a bare closure in a `Locked` gets deeper by two thunks with every access.
         let resizeHandler = Locked<ResizeHandler?>(nil)
         let resizes = Locked<UInt64>(0)
+        /// Enter was pressed: the hint is taken off the line before it is accepted, so the
+        /// screen keeps what was typed, not what was still to come.
+        let accepting = Atomic<Bool>(false)
 
         init(completer: LineCompleter?, hinter: LineHinter?) {
             self.completer = completer
@@ -156,9 +159,18 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
             cle_session_set_hint_function(session) { _, line, opaque in
                 guard let line, let opaque else { return nil }
                 let context = Unmanaged<CallbackContext>.fromOpaque(opaque).takeUnretainedValue()
+                guard !context.accepting.load(ordering: .relaxed) else { return nil }
                 let hint = context.hinter?(String(cString: line)) ?? ""
                 return hint.isEmpty ? nil : strdup(LibeditLineReader.libeditPrompt(hint))
             }
+            _ = cle_add_function(editline, "assistant-accept", "Accept the line without its hint") { editline, _ in
+                LibeditLineReader.accept(editline)
+            }
+            // Enter arrives as ^M or, through the terminal's CR-to-NL, as ^J; a sequence no key
+            // sends is left bound to libedit's own accept, for the accept to hand over to.
+            _ = cle_bind(editline, "^M", "assistant-accept")
+            _ = cle_bind(editline, "^J", "assistant-accept")
+            _ = cle_bind(editline, Self.acceptSequence, "ed-newline")
             _ = cle_add_function(editline, "assistant-space", "Insert a space and show the hint") { editline, _ in
                 LibeditLineReader.space(editline)
             }
@@ -209,6 +221,7 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
         cle_session_set_prompt(session, Self.libeditPrompt(prompt, columns: columns))
         var count: Int32 = 0
         var interrupted: Int32 = 0
+        context.takeUnretainedValue().accepting.store(false, ordering: .relaxed)
         guard let raw = cle_session_gets(session, &count, &interrupted) else {
             // The cursor still sits after the prompt or the abandoned input.
             printAsync("\n")
@@ -355,6 +368,30 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
     /// The space key when hints are on: inserts the space, and asks libedit for a full redraw
     /// when no hint is showing, because only a full redraw draws the right prompt (libedit adds
     /// a character typed at the end of the line without one while the right prompt is empty).
+    /// Enter, where hints are drawn: a line that shows a hint is drawn again without it, then
+    /// accepted as libedit accepts any line (its `ed-newline`), so the hint does not stay
+    /// beside the line in the scrollback.
+    private static func accept(_ editline: OpaquePointer?) -> UInt8 {
+        guard let editline, let opaque = cle_context(editline), let session = cle_editline_session(editline) else {
+            return UInt8(CC_ERROR)
+        }
+        let context = Unmanaged<CallbackContext>.fromOpaque(opaque).takeUnretainedValue()
+        let scalars = EditedLine(editline).text.compactMap { Unicode.Scalar(UInt32(bitPattern: $0)) }
+        let typed = String(String.UnicodeScalarView(scalars))
+        if let hinter = context.hinter, !hinter(typed).isEmpty {
+            context.accepting.store(true, ordering: .relaxed)
+            cle_session_clear_edit_area(session)
+            _ = cle_refresh(editline)
+        }
+        el_push(editline, Self.pushedAccept)
+        return UInt8(CC_NORM)
+    }
+
+    /// A key sequence no terminal sends, bound to `ed-newline` (libedit's spelling, then the
+    /// bytes pushed).
+    private static let acceptSequence = "\\e[5999~"
+    private static let pushedAccept = "\u{1b}[5999~"
+
     private static func space(_ editline: OpaquePointer?) -> UInt8 {
         guard let editline else { return UInt8(CC_ERROR) }
         guard el_insertstr(editline, " ") == 0 else { return UInt8(CC_ERROR) }

@@ -195,6 +195,21 @@ extension LibeditLineReaderTests {
         await session.finish(after: "no screen> ")
     }
 
+    @Test func anEnteredLineKeepsWhatWasTypedAndNotItsHint() async throws {
+        let session = try await TerminalSession()
+        session.start()
+        session.terminal.waitForEnd("no screen> ")
+        session.terminal.type(":tap ")
+        session.terminal.waitUntil("the hint") { _ in session.screen().last?.hasSuffix("N [twice]") == true }
+        session.terminal.type("\r")
+        session.terminal.waitFor("usage: :tap N [twice]")
+        session.terminal.waitUntil("the entered row without its hint") { _ in
+            session.screen().contains("no screen> :tap")
+        }
+        #expect(!session.screen().contains { $0.hasPrefix("no screen> :tap") && $0.hasSuffix("N [twice]") })
+        await session.finish(after: "no screen> ")
+    }
+
     @Test func exitWithTheChatOpenIsAnsweredNotSent() async throws {
         let session = try await TerminalSession(columns: 120)
         session.start()
