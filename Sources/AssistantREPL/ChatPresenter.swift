@@ -22,7 +22,14 @@ final class ChatPresenter: AssistantPresenter {
         /// When each message on screen that failed was first shown failed, on `elapsed`: a
         /// rate limit's `Retry-After` counts from there.
         var failedAt: [String: Duration] = [:]
+        /// Every product with a SKU and a number price a reply of this session showed, the
+        /// latest by SKU: a shop command prices a product the chat showed before a new chat or
+        /// a close. At most `shownLimit` SKUs.
+        var shown: [String: AssistantProduct] = [:]
     }
+
+    /// The most SKUs `shownProduct` remembers; past it the memory starts again.
+    static let shownLimit = 10_000
 
     private let state = Locked(State())
     private let output: REPLOutput
@@ -144,6 +151,18 @@ final class ChatPresenter: AssistantPresenter {
         }
     }
 
+    /// The product `sku` as the latest reply of this session that showed it with a number
+    /// price did, in this opening or an earlier one, before a new chat or after.
+    func shownProduct(sku: String) -> AssistantProduct? { state.withLock { $0.shown[sku] } }
+
+    private static func remember(_ products: [AssistantProduct], in shown: inout [String: AssistantProduct]) {
+        for product in products {
+            guard let sku = product.sku, case .amount? = product.price else { continue }
+            if shown[sku] == nil, shown.count >= shownLimit { shown.removeAll(keepingCapacity: true) }
+            shown[sku] = product
+        }
+    }
+
     private func draw(_ chat: AssistantChatSnapshot) async {
         let (toPrint, showSending, showSuggests, startedOver) = state.withLock {
             state -> ([(message: AssistantChatMessage, firstSight: Bool)], Bool, Bool, Bool) in
@@ -160,6 +179,7 @@ final class ChatPresenter: AssistantPresenter {
                 let previous = state.printed[message.id]
                 if previous != signature {
                     state.printed[message.id] = signature
+                    Self.remember(message.productBlock?.products ?? [], in: &state.shown)
                     fresh.append((message, previous == nil))
                     if case .failed = message.status {
                         if state.failedAt[message.id] == nil { state.failedAt[message.id] = elapsed() }

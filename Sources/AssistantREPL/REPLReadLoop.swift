@@ -23,7 +23,7 @@ struct REPLReadLoop: Sendable {
             switch event {
             case .endOfInput:
                 output.aside(.dim, "bye")
-                await engine.flushTracking()
+                await finish()
                 return
             case .interrupt:
                 continue  // a pending reply keeps going (O8)
@@ -35,11 +35,24 @@ struct REPLReadLoop: Sendable {
                 let keepGoing = await runStep(line, reader: reader)
                 observer?.stepEnded()
                 if !keepGoing {
-                    await engine.flushTracking()
+                    await finish()
                     return
                 }
             }
         }
+    }
+
+    /// How long a terminal session's quit waits for the tracking still queued (H2's flush
+    /// deadline): a tracking host that never answers must not hold the terminal.
+    static let quitFlushDeadline: Duration = .seconds(2)
+
+    /// Ends the session's engine. Piped, recorded and virtual-time sessions wait for all the
+    /// tracking still queued: what they print is what was sent, and a deadline there passes on
+    /// virtual time. A terminal session on real time shuts the engine down, giving tracking
+    /// `quitFlushDeadline` to leave.
+    private func finish() async {
+        guard interruptible else { return await engine.flushTracking() }
+        await engine.shutdown(flushDeadline: Self.quitFlushDeadline)
     }
 
     /// Runs a line. In a terminal session on real time, Ctrl-C stops whatever the line waits

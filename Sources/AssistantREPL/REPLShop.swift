@@ -41,6 +41,8 @@ actor REPLShop {
     private let newID: @Sendable () -> UUID
     /// The products of the chat's replies on screen, for prices on live services.
     private let chatProducts: @Sendable () -> [AssistantProduct]
+    /// A product the session's replies showed with a price, on screen or not any more.
+    private let shownProduct: @Sendable (String) -> AssistantProduct?
     private(set) var cart = REPLCart()
     /// The SKUs put on the wishlist, in order.
     private(set) var wishlist: [String] = []
@@ -48,7 +50,8 @@ actor REPLShop {
 
     init(
         engine: AssistantEngine, output: REPLOutput, host: REPLHost, widget: REPLWidget, catalogue: Catalogue,
-        newID: @escaping @Sendable () -> UUID, chatProducts: @escaping @Sendable () -> [AssistantProduct]
+        newID: @escaping @Sendable () -> UUID, chatProducts: @escaping @Sendable () -> [AssistantProduct],
+        shownProduct: @escaping @Sendable (String) -> AssistantProduct?
     ) {
         self.engine = engine
         self.output = output
@@ -57,6 +60,7 @@ actor REPLShop {
         self.catalogue = catalogue
         self.newID = newID
         self.chatProducts = chatProducts
+        self.shownProduct = shownProduct
     }
 
     // MARK: - The cart (B10)
@@ -331,14 +335,18 @@ actor REPLShop {
     }
 
     /// The product `sku` (exactly) as the session last showed it: in the chat's replies on
-    /// screen, newest first, else in the widget; nil when neither shows it with a number price.
+    /// screen, newest first, else in the widget, else in a reply shown before (a new chat, a
+    /// close); nil when none showed it with a number price.
     private func shown(_ sku: String) async -> REPLWidget.Product? {
-        for product in chatProducts().reversed() where product.sku == sku {
-            if case .amount(let price)? = product.price {
-                return REPLWidget.Product(sku: sku, name: product.name, price: price, currency: product.currency)
-            }
+        func priced(_ product: AssistantProduct) -> REPLWidget.Product? {
+            guard case .amount(let price)? = product.price else { return nil }
+            return REPLWidget.Product(sku: sku, name: product.name, price: price, currency: product.currency)
         }
-        return await widget.products.first { $0.sku == sku && $0.price != nil }
+        for product in chatProducts().reversed() where product.sku == sku {
+            if let found = priced(product) { return found }
+        }
+        if let inWidget = await widget.products.first(where: { $0.sku == sku && $0.price != nil }) { return inWidget }
+        return shownProduct(sku).flatMap(priced)
     }
 
     /// What the cart holds now, for the event lines.

@@ -50,7 +50,8 @@ struct REPLWiring: Sendable {
         shop = REPLShop(
             engine: engine, output: output, host: host, widget: widget, catalogue: demoCatalogue ? .demo : .live,
             newID: uuid,
-            chatProducts: { presenter.snapshot?.messages.flatMap { $0.productBlock?.products ?? [] } ?? [] })
+            chatProducts: { presenter.snapshot?.messages.flatMap { $0.productBlock?.products ?? [] } ?? [] },
+            shownProduct: { presenter.shownProduct(sku: $0) })
         engine.logger.setListener { level, message in output.log(level, message) }
         await engine.setAssistantProductBlockBuilder(carousel.builder)
         await engine.setAssistantActionHandler(

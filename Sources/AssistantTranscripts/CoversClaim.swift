@@ -15,7 +15,7 @@ enum CoversClaim {
     /// not in `known`: `3: covers: ZZ99 is not a rule ID of behavior.md`, line first.
     static func problems(in text: String, known: Set<String> = BehaviorRuleIDs.all) -> [String] {
         var problems: [String] = []
-        for (offset, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (offset, line) in TranscriptFormat.lines(of: text).enumerated() {
             if line.hasPrefix(">") { break }
             guard let ids = ids(in: String(line)) else { continue }
             for id in ids where !known.contains(id) {

@@ -7,11 +7,20 @@
 enum FormatControls {
     /// `text` with each format character written `\uXXXX` (lower-case hex; a character beyond
     /// U+FFFF as its surrogate pair, as JSON spells it).
-    static func escape(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isFormat) else { return text }
+    static func escape(_ text: String) -> String { spell(text, where: isFormat) }
+
+    /// `text` as a terminal may print it: what `escape` spells, and every control character
+    /// but the line feed and the tab — ESC, BEL, CR, DEL and the C1 controls — spelled
+    /// `\u001b` too. A replay's report quotes the file and what the engine sent; raw, a line
+    /// of either could retitle the terminal, recolour it or move its cursor.
+    static func visible(_ text: String) -> String { spell(text) { isFormat($0) || isControl($0) } }
+
+    /// `text` with each scalar `spelled` picks written `\uXXXX`.
+    private static func spell(_ text: String, where spelled: (Unicode.Scalar) -> Bool) -> String {
+        guard text.unicodeScalars.contains(where: spelled) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            guard isFormat(scalar) else {
+            guard spelled(scalar) else {
                 out.append(scalar)
                 continue
             }
@@ -21,6 +30,14 @@ enum FormatControls {
             }
         }
         return String(out)
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: return false
+        case 0x00..<0x20, 0x7F..<0xA0: return true
+        default: return false
+        }
     }
 
     /// Whether `scalar` is a format character. The first is U+00AD and none lies in

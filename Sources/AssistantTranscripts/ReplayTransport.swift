@@ -44,11 +44,22 @@ final class ReplayTransport: HTTPTransport {
     }
 
     private struct State {
+        /// In the file's order, so by segment.
         var slots: [Slot]
+        /// Every slot before this one is used: a request's search starts here and ends at the
+        /// first slot of a later segment, so a long session costs the same per request as a
+        /// short one.
+        var firstUnused = 0
         var segment = 0
         var bindings = TranscriptBindings()
         var served: [[Served]]
         var problems: [String] = []
+
+        /// Slot `index` answered a request.
+        mutating func use(_ index: Int) {
+            slots[index].used = true
+            while firstUnused < slots.count, slots[firstUnused].used { firstUnused += 1 }
+        }
     }
 
     /// What a recorded `refused` or `lost` says when it is replayed. A transcript stores the
@@ -124,10 +135,14 @@ final class ReplayTransport: HTTPTransport {
     }
 
     private func decide(_ state: State, _ request: Request) -> Decision {
-        let open = state.slots.indices.filter { index in
-            let slot = state.slots[index]
-            return !slot.used && slot.segment <= state.segment && slot.exchange.method == request.method
-                && slot.exchange.service == request.service
+        var open: [Int] = []
+        var next = state.firstUnused
+        while next < state.slots.count, state.slots[next].segment <= state.segment {
+            let slot = state.slots[next]
+            if !slot.used, slot.exchange.method == request.method, slot.exchange.service == request.service {
+                open.append(next)
+            }
+            next += 1
         }
         for index in open {
             var trial = state.bindings
@@ -258,7 +273,7 @@ final class ReplayTransport: HTTPTransport {
             switch decide(state, request) {
             case .exact(let index, let bindings):
                 state.bindings = bindings
-                state.slots[index].used = true
+                state.use(index)
                 let exchange = state.slots[index].exchange
                 served(.exact(index), exchange.outcome)
                 return (exchange.outcome, exchange.headers, exchange.line)
@@ -267,7 +282,7 @@ final class ReplayTransport: HTTPTransport {
                 served(.unpinned, unpinned.outcome)
                 return (unpinned.outcome, unpinned.headers, unpinned.line)
             case .differs(let index):
-                state.slots[index].used = true
+                state.use(index)
                 let slot = state.slots[index]
                 // What does match binds as the file names it: the answer's placeholders, and the
                 // request once re-blessed, keep their names.

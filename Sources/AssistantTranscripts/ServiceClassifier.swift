@@ -31,9 +31,19 @@ final class ServiceClassifier: Sendable {
     func describe(_ method: HTTPRequest.Method, _ url: URL) -> (service: String, target: String) {
         let text = url.absoluteString
         if method == .get, eventURLs.withLock({ $0.contains(text) }) { return ("tracking", text) }
-        for (name, prefix) in bases where text.hasPrefix(prefix + "/") {
-            return (name, String(text.dropFirst(prefix.count)))
+        let matching = bases.filter { text.hasPrefix($0.prefix + "/") }
+        guard let longest = matching.map(\.prefix.count).max() else { return ("tracking", text) }
+        let target = String(text.dropFirst(longest))
+        let closest = matching.filter { $0.prefix.count == longest }
+        guard closest.count == 1 else {
+            // One base URL for both services (a proxy in front of both): the path tells them
+            // apart, as Gravity's three endpoints are not the Shopping API's.
+            let path = target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? target
+            return (Self.gravityPaths.contains(path) ? "gravity" : "shopping", target)
         }
-        return ("tracking", text)
+        return (closest[0].name, target)
     }
+
+    /// The paths of Gravity's endpoints under its base URL (wire.md).
+    private static let gravityPaths: Set<String> = ["/visit", "/choose", "/event"]
 }

@@ -154,6 +154,9 @@ package struct Transcript: Sendable, Hashable {
         /// themselves, one after another: where the engine's order is genuinely not defined.
         package var unordered: [Range<Int>] = []
         package var line: Int
+        /// The comments written after the step before this one: kept, and written back just
+        /// before this step (a comment among a step's lines moves to its end).
+        package var comments: [String] = []
 
         package init(step: Step, exchanges: [Exchange] = [], output: [String] = [], line: Int = 0) {
             self.step = step
@@ -164,6 +167,8 @@ package struct Transcript: Sendable, Hashable {
     }
 
     package var comments: [String]
+    /// The comments after the last step.
+    package var trailingComments: [String] = []
     package var settings: Settings
     package var segments: [Segment]
     /// Why the session ended early (`%cut-short SIGTERM`): a recording whose session was ended

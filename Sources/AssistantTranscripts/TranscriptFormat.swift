@@ -6,15 +6,26 @@ import ShoppingAssistant
 package enum TranscriptFormat {
     // MARK: - Parsing
 
+    /// The lines of a file, split at every LF with a CR before it dropped. Split by Unicode
+    /// scalars: in Swift "\r\n" is one `Character`, so a split on the character "\n" leaves a
+    /// CRLF file as one line — one comment, checking nothing.
+    package static func lines(of text: String) -> [String] {
+        text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { raw in
+            var line = String.UnicodeScalarView(raw)
+            if line.last == "\r" { line.removeLast() }
+            return String(line)
+        }
+    }
+
     package static func parse(_ text: String) throws(TranscriptError) -> Transcript {
         var transcript = Transcript()
         var current: Transcript.Segment?
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { raw in
-            raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
-        }
+        let lines = lines(of: text)
 
         /// Where the open `%any-order` block started (its line, its first output line).
         var block: (line: Int, start: Int)?
+        /// Comments after the first step, for the next step (or the end) to keep.
+        var later: [String] = []
 
         func flushSegment() throws(TranscriptError) {
             if let block { throw TranscriptError(line: block.line, message: "%any-order without its %end") }
@@ -27,8 +38,11 @@ package enum TranscriptFormat {
             let number = index + 1
             let line = lines[index]
             if line.hasPrefix("# ") || line == "#" {
+                let comment = String(line.dropFirst(line == "#" ? 1 : 2))
                 if current == nil && transcript.segments.isEmpty {
-                    transcript.comments.append(String(line.dropFirst(line == "#" ? 1 : 2)))
+                    transcript.comments.append(comment)
+                } else {
+                    later.append(comment)  // kept: before the next step, or at the end
                 }
             } else if line.hasPrefix("%") {
                 let words = line.dropFirst().split(separator: " ", maxSplits: 1).map(String.init)
@@ -71,6 +85,8 @@ package enum TranscriptFormat {
                     }
                     try flushSegment()
                     current = Transcript.Segment(step: .wait(duration), line: number)
+                    current?.comments = later
+                    later = []
                 } else {
                     guard current == nil && transcript.segments.isEmpty else {
                         throw TranscriptError(line: number, message: "settings must come before the first input")
@@ -84,6 +100,8 @@ package enum TranscriptFormat {
             } else if line.hasPrefix("> ") || line == ">" {
                 try flushSegment()
                 current = Transcript.Segment(step: .input(String(line.dropFirst(2))), line: number)
+                current?.comments = later
+                later = []
             } else if line.hasPrefix("→ ") {
                 if let block {
                     throw TranscriptError(line: block.line, message: "an %any-order block holds output lines only")
@@ -126,6 +144,7 @@ package enum TranscriptFormat {
             index += 1
         }
         try flushSegment()
+        transcript.trailingComments = later
         return transcript
     }
 
@@ -312,18 +331,22 @@ package enum TranscriptFormat {
     package static func render(_ transcript: Transcript) -> String {
         var lines = renderHeader(transcript)
         for segment in transcript.segments {
-            lines += renderSegment(segment)
+            lines += segment.comments.map(renderComment) + renderSegment(segment)
         }
+        lines += transcript.trailingComments.map(renderComment)
         if let reason = transcript.cutShort { lines.append(renderCutShort(reason)) }
         return lines.joined(separator: "\n") + "\n"
     }
+
+    /// `# text`, or `#` alone for an empty comment.
+    static func renderComment(_ text: String) -> String { text.isEmpty ? "#" : "# " + text }
 
     /// `%cut-short REASON`: the session ended here, by a signal, after its last complete step.
     static func renderCutShort(_ reason: String) -> String { "%cut-short " + reason }
 
     /// The comments and the settings: everything before the first step.
     static func renderHeader(_ transcript: Transcript) -> [String] {
-        var lines: [String] = transcript.comments.map { $0.isEmpty ? "#" : "# " + $0 }
+        var lines: [String] = transcript.comments.map(renderComment)
         let defaults = Transcript.Settings()
         let settings = transcript.settings
         lines.append("%width \(settings.width)")

@@ -165,12 +165,28 @@ struct TranscriptBindings: Sendable {
         return fixed + expected[end...]
     }
 
-    /// `text` with bound placeholders replaced by their values.
+    /// `text` with bound placeholders replaced by their values, in one pass: a long session
+    /// binds hundreds of names, and an answer is not searched once per name. A value is not
+    /// searched again for placeholders; `<` that opens no bound name stays as it is.
     func substitute(_ text: String) -> String {
-        guard text.contains("<") else { return text }
-        var result = text
-        for (name, value) in values { result = result.replacingOccurrences(of: "<\(name)>", with: value) }
-        return result
+        guard !values.isEmpty, text.contains("<") else { return text }
+        var result = ""
+        var rest = text[...]
+        while let open = rest.firstIndex(of: "<") {
+            result += rest[..<open]
+            let name = rest.index(after: open)
+            // The name ends at the next `>`; a `<` first means this one opens nothing.
+            if let close = rest[name...].firstIndex(where: { $0 == ">" || $0 == "<" }), rest[close] == ">",
+                let value = values[String(rest[name..<close])]
+            {
+                result += value
+                rest = rest[rest.index(after: close)...]
+            } else {
+                result.append("<")
+                rest = rest[name...]
+            }
+        }
+        return result + rest
     }
 }
 
@@ -207,6 +223,8 @@ struct TranscriptSpeller: Sendable {
     private var names: [String: String] = [:]
     private var taken: Set<String>
     private var literals: Set<String> = []
+    /// The bound names `learn` has seen: a name, once bound, keeps its value.
+    private var learned: Set<String> = []
     private var next = 1
     private static let pattern = try? NSRegularExpression(
         pattern: "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", options: [])
@@ -242,7 +260,10 @@ struct TranscriptSpeller: Sendable {
 
     /// Names the UUIDs `bindings` bound since, after their placeholders.
     mutating func learn(_ bindings: TranscriptBindings) {
-        for (name, value) in bindings.values.sorted(by: { $0.key < $1.key }) where Self.isUUID(value) {
+        // Only what is new since the last time: a long session binds a name or two a step.
+        let fresh = bindings.values.filter { !learned.contains($0.key) }
+        for (name, _) in fresh { learned.insert(name) }
+        for (name, value) in fresh.sorted(by: { $0.key < $1.key }) where Self.isUUID(value) {
             taken.insert(name)
             if names[value.lowercased()] == nil { names[value.lowercased()] = "<\(name)>" }
         }

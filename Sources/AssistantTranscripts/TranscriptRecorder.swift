@@ -121,11 +121,15 @@ package final class TranscriptRecorder: REPLStepObserver {
         file.append(lines)
     }
 
-    /// A request of step `segment` was sent: the step is not settled until it is answered.
-    func requestStarted(segment: Int?) {
+    /// A request starts: it belongs to the step under way, which is not settled until it is
+    /// answered. Both under one lock: a step begun in between would otherwise be written out
+    /// as settled while this request was still to land in it. Returns that step's segment.
+    func requestStarted() -> Int? {
         state.withLock { state in
-            guard let segment, state.inFlight.indices.contains(segment) else { return }
-            state.inFlight[segment] += 1
+            guard !state.transcript.segments.isEmpty else { return nil }
+            let segment = state.transcript.segments.count - 1
+            if state.inFlight.indices.contains(segment) { state.inFlight[segment] += 1 }
+            return segment
         }
     }
 
@@ -139,11 +143,6 @@ package final class TranscriptRecorder: REPLStepObserver {
             guard !state.transcript.segments.isEmpty else { return }  // the banner is not a step's output
             state.transcript.segments[state.transcript.segments.count - 1].output.append(line)
         }
-    }
-
-    /// The step now running: requests are filed under the step that sent them.
-    var currentSegment: Int? {
-        state.withLock { $0.transcript.segments.isEmpty ? nil : $0.transcript.segments.count - 1 }
     }
 
     /// Files `exchange` under the step that sent it (`segment`), even when the answer came
@@ -242,8 +241,7 @@ struct RecordingTransport: HTTPTransport {
         let (service, target) = recorder.classify.describe(request.method, request.url)
         let body = CanonicalJSON.text(request.body)
         let elapsed = stopwatch(on: recorder.clock)
-        let segment = recorder.currentSegment
-        recorder.requestStarted(segment: segment)
+        let segment = recorder.requestStarted()
         // The key never reaches the file: `Authorization: Bearer <key>`.
         let requestHeaders = RequestHeaders.written(RequestHeaders.sent(request.headers), apiKey: recorder.apiKey)
         func record(_ outcome: Transcript.Outcome, headers: [Transcript.Header] = []) {

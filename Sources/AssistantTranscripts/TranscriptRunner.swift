@@ -172,7 +172,7 @@ package enum TranscriptRunner {
 
     /// A file's lines without the final newline's empty one.
     private static func lines(of text: String) -> [String] {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var lines = TranscriptFormat.lines(of: text)
         if lines.last == "" { lines.removeLast() }
         return lines
     }
@@ -296,7 +296,7 @@ package enum TranscriptRunner {
         let review =
             options.interactive
             ? HunkReview { hunk in
-                standardOutput(hunk.joined(separator: "\n"))
+                standardOutput(FormatControls.visible(hunk.joined(separator: "\n")))
                 standardOutput("Accept this change? [y/N]")
                 let answer = standardInput()?.trimmingCharacters(in: .whitespaces).lowercased()
                 return answer == "y" || answer == "yes"
@@ -304,8 +304,9 @@ package enum TranscriptRunner {
         let results = await run(
             selected, bless: options.bless, jobs: jobs, repeats: options.repeats, review: review
         ) { result in
-            standardOutput("\(result.status.rawValue)  \(result.path)")
-            if let report = result.report { standardOutput(report) }
+            // What a file or the engine wrote is quoted with its control characters spelled out.
+            standardOutput("\(result.status.rawValue)  \(FormatControls.visible(result.path))")
+            if let report = result.report { standardOutput(FormatControls.visible(report)) }
         }
         let seconds = elapsed()
         let shard = options.shard.map { " (shard \($0.index)/\($0.count) of \(all.count) files)" } ?? ""

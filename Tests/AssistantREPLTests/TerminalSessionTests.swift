@@ -210,6 +210,19 @@ extension LibeditLineReaderTests {
         await session.finish(after: "no screen> ")
     }
 
+    @Test func leavingATerminalSessionShutsTheEngineDownSoNoTrackingHostHoldsTheTerminal() async throws {
+        let session = try await TerminalSession()
+        session.start()
+        session.enter(":product KIT-1001", after: "no screen> ")
+        session.terminal.waitFor("entry button (:open)")
+        await session.finish(after: "> ")
+        // Shut down (H2): what tracking was still queued had the quit's flush deadline, and
+        // every later call is refused at once.
+        let later = await session.environment.engine.prepareAssistant(
+            assistantSelector: "shopping-assistant", pageContext: PageContext(type: .homepage))
+        #expect(later == .cancelled)
+    }
+
     @Test func exitWithTheChatOpenIsAnsweredNotSent() async throws {
         let session = try await TerminalSession(columns: 120)
         session.start()

@@ -25,6 +25,58 @@ import Testing
         #expect(CoversClaim.problems(in: "# covers: s3\n") == ["1: covers: s3 is not a rule ID of behavior.md"])
     }
 
+    /// A file with CRLF line endings (a Windows checkout) is read line by line like any other:
+    /// it passes as it is and fails where it differs — never one long comment that checks nothing.
+    @Test func aFileWithCRLFLineEndingsIsCheckedLikeAnyOther() async throws {
+        let crlf = { (text: String) in text.replacingOccurrences(of: "\n", with: "\r\n") }
+        let same = try copy(crlf)
+        let wrong = try copy {
+            crlf($0.replacingOccurrences(of: "  assistant › Есть, 12 видов.\n", with: "  assistant › Нет.\n"))
+        }
+        let unknown = try copy { crlf($0.replacingOccurrences(of: "# covers: S3\n", with: "# covers: ZZ99\n")) }
+        defer { for path in [same, wrong, unknown] { try? FileManager.default.removeItem(atPath: path) } }
+        #expect(await TranscriptRunner.check(file: same, display: "copy", bless: false).status == .passed)
+        let differs = await TranscriptRunner.check(file: wrong, display: "copy", bless: false)
+        #expect(differs.status == .failed)
+        #expect(differs.headline == #"copy:62: not in the replay: "  assistant › Нет.""#)
+        #expect(await TranscriptRunner.check(file: unknown, display: "copy", bless: false).status == .failed)
+    }
+
+    /// Bless keeps what a person wrote: a comment among the steps stays before the step it
+    /// was written above (one among a step's lines, at the step's end), and one after the last.
+    @Test func blessKeepsTheCommentsWrittenAmongTheSteps() async throws {
+        let path = try copy {
+            $0.replacingOccurrences(of: "> Есть кружки?\n", with: "# IMPORTANT: why this step\n> Есть кружки?\n")
+                .replacingOccurrences(of: "  assistant › Есть, 12 видов.\n", with: "  assistant › Нет.\n")
+                + "# the end\n"
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let blessed = await TranscriptRunner.check(file: path, display: "copy", bless: true)
+        #expect(blessed.status == .blessed)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("# IMPORTANT: why this step\n> Есть кружки?\n"))
+        #expect(text.hasSuffix("> :quit\n# the end\n"))
+        #expect(text.contains("  assistant › Есть, 12 видов.\n"))
+        #expect(await TranscriptRunner.check(file: path, display: "copy", bless: false).status == .passed)
+    }
+
+    /// A report quotes the file and what was printed: their control characters are spelled
+    /// out, so a line of either cannot retitle, recolour or move the terminal it is read in.
+    @Test func aReportSpellsOutTheControlCharactersItQuotes() async throws {
+        let path = try copy {
+            $0.replacingOccurrences(
+                of: "  assistant › Есть, 12 видов.\n", with: "  assistant › \u{1b}]0;pwned\u{7}\u{1b}[31mRED\n")
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let printed = Locked<[String]>([])
+        let code = await TranscriptRunner.main(
+            [path], standardOutput: { line in printed.withLock { $0.append(line) } }, standardError: { _ in })
+        #expect(code == 1)
+        let text = printed.withLock { $0.joined(separator: "\n") }
+        #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        #expect(text.contains(#"\u001b]0;pwned\u0007\u001b[31mRED"#))
+    }
+
     /// The list claims are checked against is the spec's, whenever the spec is at hand
     /// (`BEHAVIOR_SPEC` names it; `.ci/rule-ids` regenerates the list).
     @Test(.enabled(if: FileManager.default.fileExists(atPath: specPath)))
