@@ -268,6 +268,15 @@ import Testing
         #expect(adds.last?.fields["cart"]?.arrayValue?.count == 3)
     }
 
+    @Test func onLiveServicesAProductAReplyShowedKeepsItsPriceAfterANewChatOrAClose() async throws {
+        let repl = try await DemoREPL(liveServices: true)
+        await repl.run(lines: [":product KIT-1001", ":open", "Нужны наушники", ":new", ":cart add ELC-2002"])
+        await repl.run(lines: [":close", ":cart add ELC-2002"])
+        let adds = events(repl, "add-to-cart-v1")
+        #expect(adds.map { $0.fields["productId"] } == ["ELC-2002", "ELC-2002"])
+        #expect(adds.map { $0.fields["value"] } == [32990, 32990], "the price the earlier reply showed")
+    }
+
     // MARK: - Typing
 
     @Test func tabCompletesTheShopsSubcommandsStatusesAndOnTheDemoStoreItsSKUsAndWidget() {
