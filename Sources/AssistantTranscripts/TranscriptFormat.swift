@@ -226,6 +226,12 @@ package enum TranscriptFormat {
     private static func readBody(_ first: String, lines: [String], index: inout Int) throws(TranscriptError)
         -> String
     {
+        if first.hasPrefix(textBodyPrefix) {
+            guard let body = try? JSONDecoder().decode(String.self, from: Data(first.dropFirst(5).utf8)) else {
+                throw TranscriptError(line: index + 1, message: "a text: body is one JSON string, quotes included")
+            }
+            return body
+        }
         guard first == "{" || first == "[" else { return first }
         let opened = index + 1
         var scanner = BracketScanner()
@@ -338,6 +344,13 @@ package enum TranscriptFormat {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// How a body written as one JSON string starts (`text:"<html>\n…"`).
+    static let textBodyPrefix = "text:\""
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value)
+    }
+
     /// `# text`, or `#` alone for an empty comment.
     static func renderComment(_ text: String) -> String { text.isEmpty ? "#" : "# " + text }
 
@@ -417,11 +430,30 @@ package enum TranscriptFormat {
 
     /// `head` and the body after a space; a multi-line body continues on lines of its own.
     /// Format characters (bidi controls among them) are written as `\u202e` escapes, which a
-    /// JSON body reads back as the same text.
+    /// JSON body reads back as the same text. A body that is not JSON and holds a line break
+    /// or another control character (a proxy's HTML error page, say) is written on the line as
+    /// `text:` and a JSON string: raw, its lines would read as the file's own — an input, an
+    /// expected line — and its control characters would reach whoever reads the file.
     private static func withBody(_ head: String, _ body: String) -> [String] {
         guard !body.isEmpty else { return [head] }
+        let handWrittenJSON = body.hasPrefix("{\n") || body.hasPrefix("[\n")
+        if !handWrittenJSON, body.hasPrefix(textBodyPrefix) || body.unicodeScalars.contains(where: isControl),
+            let literal = try? JSONEncoder.textBody.encode(body)
+        {
+            let string = FormatControls.escape(String(decoding: literal, as: UTF8.self))
+            return [head + " " + textBodyPrefix.dropLast() + string]
+        }
         let parts = FormatControls.escape(body).split(separator: "\n", omittingEmptySubsequences: false).map(
             String.init)
         return [head + " " + (parts.first ?? "")] + parts.dropFirst()
+    }
+}
+
+extension JSONEncoder {
+    /// Writes a `text:` body: a JSON string, `/` as it is.
+    fileprivate static var textBody: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
     }
 }

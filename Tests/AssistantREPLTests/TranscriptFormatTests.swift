@@ -3,6 +3,32 @@ import AssistantTranscripts
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct TranscriptFormatTests {
+    /// A proxy's error page is text of many lines: written on the answer's line as one JSON
+    /// string, so none of its lines reads as an input or an expected line and none of its
+    /// control characters is in the file, and read back as the same bytes.
+    @Test func aBodyOfTextWithLineBreaksOrControlsIsWrittenAsOneStringAndReadBackTheSame() throws {
+        let page = "<html>\n> :quit\n  injected \u{1b}[31mred\r\n\u{202e}</html>"
+        var transcript = Transcript()
+        var segment = Transcript.Segment(step: .input(":home"))
+        segment.exchanges = [
+            Transcript.Exchange(
+                method: "POST", service: "gravity", target: "/visit", body: "{}",
+                outcome: .response(status: 502, latency: .zero, body: page))
+        ]
+        segment.output = ["(no assistant entry on this screen)"]
+        transcript.segments = [segment]
+        let text = TranscriptFormat.render(transcript)
+        #expect(text.contains(#"← 502 text:"<html>\n> :quit\n  injected \u001b[31mred\r\n\u202e</html>""#))
+        #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x0D || $0.value == 0x202E })
+        #expect(TranscriptFormat.lines(of: text).filter { $0.hasPrefix("> ") } == ["> :home"])
+        let back = try TranscriptFormat.parse(text)
+        #expect(back.segments.first?.exchanges.first?.outcome == .response(status: 502, latency: .zero, body: page))
+        #expect(TranscriptFormat.render(back) == text)
+        #expect(throws: TranscriptError.self) {
+            try TranscriptFormat.parse("> x\n→ GET tracking http://t/x\n← 200 text:\"unclosed\n")
+        }
+    }
+
     @Test func parsesEveryLineKindAndRendersItBack() throws {
         let text = """
             # Shows a slow reply.
