@@ -283,6 +283,12 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
     }
 
     /// Called after each `SIGWINCH`, once the prompt and input are drawn for the new width.
+    @discardableResult
+    package func offerNextLine(_ text: String) -> Bool {
+        cle_session_set_next_input(session, text)
+        return true
+    }
+
     package func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?) {
         context.takeUnretainedValue().resizeHandler.withLock { $0 = handler.map(ResizeHandler.init) }
     }

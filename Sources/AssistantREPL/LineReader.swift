@@ -55,6 +55,18 @@ package protocol LineReader: AnyObject, Sendable {
     /// prompt for the new width. Called on a thread of the reader's; it must not block. Readers
     /// that have no terminal never call it. nil stops the notifications.
     func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?)
+
+    /// Puts `text` on the next line read, as if typed, for the user to send again or edit:
+    /// what a command refused is not lost. True when the reader can (a line editor); a reader
+    /// without one ignores it.
+    @discardableResult
+    func offerNextLine(_ text: String) -> Bool
+}
+
+extension LineReader {
+    /// Readers without a line editor have no line to put text on.
+    @discardableResult
+    package func offerNextLine(_ text: String) -> Bool { false }
 }
 
 /// The terminal changed its width.

@@ -11,6 +11,8 @@ import ShoppingAssistant
 /// A command is a row of the command table calling a method of this actor; commands of a group
 /// of their own live in an extension in a file of their own.
 package actor REPLSession {
+    /// The reader of `run(reader:)`: a refused message goes back on its line.
+    private var reader: (any LineReader)?
     /// The engine the commands call. Internal, for the command extensions in other files.
     let engine: AssistantEngine
     private let demoStore: DemoStore?
@@ -64,6 +66,7 @@ package actor REPLSession {
     /// Reads lines from `reader` and runs each to the end of its step, until `:quit` or the end
     /// of input; `observer` hears of each step.
     package func run(reader: any LineReader, observer: (any REPLStepObserver)? = nil) async {
+        self.reader = reader
         let loop = REPLReadLoop(
             session: self, stepper: stepper, engine: engine, output: output, settings: settings,
             onDemoStore: demoStore != nil, interruptible: settings.interactive && time == nil)
@@ -150,13 +153,20 @@ package actor REPLSession {
 
     private func sendText(_ text: String) async {
         guard await engine.isAssistantOpen else {
-            output.line(.warning, "the chat is closed: :open it first (your text was not sent)")
+            output.line(.warning, "the chat is closed: :open it first (your text was not sent\(keep(text)))")
             return
         }
         switch await engine.sendMessage(text) {
         case .success: await settleReply()
-        case .failure(let refusal): output.line(.warning, "not sent: \(OutcomeWording.refusal(refusal))")
+        case .failure(let refusal): output.line(.warning, "not sent: \(OutcomeWording.refusal(refusal))\(keep(text))")
         }
+    }
+
+    /// A message the engine or the chat refused is not lost: in a line editor it is back on
+    /// the next line, to send again (or edit) once it can go. Says so, or nothing.
+    private func keep(_ text: String) -> String {
+        guard reader?.offerNextLine(text) == true else { return "" }
+        return (text.isEmpty ? "" : "; it is back on the line")
     }
 
     func sendSuggest(number: Int) async {

@@ -275,6 +275,7 @@ struct cle_session {
     cle_hint_function hint;
     // The hint last drawn as the right prompt (malloc'd, owned by the session).
     char *hint_text;
+    char *next_input;
     int reflows;
     int editing;
     int interrupted;
@@ -420,6 +421,7 @@ static void cle_session_free(cle_session *session) {
     if (session->wake_write >= 0) close(session->wake_write);
     pthread_mutex_destroy(&session->lock);
     free(session->hint_text);
+    free(session->next_input);
     free(session->prompt);
     free(session);
 }
@@ -506,11 +508,24 @@ const char *cle_session_gets(cle_session *session, int *count, int *interrupted)
     // key, so keys typed in between were echoed twice (by the terminal, then by libedit) and
     // could be split between two lines. Raw mode before the prompt closes that window.
     cle_set_prepared_terminal(session->editline, 1);
+    if (session->next_input) {
+        el_push(session->editline, session->next_input);
+        free(session->next_input);
+        session->next_input = NULL;
+    }
     const char *line = el_gets(session->editline, count);
     session->editing = 0;
     *interrupted = session->interrupted;
     pthread_mutex_unlock(&session->lock);
     return line;
+}
+
+void cle_session_set_next_input(cle_session *session, const char *text) {
+    char *copy = text ? strdup(text) : NULL;
+    pthread_mutex_lock(&session->lock);
+    free(session->next_input);
+    session->next_input = copy;
+    pthread_mutex_unlock(&session->lock);
 }
 
 int cle_session_has_cursor_control(cle_session *session) { return session->cursor_control; }

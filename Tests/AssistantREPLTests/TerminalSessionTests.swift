@@ -223,6 +223,20 @@ extension LibeditLineReaderTests {
         #expect(later == .cancelled)
     }
 
+    @Test func aMessageTheChatCannotTakeIsBackOnTheLineNotLost() async throws {
+        let session = try await TerminalSession()
+        session.start()
+        session.enter(":product KIT-1001", after: "no screen> ")
+        session.terminal.waitFor("entry button (:open)")
+        session.enter("подарок маме", after: "> ")
+        session.terminal.waitFor("your text was not sent; it is back")
+        session.terminal.waitUntil("the text on the next line") { _ in
+            session.screen().last?.hasSuffix("> подарок маме") == true
+        }
+        session.terminal.type("\u{15}")  // Ctrl-U: the line the user chose not to send
+        await session.finish(after: "> ")
+    }
+
     @Test func exitWithTheChatOpenIsAnsweredNotSent() async throws {
         let session = try await TerminalSession(columns: 120)
         session.start()

@@ -153,6 +153,10 @@ cle_session *cle_editline_session(EditLine *editline);
 /// Replaces the prompt (copied). Bytes between two `\1` characters take no column.
 void cle_session_set_prompt(cle_session *session, const char *prompt);
 
+/// Puts `text` (copied) on the line of the next `cle_session_gets`, as if typed, for the user
+/// to send again or edit; a later call replaces it, NULL drops it.
+void cle_session_set_next_input(cle_session *session, const char *text);
+
 /// Reads one line with editing. Returns the line (with its trailing newline, owned by
 /// libedit and valid until the next call), or NULL: then `*interrupted` is 1 when Ctrl-C (or
 /// `cle_session_interrupt`) ended the read, and `*count` is 0 at end of input.
