@@ -53,7 +53,11 @@ struct REPLCommandTable: Sendable {
     private func closest(to word: String) -> [String] {
         guard word.count >= 3, word.first?.isLetter == true else { return [] }
         let limit = word.count == 3 ? 1 : 2
-        let scored = commands.flatMap(\.words).map { ($0, EditDistance.between(word, $0)) }.filter { $0.1 <= limit }
+        // Two edits from no name is a word longer than every name by more than two: a pasted
+        // paragraph costs nothing here.
+        let words = commands.flatMap(\.words)
+        guard word.count <= (words.map(\.count).max() ?? 0) + limit else { return [] }
+        let scored = words.map { ($0, EditDistance.between(word, $0)) }.filter { $0.1 <= limit }
         guard let best = scored.map(\.1).min() else { return [] }
         return scored.filter { $0.1 == best }.map(\.0).prefix(3).map { ":" + $0 }
     }
