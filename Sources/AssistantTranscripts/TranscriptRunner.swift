@@ -289,6 +289,18 @@ package enum TranscriptRunner {
             standardError("assistant replay: no *.transcript file in \(options.paths.joined(separator: ", "))")
             return 2
         }
+        // A report that cannot be written is said before the run, not after it.
+        if let path = options.junitPath {
+            let directory = (path as NSString).deletingLastPathComponent
+            let folder = directory.isEmpty ? "." : directory
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue,
+                FileManager.default.isWritableFile(atPath: folder)
+            else {
+                standardError("assistant replay: cannot write \(path): \(folder) is not a writable folder")
+                return 2
+            }
+        }
         let selected = options.shard.map { $0.select(all) } ?? all
         let elapsed = secondsSince()
         // Interactive blessing asks about one file at a time.

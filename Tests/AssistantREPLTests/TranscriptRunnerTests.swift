@@ -85,6 +85,19 @@ import Testing
         #expect(first.output.last?.contains("(shard 1/2 of 3 files)") == true)
     }
 
+    @Test func aJUnitReportThatCannotBeWrittenIsSaidBeforeAnyReplay() async throws {
+        let corpus = try await Corpus()
+        defer { corpus.remove() }
+        let missing = corpus.root + "/no-such-folder/results.xml"
+        let (code, output, errors) = await run(["--junit", missing, corpus.root])
+        #expect(code == 2)
+        #expect(output.isEmpty, "nothing replayed")
+        #expect(
+            errors == [
+                "assistant replay: cannot write \(missing): \(corpus.root)/no-such-folder is not a writable folder"
+            ])
+    }
+
     @Test func junitXMLHoldsATestcasePerFileAndTheDiffInTheFailure() async throws {
         let corpus = try await Corpus()
         defer { corpus.remove() }
