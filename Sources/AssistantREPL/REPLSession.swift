@@ -104,7 +104,7 @@ package actor REPLSession {
         if line.hasPrefix("::") {
             // `::exit` sends the word the REPL would otherwise answer; any other `::text`, `:text`.
             let rest = String(line.dropFirst(2))
-            await sendText(Self.leavingWords.contains(rest.lowercased()) ? rest : ":" + rest)
+            await sendText(Self.leavingWords.contains(rest.lowercased()) ? rest : ":" + rest, typed: line)
             return true
         }
         guard line.hasPrefix(":") else {
@@ -151,22 +151,28 @@ package actor REPLSession {
 
     // MARK: - The chat screen
 
-    private func sendText(_ text: String) async {
+    /// Sends `text`, which the user typed as `typed` (`::text` sends `:text`).
+    private func sendText(_ text: String, typed: String? = nil) async {
+        let typed = typed ?? text
         guard await engine.isAssistantOpen else {
-            output.line(.warning, "the chat is closed: :open it first (your text was not sent\(keep(text)))")
+            output.line(.warning, "the chat is closed: :open it first (your text was not sent\(keep(typed)))")
             return
         }
         switch await engine.sendMessage(text) {
         case .success: await settleReply()
-        case .failure(let refusal): output.line(.warning, "not sent: \(OutcomeWording.refusal(refusal))\(keep(text))")
+        case .failure(let refusal):
+            output.line(.warning, "not sent: \(OutcomeWording.refusal(refusal))\(keep(typed))")
         }
     }
 
-    /// A message the engine or the chat refused is not lost: in a line editor it is back on
-    /// the next line, to send again (or edit) once it can go. Says so, or nothing.
-    private func keep(_ text: String) -> String {
-        guard reader?.offerNextLine(text) == true else { return "" }
-        return (text.isEmpty ? "" : "; it is back on the line")
+    /// A message the engine or the chat refused is not lost: in a line editor the line as it
+    /// was typed is back on the next prompt, to send again (or edit) once it can go. A line
+    /// with control characters (typed quoted, Ctrl-V) is not: the editor would run them as
+    /// keys. Says so, or nothing.
+    private func keep(_ typed: String) -> String {
+        let controls = typed.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }
+        guard !typed.isEmpty, !controls, reader?.offerNextLine(typed) == true else { return "" }
+        return "; it is back on the line"
     }
 
     func sendSuggest(number: Int) async {

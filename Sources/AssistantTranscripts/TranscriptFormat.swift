@@ -6,15 +6,28 @@ import ShoppingAssistant
 package enum TranscriptFormat {
     // MARK: - Parsing
 
-    /// The lines of a file, split at every LF with a CR before it dropped. Split by Unicode
-    /// scalars: in Swift "\r\n" is one `Character`, so a split on the character "\n" leaves a
-    /// CRLF file as one line — one comment, checking nothing.
+    /// The lines of a file, split at every LF, CRLF or lone CR. Split by Unicode scalars: in
+    /// Swift "\r\n" is one `Character`, so a split on the character "\n" leaves a CRLF file as
+    /// one line — one comment, checking nothing — and a CR-only file is one line either way.
     package static func lines(of text: String) -> [String] {
-        text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { raw in
-            var line = String.UnicodeScalarView(raw)
-            if line.last == "\r" { line.removeLast() }
-            return String(line)
+        var lines: [String] = []
+        var line = String.UnicodeScalarView()
+        var afterCR = false
+        for scalar in text.unicodeScalars {
+            if scalar == "\n", afterCR {  // the LF of a CRLF: the line ended at its CR
+                afterCR = false
+                continue
+            }
+            afterCR = scalar == "\r"
+            if scalar == "\n" || scalar == "\r" {
+                lines.append(String(line))
+                line = String.UnicodeScalarView()
+            } else {
+                line.append(scalar)
+            }
         }
+        lines.append(String(line))
+        return lines
     }
 
     package static func parse(_ text: String) throws(TranscriptError) -> Transcript {
@@ -248,6 +261,18 @@ package enum TranscriptFormat {
         return body.joined(separator: "\n")
     }
 
+    /// Whether `body`, written over several lines, closes its first bracket on its last line
+    /// and not before: what `readBody` reads back as the same body.
+    private static func closesAtItsEnd(_ body: String) -> Bool {
+        var scanner = BracketScanner()
+        let lines = lines(of: body)
+        for (index, line) in lines.enumerated() {
+            scanner.scan(line)
+            if scanner.closed { return index == lines.count - 1 }
+        }
+        return false
+    }
+
     /// Tracks bracket depth over JSON text, outside strings.
     private struct BracketScanner {
         var depth = 0
@@ -436,11 +461,12 @@ package enum TranscriptFormat {
     /// expected line — and its control characters would reach whoever reads the file.
     private static func withBody(_ head: String, _ body: String) -> [String] {
         guard !body.isEmpty else { return [head] }
-        let handWrittenJSON = body.hasPrefix("{\n") || body.hasPrefix("[\n")
+        let handWrittenJSON = (body.hasPrefix("{\n") || body.hasPrefix("[\n")) && Self.closesAtItsEnd(body)
         if !handWrittenJSON, body.hasPrefix(textBodyPrefix) || body.unicodeScalars.contains(where: isControl),
             let literal = try? JSONEncoder.textBody.encode(body)
         {
-            let string = FormatControls.escape(String(decoding: literal, as: UTF8.self))
+            // JSON escapes the C0 controls only: DEL and the C1 controls are spelled out too.
+            let string = FormatControls.visible(String(decoding: literal, as: UTF8.self))
             return [head + " " + textBodyPrefix.dropLast() + string]
         }
         let parts = FormatControls.escape(body).split(separator: "\n", omittingEmptySubsequences: false).map(

@@ -234,6 +234,13 @@ extension LibeditLineReaderTests {
             session.screen().last?.hasSuffix("> подарок маме") == true
         }
         session.terminal.type("\u{15}")  // Ctrl-U: the line the user chose not to send
+        // `::text` comes back as typed, never as the command it would be without its colon.
+        session.terminal.waitUntil("the line cleared") { _ in session.screen().last?.hasSuffix(">") == true }
+        session.terminal.type("::open the door\r")
+        session.terminal.waitUntil("the typed line on the next line") { _ in
+            session.screen().last?.hasSuffix("> ::open the door") == true
+        }
+        session.terminal.type("\u{15}")
         await session.finish(after: "> ")
     }
 

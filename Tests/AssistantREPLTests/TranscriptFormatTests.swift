@@ -7,7 +7,7 @@ import Testing
     /// string, so none of its lines reads as an input or an expected line and none of its
     /// control characters is in the file, and read back as the same bytes.
     @Test func aBodyOfTextWithLineBreaksOrControlsIsWrittenAsOneStringAndReadBackTheSame() throws {
-        let page = "<html>\n> :quit\n  injected \u{1b}[31mred\r\n\u{202e}</html>"
+        let page = "<html>\n> :quit\n  injected \u{1b}[31mred\r\n\u{202e}\u{9b}2J\u{7f}</html>"
         var transcript = Transcript()
         var segment = Transcript.Segment(step: .input(":home"))
         segment.exchanges = [
@@ -18,8 +18,9 @@ import Testing
         segment.output = ["(no assistant entry on this screen)"]
         transcript.segments = [segment]
         let text = TranscriptFormat.render(transcript)
-        #expect(text.contains(#"← 502 text:"<html>\n> :quit\n  injected \u001b[31mred\r\n\u202e</html>""#))
-        #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x0D || $0.value == 0x202E })
+        #expect(
+            text.contains(#"← 502 text:"<html>\n> :quit\n  injected \u001b[31mred\r\n\u202e\u009b2J\u007f</html>""#))
+        #expect(!text.unicodeScalars.contains { [0x1B, 0x0D, 0x202E, 0x9B, 0x7F].contains($0.value) })
         #expect(TranscriptFormat.lines(of: text).filter { $0.hasPrefix("> ") } == ["> :home"])
         let back = try TranscriptFormat.parse(text)
         #expect(back.segments.first?.exchanges.first?.outcome == .response(status: 502, latency: .zero, body: page))
@@ -27,6 +28,15 @@ import Testing
         #expect(throws: TranscriptError.self) {
             try TranscriptFormat.parse("> x\n→ GET tracking http://t/x\n← 200 text:\"unclosed\n")
         }
+        // Text that only starts like a JSON body written over lines (a truncated error) is text.
+        let truncated = "{\n  \"error\": {\n    \"code\": \"BAD_GA"
+        segment.exchanges[0].outcome = .response(status: 502, latency: .zero, body: truncated)
+        transcript.segments = [segment]
+        let written = TranscriptFormat.render(transcript)
+        #expect(written.contains(#"← 502 text:"{\n  \"error\": {"#))
+        #expect(
+            try TranscriptFormat.parse(written).segments.first?.exchanges.first?.outcome
+                == .response(status: 502, latency: .zero, body: truncated))
     }
 
     @Test func parsesEveryLineKindAndRendersItBack() throws {

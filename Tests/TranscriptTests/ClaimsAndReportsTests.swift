@@ -40,6 +40,13 @@ import Testing
         #expect(differs.status == .failed)
         #expect(differs.headline == #"copy:62: not in the replay: "  assistant › Нет.""#)
         #expect(await TranscriptRunner.check(file: unknown, display: "copy", bless: false).status == .failed)
+        // Old Mac line endings, CR alone, too.
+        let wrongCR = try copy {
+            $0.replacingOccurrences(of: "  assistant › Есть, 12 видов.\n", with: "  assistant › Нет.\n")
+                .replacingOccurrences(of: "\n", with: "\r")
+        }
+        defer { try? FileManager.default.removeItem(atPath: wrongCR) }
+        #expect(await TranscriptRunner.check(file: wrongCR, display: "copy", bless: false).status == .failed)
     }
 
     /// Bless keeps what a person wrote: a comment among the steps stays before the step it
