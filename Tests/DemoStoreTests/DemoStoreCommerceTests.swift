@@ -238,8 +238,9 @@ import Testing
         await engine.shutdown()
         #expect(errors.withLock { $0 } == [])
         let paths = store.trackingHits.map { $0.path + "?" + ($0.query ?? "") }
-        #expect(paths.map { $0.prefix(5) } == ["/w/l?", "/w/i?", "/w/c?"])
-        #expect(paths.last?.hasSuffix("&s=\(sku)") == true)
+        // Tracking URLs go up to four at a time: which lands first is not defined.
+        #expect(paths.map { $0.prefix(5) }.sorted() == ["/w/c?", "/w/i?", "/w/l?"])
+        #expect(paths.first { $0.hasPrefix("/w/c?") }?.hasSuffix("&s=\(sku)") == true)
     }
 
     @Test func aCatalogueProductGoesIntoACartAtItsExactPrice() throws {
