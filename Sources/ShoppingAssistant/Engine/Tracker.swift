@@ -303,38 +303,37 @@ final class Tracker: Sendable {
         var yields = 0
         while true {
             if Task.isCancelled { return end(id) }
-            // An idle worker looks at the count before the lock: the lock is the enqueuer's too.
-            if pending.load(ordering: .acquiring) == 0, yields < Self.lingerYields {
-                yields += 1
-                await Task.yield()
-                continue
-            }
-            let now = elapsed()
-            let timeout = lane == .events ? eventTimeout : urlTimeout
-            let (next, watch) = state.withLock { state -> ((UInt64, Job)?, Bool) in
-                guard !state.stopped else { return (nil, false) }
-                let next: (UInt64, Job)?
-                switch lane {
-                case .events: next = state.events.popFirst()
-                case .urls: next = state.urls.popFirst()
-                }
-                guard let next else { return (nil, false) }
-                state.workers[id]?.job = next.0
-                state.workers[id]?.deadline = now + timeout
-                let watch = !state.watching
-                state.watching = true
-                return (next, watch)
-            }
-            if let next {
-                pending.subtract(1, ordering: .relaxed)
-                if watch { startWatcher() }
-                return next
-            }
+            // An idle worker looks at the count, not at the lock the enqueuers take.
+            if pending.load(ordering: .acquiring) > 0, let next = claim(for: id, on: lane) { return next }
             guard yields < Self.lingerYields else { return end(id) }
             yields += 1
             await Task.yield()
-            if pending.load(ordering: .acquiring) == 0, yields >= Self.lingerYields { return end(id) }
         }
+    }
+
+    /// The next job of `lane`, now the worker's, with its deadline; nil when another worker
+    /// took it first or the tracker stopped.
+    private func claim(for id: UInt64, on lane: Lane) -> (UInt64, Job)? {
+        let now = elapsed()
+        let timeout = lane == .events ? eventTimeout : urlTimeout
+        let (next, watch) = state.withLock { state -> ((UInt64, Job)?, Bool) in
+            guard !state.stopped else { return (nil, false) }
+            let next: (UInt64, Job)?
+            switch lane {
+            case .events: next = state.events.popFirst()
+            case .urls: next = state.urls.popFirst()
+            }
+            guard let next else { return (nil, false) }
+            state.workers[id]?.job = next.0
+            state.workers[id]?.deadline = now + timeout
+            let watch = !state.watching
+            state.watching = true
+            return (next, watch)
+        }
+        guard let next else { return nil }
+        pending.subtract(1, ordering: .relaxed)
+        if watch { startWatcher() }
+        return next
     }
 
     /// Worker `id` ends, unless a job came in meanwhile; the last one stops the watcher.
