@@ -90,8 +90,9 @@ package enum DisplayWidth {
         return Int(runs[low] & 3) - 1
     }
 
-    /// C0 and C1 controls and DEL: never printed, so they take no column.
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    /// C0 and C1 controls and DEL: never printed, so they take no column — and never written
+    /// raw where a terminal or a line editor would act on them.
+    package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
     }
 

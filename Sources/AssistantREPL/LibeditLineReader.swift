@@ -338,7 +338,7 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
                 result.append("\u{1}")
                 result.append(contentsOf: sequence)
                 result.append("\u{1}")
-            } else if scalar.value >= 0x20, scalar.value != 0x7f, !(0x80...0x9f).contains(scalar.value) {
+            } else if !DisplayWidth.isControl(scalar) {
                 result.append(scalar)
             }
         }
@@ -350,12 +350,10 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
     /// The Tab handler. Runs on the reading thread inside `el_gets`, with the session lock held.
     private static func complete(_ editline: OpaquePointer?) -> UInt8 {
         guard let editline, let opaque = cle_context(editline), let session = cle_editline_session(editline),
-            let info = el_line(editline)?.pointee, let buffer = info.buffer, let cursor = info.cursor
+            let text = typedText(editline, toCursor: true)
         else { return UInt8(CC_ERROR) }
         let context = Unmanaged<CallbackContext>.fromOpaque(opaque).takeUnretainedValue()
         guard let completer = context.completer else { return UInt8(CC_ERROR) }
-        let before = UnsafeRawBufferPointer(start: buffer, count: cursor - buffer)
-        let text = String(decoding: before, as: UTF8.self)
         switch LineCompletion.resolve(textBeforeCursor: text, candidates: completer(text)) {
         case .none:
             return UInt8(CC_ERROR)
@@ -367,6 +365,14 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
             text.withCString { cle_session_print_async(session, $0, strlen($0)) }
             return UInt8(CC_REFRESH)
         }
+    }
+
+    /// The line in libedit's buffer as typed (its bytes), up to the cursor or whole.
+    private static func typedText(_ editline: OpaquePointer, toCursor: Bool) -> String? {
+        guard let info = el_line(editline)?.pointee, let buffer = info.buffer,
+            let end = toCursor ? info.cursor : info.lastchar
+        else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(start: buffer, count: end - buffer), as: UTF8.self)
     }
 
     // MARK: - Hints
@@ -382,9 +388,7 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
             return UInt8(CC_ERROR)
         }
         let context = Unmanaged<CallbackContext>.fromOpaque(opaque).takeUnretainedValue()
-        let scalars = EditedLine(editline).text.compactMap { Unicode.Scalar(UInt32(bitPattern: $0)) }
-        let typed = String(String.UnicodeScalarView(scalars))
-        if let hinter = context.hinter, !hinter(typed).isEmpty {
+        if let hinter = context.hinter, let typed = typedText(editline, toCursor: false), !hinter(typed).isEmpty {
             context.accepting.store(true, ordering: .relaxed)
             cle_session_clear_edit_area(session)
             _ = cle_refresh(editline)

@@ -170,8 +170,9 @@ package actor REPLSession {
     /// with control characters (typed quoted, Ctrl-V) is not: the editor would run them as
     /// keys. Says so, or nothing.
     private func keep(_ typed: String) -> String {
-        let controls = typed.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }
-        guard !typed.isEmpty, !controls, reader?.offerNextLine(typed) == true else { return "" }
+        guard !typed.isEmpty, !typed.unicodeScalars.contains(where: DisplayWidth.isControl),
+            reader?.offerNextLine(typed) == true
+        else { return "" }
         return "; it is back on the line"
     }
 

@@ -98,16 +98,9 @@ actor REPLShop {
             currency: product.currency)
         {
         case .changed(let added, let line):
-            let value = line.unitPrice * Decimal(added)
-            output.untrusted(
-                "\(added) × \(line.sku), \(Self.amount(value, line.currency)); \(cartSummary))",
-                prefix: "(add-to-cart-v1: ", role: .dim, width: output.width)
-            await engine.triggerEvent(
-                events: [
-                    AddToCartEvent(
-                        value: EventAmount(value), productId: line.sku, quantity: added, currency: line.currency,
-                        cart: cart.items)
-                ], pageContext: page)
+            await report("add-to-cart-v1", added, of: line, on: page) { value, cart in
+                AddToCartEvent(value: value, productId: line.sku, quantity: added, currency: line.currency, cart: cart)
+            }
         case .otherPrice(let line):
             let sku = TerminalSanitizer.sanitize(line.sku)
             output.line(
@@ -134,16 +127,10 @@ actor REPLShop {
         guard let page = await eventPage() else { return }
         switch cart.remove(sku: sku, quantity: quantity) {
         case .changed(let removed, let line):
-            let value = line.unitPrice * Decimal(removed)
-            output.untrusted(
-                "\(removed) × \(line.sku), \(Self.amount(value, line.currency)); \(cartSummary))",
-                prefix: "(remove-from-cart-v1: ", role: .dim, width: output.width)
-            await engine.triggerEvent(
-                events: [
-                    RemoveFromCartEvent(
-                        value: EventAmount(value), productId: line.sku, quantity: removed, currency: line.currency,
-                        cart: cart.items)
-                ], pageContext: page)
+            await report("remove-from-cart-v1", removed, of: line, on: page) { value, cart in
+                RemoveFromCartEvent(
+                    value: value, productId: line.sku, quantity: removed, currency: line.currency, cart: cart)
+            }
         case .tooFew(let held):
             let sku = TerminalSanitizer.sanitize(sku)
             output.line(
@@ -153,6 +140,19 @@ actor REPLShop {
         case .notInCart, .otherPrice, .tooMany:
             preconditionFailure("a removal of a line the cart holds changes it or finds too few units")
         }
+    }
+
+    /// A cart change made: says it (`units` of `line`, their sum, the cart after) and sends
+    /// the event of `type` that `event` makes of that sum and the cart after it.
+    private func report(
+        _ type: String, _ units: Int, of line: REPLCart.Line, on page: PageContext,
+        _ event: (EventAmount, [CartItem]) -> any TriggerEvent
+    ) async {
+        let value = line.unitPrice * Decimal(units)
+        output.untrusted(
+            "\(units) × \(line.sku), \(Self.amount(value, line.currency)); \(cartSummary))",
+            prefix: "(\(type): ", role: .dim, width: output.width)
+        await engine.triggerEvent(events: [event(EventAmount(value), cart.items)], pageContext: page)
     }
 
     /// `:buy`: the cart bought, as `purchase-v1` with a fresh transaction id; then the cart is

@@ -1,3 +1,5 @@
+import AssistantREPL
+
 /// Invisible format characters in text a transcript writes, spelled as JSON escapes
 /// (`\u202e`): bidirectional embeddings, overrides and isolates (U+202A–U+202E,
 /// U+2066–U+2069), the marks (U+200E, U+200F) and every other format character (Unicode's
@@ -13,7 +15,9 @@ enum FormatControls {
     /// but the line feed and the tab — ESC, BEL, CR, DEL and the C1 controls — spelled
     /// `\u001b` too. A replay's report quotes the file and what the engine sent; raw, a line
     /// of either could retitle the terminal, recolour it or move its cursor.
-    static func visible(_ text: String) -> String { spell(text) { isFormat($0) || isControl($0) } }
+    static func visible(_ text: String) -> String {
+        spell(text) { isFormat($0) || (DisplayWidth.isControl($0) && $0 != "\n" && $0 != "\t") }
+    }
 
     /// `text` with each scalar `spelled` picks written `\uXXXX`.
     private static func spell(_ text: String, where spelled: (Unicode.Scalar) -> Bool) -> String {
@@ -30,14 +34,6 @@ enum FormatControls {
             }
         }
         return String(out)
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x0A, 0x09: return false
-        case 0x00..<0x20, 0x7F..<0xA0: return true
-        default: return false
-        }
     }
 
     /// Whether `scalar` is a format character. The first is U+00AD and none lies in

@@ -372,10 +372,6 @@ package enum TranscriptFormat {
     /// How a body written as one JSON string starts (`text:"<html>\n…"`).
     static let textBodyPrefix = "text:\""
 
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value)
-    }
-
     /// `# text`, or `#` alone for an empty comment.
     static func renderComment(_ text: String) -> String { text.isEmpty ? "#" : "# " + text }
 
@@ -462,7 +458,8 @@ package enum TranscriptFormat {
     private static func withBody(_ head: String, _ body: String) -> [String] {
         guard !body.isEmpty else { return [head] }
         let handWrittenJSON = (body.hasPrefix("{\n") || body.hasPrefix("[\n")) && Self.closesAtItsEnd(body)
-        if !handWrittenJSON, body.hasPrefix(textBodyPrefix) || body.unicodeScalars.contains(where: isControl),
+        let controls = body.unicodeScalars.contains(where: DisplayWidth.isControl)
+        if !handWrittenJSON, body.hasPrefix(textBodyPrefix) || controls,
             let literal = try? JSONEncoder.textBody.encode(body)
         {
             // JSON escapes the C0 controls only: DEL and the C1 controls are spelled out too.
