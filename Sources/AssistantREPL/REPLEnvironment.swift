@@ -139,7 +139,7 @@ package struct REPLEnvironment: Sendable {
         let uuid: @Sendable () -> UUID
         switch policy.ids {
         case .random:
-            uuid = { UUID() }
+            uuid = { RandomUUIDs.next() }
         case .sequential:
             let generator = SequentialUUIDs()
             uuid = { generator.next() }

@@ -58,8 +58,8 @@ extension AssistantEngine {
     /// caller's to keep. The reply arrives in later snapshots; `waitForReply()` awaits it.
     @discardableResult
     public func sendMessage(_ text: String) async -> Result<String, AssistantSendRefusal> {
-        let messageId = makeUUID().uuidString.lowercased()
-        let threadId = makeUUID().uuidString.lowercased()  // D15: fresh per dialog, never `ses`
+        let messageId = makeUUID().lowercasedString
+        let threadId = makeUUID().lowercasedString  // D15: fresh per dialog, never `ses`
         return sendResult(
             await call(refusal: .send(.failure(.notReady))) {
                 $0.sendCalled($1, text: text, messageId: messageId, newThreadId: threadId)
@@ -69,8 +69,8 @@ extension AssistantEngine {
     /// Sends a start-screen or reply suggest as the user's message (C7).
     @discardableResult
     public func sendSuggest(at index: Int) async -> Result<String, AssistantSendRefusal> {
-        let messageId = makeUUID().uuidString.lowercased()
-        let threadId = makeUUID().uuidString.lowercased()
+        let messageId = makeUUID().lowercasedString
+        let threadId = makeUUID().lowercasedString
         return sendResult(
             await call(refusal: .send(.failure(.notReady))) {
                 $0.suggestCalled($1, index: index, messageId: messageId, newThreadId: threadId)

@@ -82,14 +82,15 @@ public actor AssistantEngine {
     ///   - transport: the only network boundary; `URLSessionTransport` in production.
     ///   - clock: drives the 10 s and 120 s timeouts; a manual clock in tests.
     ///   - identityStore: where the SDK-managed uid persists (B3).
-    ///   - uuid: generates thread and message IDs; deterministic in tests.
+    ///   - uuid: generates thread and message IDs; deterministic in tests. By default
+    ///     random (version 4), from system randomness read a few KiB at a time.
     ///   - logger: where diagnostics go; by default one at the configuration's level (B2).
     public init(
         configuration: AssistantEngineConfiguration,
         transport: any HTTPTransport,
         clock: any Clock<Duration> = ContinuousClock(),
         identityStore: any IdentityStore = InMemoryIdentityStore(),
-        uuid: @escaping @Sendable () -> UUID = { UUID() },
+        uuid: @escaping @Sendable () -> UUID = { RandomUUIDs.next() },
         logger: AssistantLogger? = nil
     ) {
         self.init(
@@ -104,7 +105,7 @@ public actor AssistantEngine {
         transport: any HTTPTransport,
         clock: any Clock<Duration> = ContinuousClock(),
         identityStore: any IdentityStore = InMemoryIdentityStore(),
-        uuid: @escaping @Sendable () -> UUID = { UUID() },
+        uuid: @escaping @Sendable () -> UUID = { RandomUUIDs.next() },
         logger: AssistantLogger? = nil,
         activity: ActivityMonitor?,
         tickerSlice: Duration? = nil

@@ -118,6 +118,11 @@ final class Tracker: Sendable {
         var attemptedAhead: [UInt64: TrackingRecord] = [:]
         var workers: [UInt64: Worker] = [:]
         var nextWorker: UInt64 = 0
+        /// How many workers each lane has, and how many URL workers have no job: kept with
+        /// `workers`, so that an enqueue reads three counts instead of walking the workers.
+        var eventWorkers = 0
+        var urlWorkers = 0
+        var idleURLWorkers = 0
         /// A watcher runs (or is being started), and its task once it is.
         var watching = false
         var watcher: Task<Void, Never>?
@@ -126,6 +131,49 @@ final class Tracker: Sendable {
         /// Flushes, each waiting for `attemptedThrough` to reach its count.
         var waiters = Waiters<Void, UInt64>()
         var log: RingBuffer<TrackingRecord>
+
+        /// A new worker of `lane`, without a job yet.
+        mutating func addWorker(on lane: Lane) -> UInt64 {
+            nextWorker += 1
+            workers[nextWorker] = Worker(lane: lane)
+            switch lane {
+            case .events: eventWorkers += 1
+            case .urls:
+                urlWorkers += 1
+                idleURLWorkers += 1
+            }
+            return nextWorker
+        }
+
+        mutating func removeWorker(_ id: UInt64) {
+            guard let worker = workers.removeValue(forKey: id) else { return }
+            switch worker.lane {
+            case .events: eventWorkers -= 1
+            case .urls:
+                urlWorkers -= 1
+                if worker.job == nil { idleURLWorkers -= 1 }
+            }
+        }
+
+        /// Gives worker `id` the job `sequence` with its deadline, or none (`nil`).
+        mutating func assign(_ sequence: UInt64?, deadline: Duration, to id: UInt64) {
+            guard var worker = workers[id] else { return }
+            if worker.lane == .urls {
+                if worker.job == nil { idleURLWorkers -= 1 }
+                if sequence == nil { idleURLWorkers += 1 }
+            }
+            worker.job = sequence
+            worker.deadline = deadline
+            workers[id] = worker
+        }
+
+        /// The next job of `lane`, if any.
+        mutating func popFirst(of lane: Lane) -> (sequence: UInt64, job: Job)? {
+            switch lane {
+            case .events: events.popFirst()
+            case .urls: urls.popFirst()
+            }
+        }
     }
 
     private let state: Locked<State>
@@ -202,27 +250,14 @@ final class Tracker: Sendable {
     /// The workers to start for what is queued: one for events, up to `urlLanes` for URLs;
     /// registered under the lock, started after it.
     private static func workersToStart(_ state: inout State) -> [(UInt64, Lane)] {
+        // This runs on every enqueue: counts only, and no allocation when nothing starts.
         var starts: [(UInt64, Lane)] = []
-        // One pass, no allocation: this runs on every enqueue.
-        var (eventWorkers, urlWorkers, idleURLWorkers) = (0, 0, 0)
-        for worker in state.workers.values {
-            switch worker.lane {
-            case .events: eventWorkers += 1
-            case .urls:
-                urlWorkers += 1
-                if worker.job == nil { idleURLWorkers += 1 }
-            }
+        if !state.events.isEmpty, state.eventWorkers == 0 {
+            starts.append((state.addWorker(on: .events), .events))
         }
-        if !state.events.isEmpty, eventWorkers == 0 {
-            state.nextWorker += 1
-            state.workers[state.nextWorker] = Worker(lane: .events)
-            starts.append((state.nextWorker, .events))
-        }
-        var wanted = min(state.urls.count - idleURLWorkers, urlLanes - urlWorkers)
+        var wanted = min(state.urls.count - state.idleURLWorkers, urlLanes - state.urlWorkers)
         while wanted > 0 {
-            state.nextWorker += 1
-            state.workers[state.nextWorker] = Worker(lane: .urls)
-            starts.append((state.nextWorker, .urls))
+            starts.append((state.addWorker(on: .urls), .urls))
             wanted -= 1
         }
         return starts
@@ -269,37 +304,67 @@ final class Tracker: Sendable {
 
     // MARK: - Workers
 
+    /// Delivers jobs of `lane` until there are none for a moment. A job's record and the
+    /// claim of the next job share one critical section: the lock the callers enqueue under
+    /// is taken once a delivery, not three times.
     private func work(_ id: UInt64, on lane: Lane) async {
-        while true {
-            guard let (sequence, job) = await take(for: id, on: lane) else { return }
+        var next = await take(for: id, on: lane)
+        while let (sequence, job) = next {
             let delivered = await deliver(job)
-            let timedOut = state.withLock { $0.workers[id]?.timedOut ?? false }
-            let record = timedOut ? delivered.timedOut() : delivered
-            let (logged, done, restarts) = state.withLock {
-                state -> ([TrackingRecord], [Waiters<Void, UInt64>.Waiter], [(UInt64, Lane)]) in
-                guard !state.stopped else { return ([], [], []) }
-                let logged = Self.attempted(sequence, record, &state)
+            let now = elapsed()
+            let cancelled = Task.isCancelled
+            let finished = state.withLock { state -> Finished in
+                guard !state.stopped else { return Finished() }
+                var finished = Finished()
+                let timedOut = state.workers[id]?.timedOut ?? false
+                finished.logged = Self.attempted(sequence, timedOut ? delivered.timedOut() : delivered, &state)
                 let through = state.attemptedThrough
-                let done = state.waiters.take { $0 <= through }
-                guard timedOut else {
-                    state.workers[id]?.job = nil
-                    return (logged, done, [])
+                finished.done = state.waiters.take { $0 <= through }
+                if timedOut {
+                    // Ended at its deadline, this worker's task is cancelled for good: another takes over.
+                    state.removeWorker(id)
+                    finished.restarts = Self.workersToStart(&state)
+                    finished.ends = true
+                } else if !cancelled, let claimed = state.popFirst(of: lane) {
+                    state.assign(claimed.sequence, deadline: now + timeout(of: lane), to: id)
+                    finished.next = claimed
+                } else {
+                    state.assign(nil, deadline: .zero, to: id)
                 }
-                // Ended at its deadline, this worker's task is cancelled for good: another takes over.
-                state.workers[id] = nil
-                return (logged, done, Self.workersToStart(&state))
+                return finished
             }
-            report(logged)
-            resume(done)
-            start(restarts)
-            if timedOut { stopWatcherIfIdle() }
-            if timedOut || Task.isCancelled { return }
+            if finished.next != nil { pending.subtract(1, ordering: .relaxed) }
+            report(finished.logged)
+            resume(finished.done)
+            start(finished.restarts)
+            if finished.ends {
+                stopWatcherIfIdle()
+                return
+            }
+            if cancelled { return _ = end(id) }
+            next = finished.next
+            if next == nil { next = await take(for: id, on: lane) }
         }
+    }
+
+    /// What a worker does after a delivery, decided under the lock.
+    private struct Finished {
+        var logged: [TrackingRecord] = []
+        var done: [Waiters<Void, UInt64>.Waiter] = []
+        var restarts: [(UInt64, Lane)] = []
+        /// Its next job, claimed in the same critical section.
+        var next: (sequence: UInt64, job: Job)?
+        /// The worker timed out and was removed.
+        var ends = false
+    }
+
+    private func timeout(of lane: Lane) -> Duration {
+        lane == .events ? eventTimeout : urlTimeout
     }
 
     /// The next job of `lane` for worker `id`, with its deadline set; waits a moment for one
     /// when there is none; `nil` when the worker is to end.
-    private func take(for id: UInt64, on lane: Lane) async -> (UInt64, Job)? {
+    private func take(for id: UInt64, on lane: Lane) async -> (sequence: UInt64, job: Job)? {
         var yields = 0
         while true {
             if Task.isCancelled { return end(id) }
@@ -313,19 +378,11 @@ final class Tracker: Sendable {
 
     /// The next job of `lane`, now the worker's, with its deadline; nil when another worker
     /// took it first or the tracker stopped.
-    private func claim(for id: UInt64, on lane: Lane) -> (UInt64, Job)? {
+    private func claim(for id: UInt64, on lane: Lane) -> (sequence: UInt64, job: Job)? {
         let now = elapsed()
-        let timeout = lane == .events ? eventTimeout : urlTimeout
-        let (next, watch) = state.withLock { state -> ((UInt64, Job)?, Bool) in
-            guard !state.stopped else { return (nil, false) }
-            let next: (UInt64, Job)?
-            switch lane {
-            case .events: next = state.events.popFirst()
-            case .urls: next = state.urls.popFirst()
-            }
-            guard let next else { return (nil, false) }
-            state.workers[id]?.job = next.0
-            state.workers[id]?.deadline = now + timeout
+        let (next, watch) = state.withLock { state -> ((sequence: UInt64, job: Job)?, Bool) in
+            guard !state.stopped, let next = state.popFirst(of: lane) else { return (nil, false) }
+            state.assign(next.sequence, deadline: now + timeout(of: lane), to: id)
             let watch = !state.watching
             state.watching = true
             return (next, watch)
@@ -337,8 +394,8 @@ final class Tracker: Sendable {
     }
 
     /// Worker `id` ends, unless a job came in meanwhile; the last one stops the watcher.
-    private func end(_ id: UInt64) -> (UInt64, Job)? {
-        state.withLock { _ = $0.workers.removeValue(forKey: id) }
+    private func end(_ id: UInt64) -> (sequence: UInt64, job: Job)? {
+        state.withLock { $0.removeWorker(id) }
         stopWatcherIfIdle()
         let restarts = state.withLock { Self.workersToStart(&$0) }  // a job that came just now
         start(restarts)
@@ -357,17 +414,22 @@ final class Tracker: Sendable {
     }
 
     /// Job `sequence` was attempted: its record, and those of later jobs waiting for it, join
-    /// the log in queue order; returns them, for their failures to be reported in that order.
+    /// the log in queue order; returns the failed ones, to be reported in that order.
     private static func attempted(_ sequence: UInt64, _ record: TrackingRecord, _ state: inout State)
         -> [TrackingRecord]
     {
         guard sequence > state.attemptedThrough else { return [] }
+        if sequence == state.attemptedThrough + 1, state.attemptedAhead.isEmpty {  // in order: the usual case
+            state.attemptedThrough = sequence
+            state.log.append(record)
+            return record.failure == nil ? [] : [record]
+        }
         state.attemptedAhead[sequence] = record
         var logged: [TrackingRecord] = []
         while let next = state.attemptedAhead.removeValue(forKey: state.attemptedThrough + 1) {
             state.attemptedThrough += 1
             state.log.append(next)
-            logged.append(next)
+            if next.failure != nil { logged.append(next) }
         }
         return logged
     }

@@ -141,12 +141,30 @@ struct DialogMachine: Sendable {
 
     // MARK: - Sending
 
+    /// Whether `text` is white space only, as `allSatisfy(\.isWhitespace)` says. A text whose
+    /// first scalar is not white space is not (a character is white space when its first
+    /// scalar is): that, the usual case, is decided without Unicode's tables or grapheme
+    /// breaking; only a text that starts with white space is read character by character.
+    static func isBlank(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first else { return true }
+        guard isWhiteSpace(first) else { return false }
+        return text.allSatisfy(\.isWhitespace)
+    }
+
+    /// Unicode's White_Space property, which has had these 25 code points since Unicode 6.3.
+    static func isWhiteSpace(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09...0x0D, 0x20, 0x85, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000: true
+        default: false
+        }
+    }
+
     /// A new message. `start` is what a new dialog would be bound to (the latest ready
     /// preparation and the canonical uid); it is ignored when a dialog exists (D14).
     mutating func sendRequested(text: String, messageId: String, newThreadId: String, start: DialogStart?)
         -> Result<[Action], AssistantSendRefusal>
     {
-        guard !text.allSatisfy(\.isWhitespace) else { return .failure(.emptyText) }
+        guard !Self.isBlank(text) else { return .failure(.emptyText) }
         if isSending { return .failure(.busy) }  // D2
         if context == nil {
             guard let start else { return .failure(.notReady) }

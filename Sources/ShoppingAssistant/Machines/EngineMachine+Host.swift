@@ -134,8 +134,14 @@ extension EngineMachine {
     /// settle waits on for its outcome's delivery.
     mutating func releaseReached() -> [EngineAction] {
         guard !held.isEmpty else { return [] }
+        // Taken out while it is searched: `held.take(where: isReached)` would read the machine
+        // while it is being changed, and Swift keeps that apart by copying the whole machine.
+        var stillHeld = HeldActions()
+        swap(&stillHeld, &held)
+        let reached = stillHeld.take { isReached($0) }
+        swap(&stillHeld, &held)
         var released: [EngineAction] = []
-        for entry in held.take(where: isReached) {
+        for entry in reached {
             if entry.milestone == .settled {
                 released += hold([entry.action], until: .settled)  // now: until its delivery
             } else {

@@ -106,6 +106,9 @@ extension EngineMachine {
 
     /// The impression URLs of replies shown for the first time (AN7).
     private mutating func repliesShown() -> [EngineAction] {
-        trackURLs(dialog.repliesShown())
+        // In two steps: `trackURLs(dialog.repliesShown())` reads the machine for the call
+        // before the argument changes it, which Swift does on a copy of the whole machine.
+        let shown = dialog.repliesShown()
+        return trackURLs(shown)
     }
 }

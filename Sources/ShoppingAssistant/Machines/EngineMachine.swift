@@ -220,6 +220,19 @@ enum LifecycleEvent: String, Sendable, Hashable, CaseIterable {
     case dialogClose = "chat_dialog_close"
     case dialogEnd = "chat_dialog_end"
 
-    /// The event's `name` on the wire: its type in words (`chat dialog open`).
-    var displayName: String { rawValue.replacingOccurrences(of: "_", with: " ") }
+    /// The event's `name` on the wire: its type in words (`chat dialog open`). Spelled out:
+    /// Foundation's `replacingOccurrences` goes through `NSString` on Linux, and cost more
+    /// than the rest of a message's machine work together.
+    var displayName: String {
+        switch self {
+        case .dialogOpen: "chat dialog open"
+        case .messageSend: "chat message send"
+        case .messageReply: "chat message reply"
+        case .messageError: "chat message error"
+        case .feedback: "chat feedback"
+        case .action: "chat action"
+        case .dialogClose: "chat dialog close"
+        case .dialogEnd: "chat dialog end"
+        }
+    }
 }

@@ -9,6 +9,21 @@ struct GravityClient: Sendable {
     let section: String
     let device: GravityDevice
     let call: WireCall
+    /// The endpoints, resolved once (`EndpointURLs`).
+    private let chooseURL: URL
+    private let visitURL: URL
+    private let eventURL: URL
+
+    init(baseURL: URL, apiKey: String, section: String, device: GravityDevice, call: WireCall) {
+        self.baseURL = baseURL
+        self.apiKey = apiKey
+        self.section = section
+        self.device = device
+        self.call = call
+        chooseURL = EndpointURLs.url(baseURL, "choose")
+        visitURL = EndpointURLs.url(baseURL, "visit")
+        eventURL = EndpointURLs.url(baseURL, "event")
+    }
 
     /// What every request carries besides its endpoint's own fields, decided when the request
     /// is: the user, page and options, and the push-permission status then (B11).
@@ -30,7 +45,7 @@ struct GravityClient: Sendable {
         Answer<ContentResponse>, WireFailure
     > {
         let body = request(envelope, type: nil, data: [GravitySelectorRequest(selector: selector, options: settings)])
-        return await post("choose", body: body).flatMap { response in
+        return await post(chooseURL, limit: EndpointLimits.chooseBytes, body: body).flatMap { response in
             guard let (content, user) = GravityAnswer.choose(response.body, selector: selector) else {
                 return .failure(
                     .failed(
@@ -43,15 +58,19 @@ struct GravityClient: Sendable {
 
     /// `POST /visit` with `type: screenview`.
     func visit(envelope: Envelope) async -> Result<Answer<[InAppCampaign]>, WireFailure> {
-        await post("visit", body: request(envelope, type: "screenview", data: [GravityEvent]?.none))
-            .flatMap(decodeEvents)
+        await post(
+            visitURL, limit: EndpointLimits.eventBytes,
+            body: request(envelope, type: "screenview", data: [GravityEvent]?.none)
+        )
+        .flatMap(decodeEvents)
     }
 
     /// `POST /event` with the events as `data`.
     func event(_ events: [GravityEvent], envelope: Envelope) async -> Result<
         Answer<[InAppCampaign]>, WireFailure
     > {
-        await post("event", body: request(envelope, type: nil, data: events)).flatMap(decodeEvents)
+        await post(eventURL, limit: EndpointLimits.eventBytes, body: request(envelope, type: nil, data: events))
+            .flatMap(decodeEvents)
     }
 
     private func decodeEvents(_ response: HTTPResponse) -> Result<Answer<[InAppCampaign]>, WireFailure> {
@@ -75,14 +94,14 @@ struct GravityClient: Sendable {
             type: type, data: data)
     }
 
-    private func post<Body: Encodable & JSONBodyWritable>(_ endpoint: String, body: Body) async -> Result<
+    private func post<Body: Encodable & JSONBodyWritable>(_ endpoint: URL, limit: Int, body: Body) async -> Result<
         HTTPResponse, WireFailure
     > {
         let request = HTTPRequest(
-            method: .post, url: baseURL.appendingPathComponent(endpoint),
+            method: .post, url: endpoint,
             headers: ["Content-Type": "application/json", "Authorization": "Bearer \(apiKey)"],
             body: WireJSON.encode(body),
-            maximumResponseBytes: endpoint == "choose" ? EndpointLimits.chooseBytes : EndpointLimits.eventBytes,
+            maximumResponseBytes: limit,
             redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request)
     }

@@ -5,13 +5,25 @@ import Foundation
 struct ShoppingClient: Sendable {
     let baseURL: URL
     let call: WireCall
+    /// The endpoints, resolved once (`EndpointURLs`).
+    private let messagesURL: URL
+    private let threadsURL: URL
+    private let feedbackURL: URL
+
+    init(baseURL: URL, call: WireCall) {
+        self.baseURL = baseURL
+        self.call = call
+        messagesURL = EndpointURLs.url(baseURL, "v1/messages")
+        threadsURL = EndpointURLs.url(baseURL, "v1/threads")
+        feedbackURL = EndpointURLs.url(baseURL, "v1/feedback")
+    }
 
     /// The exact bytes of a message request, kept by the dialog so a retry is byte-identical (D6).
     static func messageBody(_ request: ShoppingMessageRequest) -> Data { WireJSON.encode(request) }
 
     func sendMessage(body: Data) async -> Result<ReplyContent, WireFailure> {
         let request = HTTPRequest(
-            method: .post, url: baseURL.appendingPathComponent("v1/messages"), headers: Self.headers, body: body,
+            method: .post, url: messagesURL, headers: Self.headers, body: body,
             maximumResponseBytes: EndpointLimits.replyBytes, redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request).flatMap { response in
             guard let reply = ReplyDecoder.decode(response.body, idKey: .assistantMessageId) else {
@@ -27,8 +39,7 @@ struct ShoppingClient: Sendable {
     func history(threadId: String, resourceId: String, tenantId: String) async -> Result<[HistoryMessage], WireFailure>
     {
         var components = URLComponents(
-            url: baseURL.appendingPathComponent("v1/threads").appendingPathComponent(threadId)
-                .appendingPathComponent("messages"),
+            url: threadsURL.appendingPathComponent(threadId).appendingPathComponent("messages"),
             resolvingAgainstBaseURL: false)
         components?.queryItems = [
             URLQueryItem(name: "resourceId", value: resourceId), URLQueryItem(name: "tenant_id", value: tenantId),
@@ -53,7 +64,7 @@ struct ShoppingClient: Sendable {
 
     func feedback(_ body: ShoppingFeedbackRequest) async -> Result<Void, WireFailure> {
         let request = HTTPRequest(
-            method: .post, url: baseURL.appendingPathComponent("v1/feedback"), headers: Self.headers,
+            method: .post, url: feedbackURL, headers: Self.headers,
             body: WireJSON.encode(body), maximumResponseBytes: EndpointLimits.feedbackBytes,
             redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request).map { _ in () }

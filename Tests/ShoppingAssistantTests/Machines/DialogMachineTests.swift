@@ -66,6 +66,22 @@ import Testing
         #expect(machine.items.isEmpty)
     }
 
+    @Test func blankMeansWhatAllSatisfyIsWhitespaceMeans() {
+        // The White_Space list matches the standard library's property on every scalar.
+        let differing = (UInt32(0)...0x10FFFF).compactMap(Unicode.Scalar.init).filter { scalar in  // not surrogates
+            DialogMachine.isWhiteSpace(scalar) != scalar.properties.isWhitespace
+        }
+        #expect(differing.isEmpty, "\(differing.map { "U+" + String($0.value, radix: 16) })")
+        let texts = [
+            "", " ", " \n\t", "\u{3000}\u{A0}", " \u{301}", "\u{301} ", " x", "x ", "Подарок", "\u{2028}П", "\r\n",
+            "\u{1F600}", " \u{200B}",
+        ]
+        for text in texts {
+            #expect(
+                DialogMachine.isBlank(text) == text.allSatisfy(\.isWhitespace), "\(text.unicodeScalars.map(\.value))")
+        }
+    }
+
     // covers: D3
     @Test func theReplyDeadlineIs120SecondsAndItsExpiryReadsTheHistory() throws {
         var machine = DialogMachine()

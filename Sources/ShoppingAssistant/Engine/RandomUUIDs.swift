@@ -1,0 +1,56 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Version-4 UUIDs from the system's randomness, read 4 KiB at a time (256 UUIDs): `UUID()`
+/// asks the kernel for every one, a system call of a few microseconds each on a cold path, and
+/// every message takes two. Where `/dev/urandom` cannot be read, it is `UUID()`.
+@usableFromInline package enum RandomUUIDs {
+    private struct Pool {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        /// The next unused byte; the pool is refilled when it reaches the end.
+        var next = 4096
+    }
+
+    private static let pool = Locked(Pool())
+
+    /// Referenced by the engine's default `uuid` argument, hence usable from inline code.
+    @usableFromInline package static func next() -> UUID {
+        let uuid = pool.withLock { pool -> uuid_t? in
+            if pool.next == pool.bytes.count {
+                guard Self.fill(&pool.bytes) else { return nil }
+                pool.next = 0
+            }
+            defer { pool.next += 16 }
+            return pool.bytes.withUnsafeBytes { bytes in
+                bytes.loadUnaligned(fromByteOffset: pool.next, as: uuid_t.self)
+            }
+        }
+        guard var uuid else { return UUID() }
+        uuid.6 = (uuid.6 & 0x0F) | 0x40  // version 4
+        uuid.8 = (uuid.8 & 0x3F) | 0x80  // variant RFC 4122
+        return UUID(uuid: uuid)
+    }
+
+    /// Fills `bytes` from `/dev/urandom`; false when it cannot.
+    private static func fill(_ bytes: inout [UInt8]) -> Bool {
+        let descriptor = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return bytes.withUnsafeMutableBytes { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return false }
+            var filled = 0
+            while filled < buffer.count {
+                let count = read(descriptor, base + filled, buffer.count - filled)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                filled += count
+            }
+            return true
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+@testable import ShoppingAssistant
+
+/// Names and IDs the engine spells out itself instead of asking Foundation, so they must read
+/// exactly as the Foundation forms they replace.
+@Suite struct WireSpellingTests {
+    // covers: AN1
+    @Test(arguments: LifecycleEvent.allCases)
+    func aLifecycleEventIsNamedByItsTypeInWords(_ event: LifecycleEvent) {
+        let words = event.rawValue.split(separator: "_", omittingEmptySubsequences: false).joined(separator: " ")
+        #expect(event.displayName == words)
+        #expect(event.displayName.hasPrefix("chat "))
+    }
+
+    @Test func aUUIDIsWrittenAsFoundationWritesItLowercased() {
+        var generator = SystemRandomNumberGenerator()
+        var uuids = [
+            UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+            UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)),
+            UUID(
+                uuid: (0x09, 0x0A, 0x9F, 0xA0, 0x10, 0x01, 0xF0, 0x0F, 0x55, 0xAA, 0x5A, 0xA5, 0x01, 0x23, 0xCD, 0xEF)),
+        ]
+        for _ in 0..<1_000 {
+            var bytes = [UInt8](repeating: 0, count: 16)
+            for index in bytes.indices { bytes[index] = UInt8.random(in: .min ... .max, using: &generator) }
+            uuids.append(
+                UUID(
+                    uuid: (
+                        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                        bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                    )))
+        }
+        for uuid in uuids {
+            #expect(uuid.lowercasedString == uuid.uuidString.lowercased())
+        }
+    }
+}
+
+/// Endpoint URLs are resolved once per process and shared; the cache starts over rather than
+/// grow when a process makes engines for ever new base URLs.
+@Suite struct EndpointURLsTests {
+    @Test func everyBaseGetsItsOwnEndpointAcrossCacheRestarts() throws {
+        for port in 40_000..<40_200 {  // three times the cache's capacity
+            let base = try #require(URL(string: "http://127.0.0.1:\(port)/api"))
+            for path in ["v1/messages", "choose"] {
+                #expect(EndpointURLs.url(base, path) == base.appendingPathComponent(path))
+                #expect(EndpointURLs.url(base, path).absoluteString == "http://127.0.0.1:\(port)/api/\(path)")
+            }
+        }
+    }
+}
