@@ -142,6 +142,7 @@ final class Tracker: Sendable {
                 urlWorkers += 1
                 idleURLWorkers += 1
             }
+            assert(countsMatchWorkers)
             return nextWorker
         }
 
@@ -153,6 +154,7 @@ final class Tracker: Sendable {
                 urlWorkers -= 1
                 if worker.job == nil { idleURLWorkers -= 1 }
             }
+            assert(countsMatchWorkers)
         }
 
         /// Gives worker `id` the job `sequence` with its deadline, or none (`nil`).
@@ -165,6 +167,15 @@ final class Tracker: Sendable {
             worker.job = sequence
             worker.deadline = deadline
             workers[id] = worker
+            assert(countsMatchWorkers)
+        }
+
+        /// The kept counts are what a walk of the workers finds (checked in debug builds).
+        private var countsMatchWorkers: Bool {
+            let lanes = workers.values.map(\.lane)
+            return eventWorkers == lanes.filter { $0 == .events }.count
+                && urlWorkers == lanes.filter { $0 == .urls }.count
+                && idleURLWorkers == workers.values.filter { $0.lane == .urls && $0.job == nil }.count
         }
 
         /// The next job of `lane`, if any.
@@ -296,6 +307,7 @@ final class Tracker: Sendable {
             let tasks = state.workers.values.compactMap(\.task) + [state.watcher].compactMap { $0 }
             state.watcher = nil
             state.watching = false
+            pending.store(0, ordering: .releasing)  // lingering workers stop looking at once
             return (tasks, state.waiters.takeAll())
         }
         for task in tasks { task.cancel() }

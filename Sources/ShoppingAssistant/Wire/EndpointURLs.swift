@@ -3,7 +3,9 @@ import Foundation
 /// Endpoint URLs (`base` + a path), resolved once per process: Foundation's
 /// `appendingPathComponent` costs several microseconds a call, more than the rest of building
 /// a request, and an engine that kept its own resolved copies would take kilobytes more each.
-/// Engines of one process nearly always share their base URLs, so they share these too.
+/// Engines of one process nearly always share their base URLs, so they share these too. The
+/// bases are the services' http(s) URLs: nothing here asks the file system (as
+/// `appendingPathComponent` may for a `file:` URL), so a cached answer cannot go stale.
 enum EndpointURLs {
     private struct Key: Hashable {
         let base: URL

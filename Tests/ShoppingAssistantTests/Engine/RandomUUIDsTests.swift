@@ -23,3 +23,15 @@ import Testing
         }
     }
 }
+
+extension RandomUUIDsTests {
+    @Test func thePoolIsFilledFromTheSystemsRandomness() {
+        var first = [UInt8](repeating: 0, count: 4096)
+        var second = first
+        #expect(RandomUUIDs.fill(&first))
+        #expect(RandomUUIDs.fill(&second))
+        // 4 KiB of randomness: never all zero, never twice the same.
+        #expect(first.contains { $0 != 0 })
+        #expect(first != second)
+    }
+}
