@@ -177,14 +177,6 @@ final class Tracker: Sendable {
                 && urlWorkers == lanes.filter { $0 == .urls }.count
                 && idleURLWorkers == workers.values.filter { $0.lane == .urls && $0.job == nil }.count
         }
-
-        /// The next job of `lane`, if any.
-        mutating func popFirst(of lane: Lane) -> (sequence: UInt64, job: Job)? {
-            switch lane {
-            case .events: events.popFirst()
-            case .urls: urls.popFirst()
-            }
-        }
     }
 
     private let state: Locked<State>
@@ -337,15 +329,13 @@ final class Tracker: Sendable {
                     state.removeWorker(id)
                     finished.restarts = Self.workersToStart(&state)
                     finished.ends = true
-                } else if !cancelled, let claimed = state.popFirst(of: lane) {
-                    state.assign(claimed.sequence, deadline: now + timeout(of: lane), to: id)
+                } else if !cancelled, let claimed = claimNext(of: lane, for: id, at: now, &state) {
                     finished.next = claimed
                 } else {
                     state.assign(nil, deadline: .zero, to: id)
                 }
                 return finished
             }
-            if finished.next != nil { pending.subtract(1, ordering: .relaxed) }
             report(finished.logged)
             resume(finished.done)
             start(finished.restarts)
@@ -353,7 +343,10 @@ final class Tracker: Sendable {
                 stopWatcherIfIdle()
                 return
             }
-            if cancelled { return _ = end(id) }
+            if cancelled {
+                _ = end(id)
+                return
+            }
             next = finished.next
             if next == nil { next = await take(for: id, on: lane) }
         }
@@ -393,15 +386,28 @@ final class Tracker: Sendable {
     private func claim(for id: UInt64, on lane: Lane) -> (sequence: UInt64, job: Job)? {
         let now = elapsed()
         let (next, watch) = state.withLock { state -> ((sequence: UInt64, job: Job)?, Bool) in
-            guard !state.stopped, let next = state.popFirst(of: lane) else { return (nil, false) }
-            state.assign(next.sequence, deadline: now + timeout(of: lane), to: id)
+            guard !state.stopped, let next = claimNext(of: lane, for: id, at: now, &state) else { return (nil, false) }
             let watch = !state.watching
             state.watching = true
             return (next, watch)
         }
-        guard let next else { return nil }
-        pending.subtract(1, ordering: .relaxed)
         if watch { startWatcher() }
+        return next
+    }
+
+    /// Under the lock: the next job of `lane` becomes worker `id`'s, with its deadline from
+    /// `now`, and leaves the pending count; nil when the lane has none.
+    private func claimNext(of lane: Lane, for id: UInt64, at now: Duration, _ state: inout State) -> (
+        sequence: UInt64, job: Job
+    )? {
+        let next: (sequence: UInt64, job: Job)?
+        switch lane {
+        case .events: next = state.events.popFirst()
+        case .urls: next = state.urls.popFirst()
+        }
+        guard let next else { return nil }
+        state.assign(next.sequence, deadline: now + timeout(of: lane), to: id)
+        pending.subtract(1, ordering: .relaxed)
         return next
     }
 

@@ -4,7 +4,6 @@ import Foundation
 /// It holds no state: the user to send and the options are passed in, the user received is
 /// returned, and the engine decides what to keep.
 struct GravityClient: Sendable {
-    let baseURL: URL
     let apiKey: String
     let section: String
     let device: GravityDevice
@@ -15,7 +14,6 @@ struct GravityClient: Sendable {
     private let eventURL: URL
 
     init(baseURL: URL, apiKey: String, section: String, device: GravityDevice, call: WireCall) {
-        self.baseURL = baseURL
         self.apiKey = apiKey
         self.section = section
         self.device = device

@@ -3,7 +3,6 @@ import Foundation
 /// Builds Shopping API requests and decodes replies (wire.md § Shopping API). No Gravity key
 /// and no `Authorization` header ever go here (S5).
 struct ShoppingClient: Sendable {
-    let baseURL: URL
     let call: WireCall
     /// The endpoints, resolved once (`EndpointURLs`).
     private let messagesURL: URL
@@ -11,7 +10,6 @@ struct ShoppingClient: Sendable {
     private let feedbackURL: URL
 
     init(baseURL: URL, call: WireCall) {
-        self.baseURL = baseURL
         self.call = call
         messagesURL = EndpointURLs.url(baseURL, "v1/messages")
         threadsURL = EndpointURLs.url(baseURL, "v1/threads")
