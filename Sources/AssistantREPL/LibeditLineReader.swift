@@ -282,13 +282,14 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
         cle_session_interrupt(session)
     }
 
-    /// Called after each `SIGWINCH`, once the prompt and input are drawn for the new width.
+    /// The line editor pushes `text` as typed keys when it next reads.
     @discardableResult
     package func offerNextLine(_ text: String) -> Bool {
         cle_session_set_next_input(session, text)
         return true
     }
 
+    /// Called after each `SIGWINCH`, once the prompt and input are drawn for the new width.
     package func setResizeHandler(_ handler: (@Sendable (TerminalResize) -> Void)?) {
         context.takeUnretainedValue().resizeHandler.withLock { $0 = handler.map(ResizeHandler.init) }
     }
@@ -377,9 +378,6 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
 
     // MARK: - Hints
 
-    /// The space key when hints are on: inserts the space, and asks libedit for a full redraw
-    /// when no hint is showing, because only a full redraw draws the right prompt (libedit adds
-    /// a character typed at the end of the line without one while the right prompt is empty).
     /// Enter, where hints are drawn: a line that shows a hint is drawn again without it, then
     /// accepted as libedit accepts any line (its `ed-newline`), so the hint does not stay
     /// beside the line in the scrollback.
@@ -402,6 +400,9 @@ package final class LibeditLineReader: LineReader, @unchecked Sendable {
     private static let acceptSequence = "\\e[5999~"
     private static let pushedAccept = "\u{1b}[5999~"
 
+    /// The space key when hints are on: inserts the space, and asks libedit for a full redraw
+    /// when no hint is showing, because only a full redraw draws the right prompt (libedit adds
+    /// a character typed at the end of the line without one while the right prompt is empty).
     private static func space(_ editline: OpaquePointer?) -> UInt8 {
         guard let editline else { return UInt8(CC_ERROR) }
         guard el_insertstr(editline, " ") == 0 else { return UInt8(CC_ERROR) }

@@ -240,7 +240,8 @@ package enum TranscriptFormat {
         -> String
     {
         if first.hasPrefix(textBodyPrefix) {
-            guard let body = try? JSONDecoder().decode(String.self, from: Data(first.dropFirst(5).utf8)) else {
+            let literal = first.dropFirst(textBodyPrefix.count - 1)  // from the opening quote
+            guard let body = try? JSONDecoder().decode(String.self, from: Data(literal.utf8)) else {
                 throw TranscriptError(line: index + 1, message: "a text: body is one JSON string, quotes included")
             }
             return body
