@@ -50,14 +50,16 @@ package final class ActivityMonitor: Sendable {
         await state.wait(cancelled: false) { $0.busy <= 0 ? .proceed(true) : .park(()) }
     }
 
-    /// Runs `body` as one unit of work in a new task.
+    /// Runs `body` as one unit of work in a new task, on `executor` when one is given.
     @discardableResult
-    package func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    package func spawn(
+        on executor: (any TaskExecutor)? = nil, _ body: @escaping @Sendable () async -> Void
+    ) -> Task<Void, Never> {
         state.withLock { state in
             state.busy += 1
             state.live += 1
         }
-        return Task {
+        return Task(executorPreference: executor) {
             await body()
             self.state.withLock { $0.live -= 1 }
             self.end()

@@ -42,24 +42,13 @@ public actor AssistantEngine {
     /// The presenter of each presentation still on screen, held weakly: a presenter that goes
     /// away counts as a dismissal (O5).
     var presenters: [OpeningID: WeakPresenter] = [:]
-    /// The presenter each `openAssistant` call still under way offered, by its call.
-    var offeredPresenters: [CallID: any AssistantPresenter] = [:]
     var lockListener: (@Sendable (PresentationLocks) -> Void)?
     var inAppCampaignHandler: (@Sendable (InAppCampaign) async -> Void)?
 
     // MARK: - Execution (mechanism only)
 
-    /// Callers parked until the machine completes their call.
-    var parked: [CallID: CheckedContinuation<CallResult, Never>] = [:]
-    /// Calls the machine completed in the event that started them: they return without parking.
-    /// The usual one — a call decided in its own event, taken back right after — waits in
-    /// `completedAtOnce`, without a dictionary; any other (a page view begun now and awaited
-    /// later) in `completedBeforeParking`.
-    var completedAtOnce: (id: CallID, result: CallResult)?
-    var completedBeforeParking: [CallID: CallResult] = [:]
-    /// Parked callers no longer counted as runnable work (replay quiescence).
-    var parkedCounted: Set<CallID> = []
-    var nextCall: UInt64 = 0
+    /// The public calls under way: parked callers, results not yet taken, offered presenters.
+    var calls = CallBook()
     /// Requests in flight, so that a stale one can be let go.
     var requests: [RequestID: Task<Void, Never>] = [:]
     /// Every task the engine started and that has not ended, for a shutdown to wait for (H2).
@@ -226,7 +215,7 @@ public actor AssistantEngine {
         _ = await call { $0.shutdownCalled($1) }
         guard wasRunning else { return }
         presenters = [:]
-        offeredPresenters = [:]
+        calls.dropOfferedPresenters()
         // Queued tracking gets the deadline; the cancelled requests and the ticker end at once
         // on any transport that honours cancellation, and are waited for within it too.
         let (tracker, tasks, clock) = (self.tracker, self.tasks, self.clock)

@@ -73,13 +73,17 @@ public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
 /// one host that never answers takes one lane until its deadline and holds up nothing else
 /// (B13). Every request has its own deadline on the engine's clock (B13): one watcher sleeps
 /// until the earliest and ends the requests that passed theirs.
+///
+/// The engine queues into an inbox of its own; a drain moves a whole burst into the lanes on
+/// the tracking queue (`TrackingExecutor`), where every delivery of every tracker runs. So
+/// an impression costs its host call a short lock, not a hand-over to another thread.
 final class Tracker: Sendable {
     enum Job: Sendable, Hashable {
         /// A lifecycle event, with the envelope (user, page, options) it is bound to (AN3), and
         /// the identity it was sent for, under which its answer's `user` is taken (B9).
         indirect case event(GravityCustomEvent, envelope: GravityClient.Envelope, identityEpoch: UInt64)
         /// A tracking URL, requested with `GET` and no key; `user` is who it is logged for.
-        case url(String, user: GravityUser)
+        case url(TrackingURL, user: GravityUser)
     }
 
     /// Tracking URLs in flight at once. Enough that a stalled host (or three) leaves room for
@@ -108,14 +112,14 @@ final class Tracker: Sendable {
     private struct State: WaitingState {
         var events = FIFOQueue<(sequence: UInt64, job: Job)>()
         var urls = FIFOQueue<(sequence: UInt64, job: Job)>()
-        /// Sequence numbers: every job queued gets the next one.
-        var queued: UInt64 = 0
         /// Every job up to this one has been attempted; `attemptedAhead` holds the records of
         /// later ones done out of order (URLs go in parallel), which join the log — and report
         /// their failures — in the order the jobs were queued, so that the log reads the same
         /// however the lanes raced.
         var attemptedThrough: UInt64 = 0
         var attemptedAhead: [UInt64: TrackingRecord] = [:]
+        /// The inbox's other buffer, empty, kept for the next drain.
+        var spareInbox: [(sequence: UInt64, job: Job)] = []
         var workers: [UInt64: Worker] = [:]
         var nextWorker: UInt64 = 0
         /// How many workers each lane has, and how many URL workers have no job: kept with
@@ -180,9 +184,28 @@ final class Tracker: Sendable {
     }
 
     private let state: Locked<State>
-    /// Jobs queued and not yet taken by a worker, read without the lock by a worker that waits
-    /// for more work, so that it does not contend with `enqueue` for the lock.
+    /// Jobs in the lanes and not yet taken by a worker, read without the lock by a worker that
+    /// waits for more work, so that it does not contend for the lock with the workers that
+    /// deliver and the drains that fill the lanes.
     private let pending = Atomic<Int>(0)
+
+    /// Jobs the engine queued that no worker has taken into the lanes yet. The engine appends
+    /// under this lock, never under `state`'s, which every worker takes once a delivery: the
+    /// calls that queue tracking (an impression each, many a second) do not contend with the
+    /// deliveries, and one drain moves a whole burst into the lanes (figure 3 of the bench).
+    private struct Inbox {
+        var jobs: [(sequence: UInt64, job: Job)] = []
+        /// Sequence numbers: every job queued gets the next one.
+        var queued: UInt64 = 0
+        /// A drain is asked for what the inbox holds.
+        var drainScheduled = false
+        var stopped = false
+    }
+
+    private let inbox = Locked(Inbox())
+    /// Workers alive, of either lane: with none, the engine drains at once, and the worker it
+    /// starts is the only hop a lone event takes.
+    private let workerCount = Atomic<Int>(0)
     private let gravity: GravityClient
     private let call: WireCall
     private let activity: ActivityMonitor?
@@ -233,32 +256,82 @@ final class Tracker: Sendable {
     /// The latest records, oldest first.
     var log: [TrackingRecord] { state.withLock { Array($0.log) } }
 
+    /// Queues jobs in order. Cheap for a burst: the jobs join the inbox, and the first of a
+    /// burst asks the tracking queue for a drain, which it runs once it has nothing else to
+    /// do, or after a few jobs (`TrackingExecutor`); with no worker at all, this call moves the
+    /// jobs and starts one itself.
     func enqueue(_ jobs: [Job]) {
         guard !jobs.isEmpty else { return }
-        let starts = state.withLock { state -> [(UInt64, Lane)] in
-            guard !state.stopped else { return [] }
+        let first = inbox.withLock { inbox -> Bool in
+            guard !inbox.stopped else { return false }
             for job in jobs {
-                state.queued += 1
-                switch job {
-                case .event: state.events.append((state.queued, job))
-                case .url: state.urls.append((state.queued, job))
-                }
+                inbox.queued += 1
+                inbox.jobs.append((inbox.queued, job))
             }
-            pending.add(jobs.count, ordering: .releasing)
-            return Self.workersToStart(&state)
+            guard !inbox.drainScheduled else { return false }
+            inbox.drainScheduled = true
+            return true
+        }
+        guard first else { return }
+        if workerCount.load(ordering: .relaxed) == 0 {
+            drain()
+        } else {
+            // Counted until it ran: what is queued is work, even while another engine's
+            // deliveries keep the tracking queue busy.
+            activity?.begin()
+            TrackingExecutor.shared.drainWhenIdle {
+                self.drain()
+                self.activity?.end()
+            }
+        }
+    }
+
+    /// Moves the inbox into the lanes and starts the workers they want.
+    private func drain() {
+        let starts = state.withLock { state -> [(UInt64, Lane)] in
+            guard takeInbox(&state) else { return [] }
+            return workersToStart(&state)
         }
         start(starts)
     }
 
+    /// Under `state`'s lock: moves what the inbox holds into the lanes, in order; whether it
+    /// held anything. The only place the two locks nest, always `state` first.
+    private func takeInbox(_ state: inout State) -> Bool {
+        // The inbox's buffer and the spare change places: neither is allocated again, unless a
+        // burst made it large (opening a long chat tracks every reply that landed closed, AN7),
+        // which is not kept for the rest of the engine's life.
+        var taken: [(sequence: UInt64, job: Job)] = []
+        swap(&taken, &state.spareInbox)
+        inbox.withLock { inbox in
+            swap(&taken, &inbox.jobs)
+            inbox.drainScheduled = false
+        }
+        defer {
+            taken.removeAll(keepingCapacity: taken.capacity <= 256)
+            state.spareInbox = taken
+        }
+        guard !taken.isEmpty, !state.stopped else { return false }
+        for entry in taken {
+            switch entry.job {
+            case .event: state.events.append(entry)
+            case .url: state.urls.append(entry)
+            }
+        }
+        pending.add(taken.count, ordering: .releasing)
+        return true
+    }
+
     /// The workers to start for what is queued: one for events, up to `urlLanes` for URLs;
     /// registered under the lock, started after it.
-    private static func workersToStart(_ state: inout State) -> [(UInt64, Lane)] {
-        // This runs on every enqueue: counts only, and no allocation when nothing starts.
+    private func workersToStart(_ state: inout State) -> [(UInt64, Lane)] {
+        defer { workerCount.store(state.workers.count, ordering: .relaxed) }
+        // This runs on every drain: counts only, and no allocation when nothing starts.
         var starts: [(UInt64, Lane)] = []
         if !state.events.isEmpty, state.eventWorkers == 0 {
             starts.append((state.addWorker(on: .events), .events))
         }
-        var wanted = min(state.urls.count - state.idleURLWorkers, urlLanes - state.urlWorkers)
+        var wanted = min(state.urls.count - state.idleURLWorkers, Self.urlLanes - state.urlWorkers)
         while wanted > 0 {
             starts.append((state.addWorker(on: .urls), .urls))
             wanted -= 1
@@ -266,13 +339,21 @@ final class Tracker: Sendable {
         return starts
     }
 
+    /// A task of the tracker's, on the tracking queue (`TrackingExecutor`): deliveries share
+    /// one core at most, and never take the others from the host calls that queued them.
+    /// Counted by the activity monitor, when there is one.
+    @discardableResult
+    private func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        if let activity { return activity.spawn(on: TrackingExecutor.shared, body) }
+        return Task(executorPreference: TrackingExecutor.shared, priority: .utility, operation: body)
+    }
+
     private func start(_ workers: [(UInt64, Lane)]) {
         for (id, lane) in workers {
             let body: @Sendable () async -> Void = { await self.work(id, on: lane) }
             // Holds the tracker: what is queued is still delivered if the engine goes away
-            // without a shutdown (no promise at process exit, AN4, AN9). At utility priority:
-            // a delivery never takes a core from the host calls that queued it.
-            let task = activity.map { $0.spawn(body) } ?? Task(priority: .utility, operation: body)
+            // without a shutdown (no promise at process exit, AN4, AN9).
+            let task = spawn(body)
             state.withLock { state in
                 if state.workers[id] != nil { state.workers[id]?.task = task }
             }
@@ -282,8 +363,9 @@ final class Tracker: Sendable {
     /// Suspends until everything queued before this call has been attempted (later jobs do
     /// not hold it up), or the calling task is cancelled, or the tracker stopped.
     func flush() async {
+        let queued = inbox.withLock { $0.queued }
         await state.wait(cancelled: (), activity: activity) { state in
-            state.attemptedThrough >= state.queued || state.stopped ? .proceed(()) : .park(state.queued)
+            state.attemptedThrough >= queued || state.stopped ? .proceed(()) : .park(queued)
         }
     }
 
@@ -294,7 +376,12 @@ final class Tracker: Sendable {
             state.stopped = true
             state.events.removeAll()
             state.urls.removeAll()
-            state.attemptedThrough = state.queued
+            state.attemptedThrough = inbox.withLock { inbox in
+                inbox.stopped = true
+                inbox.jobs.removeAll()
+                inbox.drainScheduled = false
+                return inbox.queued
+            }
             state.attemptedAhead = [:]
             let tasks = state.workers.values.compactMap(\.task) + [state.watcher].compactMap { $0 }
             state.watcher = nil
@@ -309,8 +396,8 @@ final class Tracker: Sendable {
     // MARK: - Workers
 
     /// Delivers jobs of `lane` until there are none for a moment. A job's record and the
-    /// claim of the next job share one critical section: the lock the callers enqueue under
-    /// is taken once a delivery, not three times.
+    /// claim of the next job share one critical section: the lanes' lock is taken once a
+    /// delivery, not three times.
     private func work(_ id: UInt64, on lane: Lane) async {
         var next = await take(for: id, on: lane)
         while let (sequence, job) = next {
@@ -327,7 +414,7 @@ final class Tracker: Sendable {
                 if timedOut {
                     // Ended at its deadline, this worker's task is cancelled for good: another takes over.
                     state.removeWorker(id)
-                    finished.restarts = Self.workersToStart(&state)
+                    finished.restarts = workersToStart(&state)
                     finished.ends = true
                 } else if !cancelled, let claimed = claimNext(of: lane, for: id, at: now, &state) {
                     finished.next = claimed
@@ -373,7 +460,8 @@ final class Tracker: Sendable {
         var yields = 0
         while true {
             if Task.isCancelled { return end(id) }
-            // An idle worker looks at the count, not at the lock the enqueuers take.
+            // An idle worker looks at the count, not at the lock the drains and the other
+            // workers take.
             if pending.load(ordering: .acquiring) > 0, let next = claim(for: id, on: lane) { return next }
             guard yields < Self.lingerYields else { return end(id) }
             yields += 1
@@ -413,9 +501,12 @@ final class Tracker: Sendable {
 
     /// Worker `id` ends, unless a job came in meanwhile; the last one stops the watcher.
     private func end(_ id: UInt64) -> (sequence: UInt64, job: Job)? {
-        state.withLock { $0.removeWorker(id) }
+        state.withLock { state in
+            state.removeWorker(id)
+            workerCount.store(state.workers.count, ordering: .relaxed)
+        }
         stopWatcherIfIdle()
-        let restarts = state.withLock { Self.workersToStart(&$0) }  // a job that came just now
+        let restarts = state.withLock { workersToStart(&$0) }  // a job that came just now
         start(restarts)
         return nil
     }
@@ -475,7 +566,7 @@ final class Tracker: Sendable {
     /// that passed theirs; it ends with the last worker.
     private func startWatcher() {
         let body: @Sendable () async -> Void = { [weak self] in await self?.watch() }
-        let task = activity.map { $0.spawn(body) } ?? Task(operation: body)
+        let task = spawn(body)
         let stale = state.withLock { state -> Bool in
             guard state.watching, state.watcher == nil, !state.stopped else { return true }
             state.watcher = task
@@ -521,7 +612,8 @@ final class Tracker: Sendable {
             }
             return record(
                 .event, event.type, user: envelope.user, properties: event.customProps, result.map { _ in () })
-        case .url(let string, let user):
+        case .url(let trackingURL, let user):
+            let string = trackingURL.string
             guard let url = URL(string: string) else {
                 return TrackingRecord(
                     kind: .url, name: string, uid: user.uid, customUserId: user.custom, properties: [:],

@@ -402,12 +402,12 @@ struct DialogMachine: Sendable {
     /// A turn enters `unshown` once, when its reply lands (a turn's reply never changes after
     /// that), so the list alone says what was shown: marking nothing in the turns keeps an
     /// opening from copying the dialog storage a presenter's snapshot shares.
-    mutating func repliesShown() -> [String] {
+    mutating func repliesShown() -> [TrackingURL] {
         guard !unshown.isEmpty else { return [] }
-        var urls: [String] = []
+        var urls: [TrackingURL] = []
         for turn in unshown {
             guard let reply = turns[turn].reply else { continue }
-            urls += reply.content.impressionURLs
+            urls += reply.content.impressionTrackingURLs
         }
         unshown = []
         return urls

@@ -20,14 +20,15 @@ extension EngineMachine {
         switch action {
         case .visibleImpression:
             // One array: impressions come many a second (figure 3 of the bench).
-            var actions: [EngineAction] = [note]
+            var actions: [EngineAction] = []
             actions.reserveCapacity(3)
-            actions += trackURLs(product.visibleImpressionURLs)  // AN5
+            actions.append(note)
+            if let track = track(product.visibleImpressionTrackingURLs) { actions.append(track) }  // AN5
             actions.append(.complete(call, .interaction(.accepted)))
             return actions
         case .tap:
             // The click is queued before the close starts (PR10), and survives it (AN8).
-            return [note, .log(.info, "closing the chat: product tap")] + trackURLs(product.clickURLs)
+            return [note, .log(.info, "closing the chat: product tap")] + trackURLs(product.clickTrackingURLs)
                 + close(call, .interaction(.accepted), thenHandOver: .openProduct(product.product(ref: ref)))
         }
     }

@@ -169,17 +169,29 @@ struct EngineMachine: Sendable {
     /// Tracking URLs, requested as the current user (or `user`, AN3); identical URLs within one
     /// action once (AN5).
     func trackURLs(_ urls: [String], user: GravityUser? = nil) -> [EngineAction] {
-        guard !urls.isEmpty else { return [] }
-        if urls.count == 1 { return [.track([.url(urls[0], user: user ?? identity.wire)])] }  // the usual impression
-        let unique: [String]
+        trackURLs(urls.map { TrackingURL($0) }, user: user)
+    }
+
+    /// Tracking URLs as a reply holds them (AN5, AN7): their text is made where they are requested.
+    func trackURLs(_ urls: [TrackingURL], user: GravityUser? = nil) -> [EngineAction] {
+        track(urls, user: user).map { [$0] } ?? []
+    }
+
+    /// The one `.track` of `urls`, as the current user (or `user`, AN3), identical URLs once
+    /// (AN5); `nil` when there are none. Appended to an event's own actions as it is: no array
+    /// of its own (impressions come many a second, figure 3 of the bench).
+    func track(_ urls: [TrackingURL], user: GravityUser? = nil) -> EngineAction? {
+        guard !urls.isEmpty else { return nil }
+        let user = user ?? identity.wire
+        if urls.count == 1 { return .track([.url(urls[0], user: user)]) }  // the usual impression
+        let unique: [TrackingURL]
         if urls.count <= 8 {  // the usual one or two: no set to build
             unique = urls.enumerated().filter { index, url in !urls[..<index].contains(url) }.map(\.element)  // AN5
         } else {
-            var seen: Set<String> = []
+            var seen: Set<TrackingURL> = []
             unique = urls.filter { seen.insert($0).inserted }  // AN5
         }
-        let user = user ?? identity.wire
-        return [.track(unique.map { .url($0, user: user) })]
+        return .track(unique.map { .url($0, user: user) })
     }
 
     /// A lifecycle event through `/event` (AN1), bound to the current identity (or `user`)

@@ -128,7 +128,10 @@ public struct HTTPResponseTooLarge: Error, Sendable, Hashable, CustomStringConve
 /// demo store, scripted test transports and the transcript replayer.
 ///
 /// Implementations must honour task cancellation by throwing `CancellationError`, so that a
-/// cancelled preparation reports `.cancelled` and not a network error (P4).
+/// cancelled preparation reports `.cancelled` and not a network error (P4). They must wait
+/// for the network by suspending, never by blocking the calling thread: lifecycle events and
+/// tracking URLs of every engine in the process are sent from one serial queue, which a
+/// blocked `send` would hold up (B13).
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns whatever the server answered, 4xx and 5xx included. Throws
     /// `HTTPTransportError` when there is no answer (telling "nothing sent" from "maybe

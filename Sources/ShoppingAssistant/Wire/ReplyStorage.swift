@@ -55,6 +55,11 @@ final class ReplyStorage: @unchecked Sendable {
         lists[Int(list.start)..<(Int(list.start) + Int(list.count))].map { text($0) ?? "" }
     }
 
+    /// The texts of a list as tracking URLs, read only when requested (AN5, AN7).
+    func trackingURLs(_ list: StoredList) -> [TrackingURL] {
+        lists[Int(list.start)..<(Int(list.start) + Int(list.count))].map { TrackingURL(storage: self, text: $0) }
+    }
+
     /// Runs `body` over the bytes of a present text.
     func withBytes<Result>(_ stored: StoredText, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         bytes.withUnsafeBufferPointer { buffer in

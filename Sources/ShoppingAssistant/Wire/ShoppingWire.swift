@@ -104,6 +104,10 @@ struct ReplyProduct: Sendable, Hashable {
     var clickURLs: [String] { storage.texts(fields.clicks) }
     /// The `visible_impression` URLs alone (AN5).
     var visibleImpressionURLs: [String] { storage.texts(fields.visibleImpressions) }
+    /// The same URLs as `clickURLs` and `visibleImpressionURLs`, to be requested: their text
+    /// is made where they are.
+    var clickTrackingURLs: [TrackingURL] { storage.trackingURLs(fields.clicks) }
+    var visibleImpressionTrackingURLs: [TrackingURL] { storage.trackingURLs(fields.visibleImpressions) }
 
     var canOpen: Bool { Self.isPresent(fields.sku) || Self.isPresent(fields.url) }
 
@@ -191,6 +195,8 @@ struct ReplyContent: Sendable, Hashable {
     var suggests: [String] { storage.texts(suggestList) }
     /// Reply-level `events[type=impression]` URLs, valid http(s) only (AN7).
     var impressionURLs: [String] { storage.texts(impressionList) }
+    /// The same URLs, to be requested: their text is made where they are.
+    var impressionTrackingURLs: [TrackingURL] { storage.trackingURLs(impressionList) }
 
     static func == (lhs: ReplyContent, rhs: ReplyContent) -> Bool {
         if lhs.storage === rhs.storage, lhs.assistantMessageId == rhs.assistantMessageId,

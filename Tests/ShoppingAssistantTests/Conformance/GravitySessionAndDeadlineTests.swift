@@ -184,6 +184,43 @@ struct GravitySessionAndDeadlineTests {
         await h.verify()
     }
 
+    // A burst queued while a lane waits for a host that never answers: the tracking queue's
+    // drain does not wait for that lane (it is suspended, not queued), so the burst goes at
+    // once, and the stalled request still ends at its deadline.
+    // covers: B13
+    @Test func aBurstQueuedWhileAHostStallsGoesAtOnce() async throws {
+        let h = await EngineHarness()
+        let stalled = h.transport.expect(.get("https://stalled.example/i"), .deferred)
+        let user = GravityUser(uid: "u-8f3c")
+        await h.engine.tracker.enqueue([.url("https://stalled.example/i", user: user)])
+        try await h.bed.runUntilIdle()
+        #expect(h.transport.request(for: stalled) != nil, "the stalled request is under way")
+        let burst = (0..<40).map { "https://t.example/\($0)" }
+        for url in burst { h.transport.expect(.get(url), .respond(.text(204, ""))) }
+        h.expectEvents(1)
+        let envelope = GravityClient.Envelope(user: user, context: Fixtures.homePage, options: GravityOptions())
+        // One at a time, as impressions come: only the first asks for a drain.
+        for url in burst { await h.engine.tracker.enqueue([.url(TrackingURL(url), user: user)]) }
+        await h.engine.tracker.enqueue([
+            .event(
+                GravityCustomEvent(type: "chat_dialog_open", name: "chat dialog open", customProps: [:]),
+                envelope: envelope, identityEpoch: 1)
+        ])
+        try await h.bed.runUntilIdle()
+        let sent = Set(h.transport.requests.map(\.url.absoluteString))
+        #expect(burst.allSatisfy(sent.contains), "every URL of the burst went while the host stalled")
+        #expect(sent.contains { $0.hasSuffix("/event") }, "and the lifecycle event")
+        #expect(h.clock.now.offset == .zero, "without any time passing")
+        h.clock.advance(by: .seconds(10))
+        try await h.bed.runUntilIdle()
+        let log = await h.engine.trackingLog
+        #expect(
+            log.map(\.name) == ["https://stalled.example/i"] + burst + ["chat_dialog_open"], "logged in queue order")
+        #expect(log.first?.failure == "timeout")
+        await h.engine.flushTracking()
+        await h.verify()
+    }
+
     // MARK: - In-app campaigns: priority and delay
 
     // Mirrors iOS GravitySDK.handleCampaignIdsResponse: highest priority first (none counts as

@@ -145,11 +145,19 @@ import Testing
     // Mirrors: iOS setUser called again with the same id (only the session changes): not an
     // identity change, so the dialog and the canonical uid stay.
     // covers: B3
-    @Test func sameManualUserWithANewSessionIsNotAnIdentityChange() async {
+    @Test func sameManualUserWithANewSessionIsNotAnIdentityChange() async throws {
         let h = await EngineHarness()
         await h.engine.setUser(userId: "crm-42", sessionId: "s-1")
         await h.prepareWith(Fixtures.choose(uid: "u-crm-42"))
-        await h.landOneReply()
+        // One reply, its two lifecycle events answered as Gravity answers this user (an answer
+        // with another uid would change the canonical uid, B9, whenever it landed).
+        h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .respond(Fixtures.reply(to: "m")))
+        for _ in 0..<2 {
+            h.transport.expect(.request(.post, pathSuffix: "/event"), .respond(Fixtures.eventResponse(uid: "u-crm-42")))
+        }
+        _ = try await h.sendAccepted("Помогите выбрать подарок")
+        await h.engine.waitForReply()
+        try await h.bed.runUntilIdle()  // the events' answers have landed
         let thread = await h.engine.currentThreadId
         await h.engine.setUser(userId: "crm-42", sessionId: "s-2")
         #expect(await h.engine.currentThreadId == thread)

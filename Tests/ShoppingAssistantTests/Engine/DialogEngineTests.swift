@@ -46,6 +46,7 @@ import Testing
         #expect(snapshot.messages.first?.status == .sent)
         #expect(snapshot.messages.last?.text == "Из истории")
         #expect(h.transport.messageRequests.count == 1)
+        try await h.bed.runUntilIdle()  // the lifecycle events' deliveries, and their watcher, are over
         #expect(h.clock.sleeperCount == 0)  // the abandoned request no longer waits
         let historyRequest = h.transport.request(for: history)
         #expect(DialogWire.query(historyRequest, "resourceId") == "u-8f3c")
@@ -79,6 +80,7 @@ import Testing
         h.clock.advance(by: .seconds(1))
         await h.engine.waitForReply()
         #expect(await h.engine.chatSnapshot.messages.map(\.id) == [messageId, "am-h"])
+        try await h.bed.runUntilIdle()  // the lifecycle events' deliveries, and their watcher, are over
         #expect(h.clock.sleeperCount == 0)
         await h.verify()
     }
@@ -97,6 +99,7 @@ import Testing
         await h.engine.waitForReply()
         let snapshot = await h.engine.chatSnapshot
         #expect(snapshot.messages.map(\.id) == [messageId, "am-17"])
+        try await h.bed.runUntilIdle()  // the lifecycle events' deliveries, and their watcher, are over
         #expect(h.clock.sleeperCount == 0)  // the reply deadline was stopped
         h.clock.advance(by: .seconds(10))
         await h.verify()  // no history request: the scripted transport would have flagged it
@@ -174,6 +177,7 @@ import Testing
         #expect(message?.text == Self.text)
         #expect(DialogWire.failureCode(message) == .network)
         #expect(message?.canRetry == true)
+        try await h.bed.runUntilIdle()  // the lifecycle events' deliveries, and their watcher, are over
         #expect(h.clock.sleeperCount == 0)
         h.clock.advance(by: .seconds(600))
         await h.verify()

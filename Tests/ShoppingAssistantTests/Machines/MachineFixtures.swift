@@ -287,7 +287,7 @@ enum MachineFixtures {
     static func trackedURLs(_ actions: [EngineAction]) -> [String] {
         actions.flatMap { action -> [String] in
             guard case .track(let jobs) = action else { return [] }
-            return jobs.compactMap { if case .url(let url, _) = $0 { return url } else { return nil } }
+            return jobs.compactMap { if case .url(let url, _) = $0 { return url.string } else { return nil } }
         }
     }
 

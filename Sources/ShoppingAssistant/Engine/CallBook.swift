@@ -1,0 +1,82 @@
+/// The public calls under way, for the actor: each call's ID, the caller parked for it, the
+/// result of a call the machine completed before its caller parked, and the presenter an
+/// `openAssistant` call offered. Mechanism only: the machine decides when a call completes.
+///
+/// One value, so that the actor reaches all of it in one access: a call that returns at once
+/// (most do) touches it three times — begun, completed, its result taken — and each access to
+/// an actor's stored property is checked for exclusivity at run time (figure 3 of the bench).
+struct CallBook {
+    /// What completing a parked call hands back: the caller to resume with the result, and
+    /// whether it was counted as no longer runnable (replay quiescence).
+    struct Resumption {
+        let continuation: CheckedContinuation<CallResult, Never>
+        let wasCounted: Bool
+        let result: CallResult
+    }
+
+    private var nextCall: UInt64 = 0
+    private var parked: [CallID: CheckedContinuation<CallResult, Never>] = [:]
+    /// The usual completion — a call decided in its own event, taken back right after — waits
+    /// here, without a dictionary; any other (a page view begun now and awaited later) in
+    /// `completedBeforeParking`.
+    private var completedAtOnce: (id: CallID, result: CallResult)?
+    private var completedBeforeParking: [CallID: CallResult] = [:]
+    /// Parked callers no longer counted as runnable work.
+    private var parkedCounted: Set<CallID> = []
+    /// The presenter each `openAssistant` call still under way offered.
+    private var offeredPresenters: [CallID: any AssistantPresenter] = [:]
+
+    /// A new call's ID; `presenter` is kept under it until the call completes.
+    mutating func begin(insideHostCallback: Bool, offering presenter: (any AssistantPresenter)?) -> CallID {
+        nextCall += 1
+        let id = CallID(value: nextCall, insideHostCallback: insideHostCallback)
+        if let presenter { offeredPresenters[id] = presenter }
+        return id
+    }
+
+    /// What call `id` was completed with before its caller parked, if it was; taken.
+    mutating func takeCompleted(_ id: CallID) -> CallResult? {
+        if completedAtOnce?.id == id { return completedAtOnce.take()?.result }
+        guard !completedBeforeParking.isEmpty else { return nil }  // the usual case: no hashing
+        return completedBeforeParking.removeValue(forKey: id)
+    }
+
+    /// The caller of call `id` waits for it.
+    mutating func park(_ id: CallID, _ continuation: CheckedContinuation<CallResult, Never>) {
+        parked[id] = continuation
+    }
+
+    /// The caller of `id`, still parked, stops counting as runnable; `false` when the call
+    /// completed meanwhile (it never waited).
+    mutating func countParked(_ id: CallID) -> Bool {
+        guard parked[id] != nil else { return false }
+        parkedCounted.insert(id)
+        return true
+    }
+
+    /// Call `id` ends with `result`: its parked caller to resume, or `nil` when it has not
+    /// parked yet and the result is kept for it.
+    mutating func complete(_ id: CallID, with result: CallResult) -> Resumption? {
+        if !offeredPresenters.isEmpty { offeredPresenters[id] = nil }
+        // No caller parked (the usual case, a call decided in its own event): no hashing.
+        guard !parked.isEmpty, let continuation = parked.removeValue(forKey: id) else {
+            if completedAtOnce == nil {
+                completedAtOnce = (id, result)
+            } else {
+                completedBeforeParking[id] = result
+            }
+            return nil
+        }
+        return Resumption(continuation: continuation, wasCounted: parkedCounted.remove(id) != nil, result: result)
+    }
+
+    /// The presenter that `openAssistant` call `call` offered, while it is under way.
+    func presenter(offeredBy call: CallID) -> (any AssistantPresenter)? {
+        offeredPresenters[call]
+    }
+
+    /// A shutdown lets go of every offered presenter (H2).
+    mutating func dropOfferedPresenters() {
+        offeredPresenters = [:]
+    }
+}
