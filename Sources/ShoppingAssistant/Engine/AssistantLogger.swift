@@ -22,7 +22,9 @@ public enum AssistantLogLevel: Int, Sendable, Hashable, Comparable, CaseIterable
 /// The engine's logger (B2): messages that pass the level go to the listener. HTTP traffic
 /// and chat text are logged only at `.debug`; the API key never reaches a message.
 public final class AssistantLogger: Sendable {
-    /// Receives each message that passes the level, synchronously, on the logging thread.
+    /// Receives each message that passes the level, synchronously, on the logging thread —
+    /// the engine's, a transport's, or the one queue every engine's tracking shares: it must
+    /// return quickly and never block, or tracking (and its deadlines, B13) waits for it.
     public typealias Listener = @Sendable (AssistantLogLevel, String) -> Void
 
     private struct State {

@@ -22,7 +22,7 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
         // Adaptive: a thread that finds the lock taken spins briefly before it sleeps. Every
         // critical section here is a few dozen instructions, so a waiter nearly always gets
         // the lock while spinning, instead of a futex sleep and wake on each contended access
-        // (the engine enqueuing tracking while the tracker's workers take it).
+        // (the tracker's workers recording deliveries while a drain fills their lanes).
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))

@@ -93,7 +93,8 @@ final class Tracker: Sendable {
     /// How many times an idle worker yields for more work before it ends: impressions come in
     /// bursts (a carousel scrolled into view), and a worker that is still there takes the next
     /// job without a task being started and a thread woken for it. A yield of an idle worker
-    /// reads one atomic count, never the lock the callers enqueue under.
+    /// reads one atomic count, never a lock. New jobs reach it through a drain, which its own
+    /// yields bring on: each is a job of the tracking queue, and a drain waits for 4 at most.
     private static let lingerYields = 64
 
     private enum Lane: Sendable, Hashable {
@@ -123,7 +124,7 @@ final class Tracker: Sendable {
         var workers: [UInt64: Worker] = [:]
         var nextWorker: UInt64 = 0
         /// How many workers each lane has, and how many URL workers have no job: kept with
-        /// `workers`, so that an enqueue reads three counts instead of walking the workers.
+        /// `workers`, so that a drain reads three counts instead of walking the workers.
         var eventWorkers = 0
         var urlWorkers = 0
         var idleURLWorkers = 0
@@ -296,7 +297,7 @@ final class Tracker: Sendable {
     }
 
     /// Under `state`'s lock: moves what the inbox holds into the lanes, in order; whether it
-    /// held anything. The only place the two locks nest, always `state` first.
+    /// held anything. With `stop()`, the only places the two locks nest, always `state` first.
     private func takeInbox(_ state: inout State) -> Bool {
         // The inbox's buffer and the spare change places: neither is allocated again, unless a
         // burst made it large (opening a long chat tracks every reply that landed closed, AN7),

@@ -2,7 +2,8 @@
 /// is requested, on the tracking queue: an impression queued from a host call allocates
 /// nothing that the tracking queue then has to free. Memory freed on another thread than the
 /// one that allocated it costs both threads the allocator's slow path, many times a second
-/// when a carousel scrolls (figure 3 of the bench).
+/// when a carousel scrolls (figure 3 of the bench). A queued URL keeps its reply's storage
+/// alive until it was requested.
 struct TrackingURL: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// Where the text is: in a reply's storage, or given as a string. One payload or the
     /// other, so that a queued job stays small.
@@ -37,15 +38,26 @@ struct TrackingURL: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
 
     var description: String { string }
 
-    /// Equal texts are equal URLs, however each is held; two stored ones compare their bytes.
+    /// Equal bytes are equal URLs, however each is held: a request sends the bytes, so two
+    /// spellings Swift's `String` would call equal (a precomposed "é" and "e" with a combining
+    /// accent) are two URLs (AN5).
     static func == (lhs: TrackingURL, rhs: TrackingURL) -> Bool {
-        if case .stored(let left, let leftText) = lhs.text, case .stored(let right, let rightText) = rhs.text {
-            return left.sameText(leftText, rightText, in: right)
-        }
-        return lhs.string == rhs.string
+        lhs.withBytes { left in rhs.withBytes { right in left.elementsEqual(right) } }
     }
 
     func hash(into hasher: inout Hasher) {
-        hasher.combine(string)
+        withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Runs `body` over the URL's UTF-8 bytes, without making a `String` of a stored one.
+    private func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        switch text {
+        case .stored(let storage, let stored):
+            guard !stored.isAbsent else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+            return storage.withBytes(stored, body)
+        case .given(let string):
+            var string = string
+            return string.withUTF8(body)
+        }
     }
 }

@@ -37,4 +37,16 @@ import Testing
         #expect(click.hashValue == TrackingURL("https://t.example/i?x=1").hashValue)
         #expect(Set([click, impressions[0], TrackingURL("https://t.example/i?x=1")]).count == 1)
     }
+
+    // A request sends bytes: two spellings Swift's `String` calls equal are two URLs, so
+    // equality stays transitive and AN5's set agrees with its list. (A reply stores only valid
+    // http(s) URLs, ASCII by then; Gravity's content and tests give strings.)
+    @Test func urlsAreEqualByTheirBytesNotByCanonicalEquivalence() {
+        let precomposed = "https://t.example/caf\u{E9}"
+        let decomposed = "https://t.example/cafe\u{301}"
+        #expect(precomposed == decomposed, "as Strings, one text")
+        #expect(TrackingURL(precomposed) != TrackingURL(decomposed))
+        #expect(TrackingURL(precomposed) == TrackingURL(precomposed))
+        #expect(Set([TrackingURL(precomposed), TrackingURL(decomposed), TrackingURL(precomposed)]).count == 2)
+    }
 }
