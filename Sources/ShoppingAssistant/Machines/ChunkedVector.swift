@@ -18,8 +18,10 @@ struct ChunkedVector<Element: Sendable>: Sendable {
 
     private final class Chunk: @unchecked Sendable {
         // @unchecked: a chunk is mutated only while uniquely referenced (see `mutateChunk`),
-        // so no two threads ever see it change.
-        var elements: [Element]
+        // so no two threads ever see it change. For the same reason no two accesses to it ever
+        // overlap: the run-time exclusivity check of a class's property, on every read of a
+        // turn, would check what the vector's own (static) exclusivity already guarantees.
+        @exclusivity(unchecked) var elements: [Element]
 
         init(_ elements: [Element]) {
             self.elements = elements
@@ -28,8 +30,8 @@ struct ChunkedVector<Element: Sendable>: Sendable {
     }
 
     private final class Page: @unchecked Sendable {
-        // @unchecked: as for `Chunk`, mutated only while uniquely referenced.
-        var chunks: [Chunk]
+        // @unchecked and unchecked exclusivity: as for `Chunk`, mutated only while uniquely referenced.
+        @exclusivity(unchecked) var chunks: [Chunk]
 
         init(_ chunks: [Chunk]) {
             self.chunks = chunks
