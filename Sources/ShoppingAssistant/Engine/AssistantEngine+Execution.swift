@@ -70,7 +70,7 @@ extension AssistantEngine {
     private func complete(_ id: CallID, with result: CallResult) {
         guard let resumption = calls.complete(id, with: result) else { return }  // taken when the caller asks
         if resumption.wasCounted { activity?.begin() }
-        resumption.continuation.resume(returning: resumption.result)
+        resumption.continuation.resume(returning: result)
     }
 
     /// Performs the machine's actions, in order, and returns the host callbacks to start. The

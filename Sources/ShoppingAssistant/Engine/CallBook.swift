@@ -6,12 +6,11 @@
 /// (most do) touches it three times — begun, completed, its result taken — and each access to
 /// an actor's stored property is checked for exclusivity at run time (figure 3 of the bench).
 struct CallBook {
-    /// What completing a parked call hands back: the caller to resume with the result, and
-    /// whether it was counted as no longer runnable (replay quiescence).
+    /// What completing a parked call hands back: the caller to resume, and whether it was
+    /// counted as no longer runnable (replay quiescence).
     struct Resumption {
         let continuation: CheckedContinuation<CallResult, Never>
         let wasCounted: Bool
-        let result: CallResult
     }
 
     private var nextCall: UInt64 = 0
@@ -67,7 +66,7 @@ struct CallBook {
             }
             return nil
         }
-        return Resumption(continuation: continuation, wasCounted: parkedCounted.remove(id) != nil, result: result)
+        return Resumption(continuation: continuation, wasCounted: parkedCounted.remove(id) != nil)
     }
 
     /// The presenter that `openAssistant` call `call` offered, while it is under way.

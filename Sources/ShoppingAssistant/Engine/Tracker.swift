@@ -309,7 +309,7 @@ final class Tracker: Sendable {
             inbox.drainScheduled = false
         }
         defer {
-            taken.removeAll(keepingCapacity: taken.capacity <= 256)
+            taken.removeAll(keepingCapacity: taken.capacity <= FIFOQueue<(sequence: UInt64, job: Job)>.keptCapacity)
             state.spareInbox = taken
         }
         guard !taken.isEmpty, !state.stopped else { return false }
@@ -502,10 +502,7 @@ final class Tracker: Sendable {
 
     /// Worker `id` ends, unless a job came in meanwhile; the last one stops the watcher.
     private func end(_ id: UInt64) -> (sequence: UInt64, job: Job)? {
-        state.withLock { state in
-            state.removeWorker(id)
-            workerCount.store(state.workers.count, ordering: .relaxed)
-        }
+        state.withLock { $0.removeWorker(id) }
         stopWatcherIfIdle()
         let restarts = state.withLock { workersToStart(&$0) }  // a job that came just now
         start(restarts)

@@ -52,12 +52,16 @@ final class ReplyStorage: @unchecked Sendable {
 
     /// The texts of a list, in order.
     func texts(_ list: StoredList) -> [String] {
-        lists[Int(list.start)..<(Int(list.start) + Int(list.count))].map { text($0) ?? "" }
+        entries(list).map { text($0) ?? "" }
     }
 
     /// The texts of a list as tracking URLs, read only when requested (AN5, AN7).
     func trackingURLs(_ list: StoredList) -> [TrackingURL] {
-        lists[Int(list.start)..<(Int(list.start) + Int(list.count))].map { TrackingURL(storage: self, text: $0) }
+        entries(list).map { TrackingURL(storage: self, text: $0) }
+    }
+
+    private func entries(_ list: StoredList) -> ArraySlice<StoredText> {
+        lists[Int(list.start)..<(Int(list.start) + Int(list.count))]
     }
 
     /// Runs `body` over the bytes of a present text.
