@@ -134,7 +134,7 @@ final class CurlTransfer: @unchecked Sendable {
                 lines.append(nil)
                 continue
             }
-            let trimmed = value.trimmingCharacters(in: .whitespaces)
+            let trimmed = value[...].trimmingHTTPWhitespace()
             lines.append(trimmed.isEmpty ? "\(name);" : "\(name): \(trimmed)")
         }
         // libcurl would wait a second for `100 Continue` before a large body, on the wall clock.
@@ -334,13 +334,13 @@ final class CurlTransfer: @unchecked Sendable {
         if let first = line.first, first == " " || first == "\t" {
             // An obsolete folded continuation of the previous header.
             if let name = lastHeaderName, let value = headers[name] {
-                headers[name] = value + " " + line.trimmingCharacters(in: .whitespaces)
+                headers[name] = value + " " + line.trimmingHTTPWhitespace()
             }
             return true
         }
         guard let colon = line.firstIndex(of: ":") else { return true }
         let name = String(line[..<colon])
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let value = line[line.index(after: colon)...].trimmingHTTPWhitespace()
         let key = headerNames[name.lowercased(), default: name]
         headerNames[name.lowercased()] = key
         headers[key] = headers[key].map { "\($0), \(value)" } ?? value
@@ -376,6 +376,18 @@ final class CurlTransfer: @unchecked Sendable {
 }
 
 // MARK: - libcurl's callbacks (on the driver's thread, inside `curl_multi_perform`)
+
+extension Substring {
+    /// Without the spaces and tabs around it, HTTP's optional whitespace (RFC 9110, 5.6.3):
+    /// nothing else, and without a trip through `NSString` for every header line.
+    fileprivate func trimmingHTTPWhitespace() -> String {
+        let isWhitespace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let start = utf8.firstIndex(where: { !isWhitespace($0) }),
+            let last = utf8.lastIndex(where: { !isWhitespace($0) })
+        else { return "" }
+        return String(decoding: utf8[start...last], as: UTF8.self)
+    }
+}
 
 private func transfer(_ context: UnsafeMutableRawPointer?) -> CurlTransfer? {
     context.map { Unmanaged<CurlTransfer>.fromOpaque($0).takeUnretainedValue() }

@@ -50,19 +50,22 @@ package final class ActivityMonitor: Sendable {
         await state.wait(cancelled: false) { $0.busy <= 0 ? .proceed(true) : .park(()) }
     }
 
-    /// Runs `body` as one unit of work in a new task, on `executor` when one is given.
+    /// Runs `body` as one unit of work in a new task, on `executor` when one is given;
+    /// `immediately`, on the calling thread until it first suspends.
     @discardableResult
     package func spawn(
-        on executor: (any TaskExecutor)? = nil, _ body: @escaping @Sendable () async -> Void
+        on executor: (any TaskExecutor)? = nil, immediately: Bool = false,
+        _ body: @escaping @Sendable () async -> Void
     ) -> Task<Void, Never> {
         state.withLock { state in
             state.busy += 1
             state.live += 1
         }
-        return Task(executorPreference: executor) {
+        let run: @Sendable () async -> Void = {
             await body()
             self.state.withLock { $0.live -= 1 }
             self.end()
         }
+        return immediately ? Task.startingNow(run) : Task(executorPreference: executor, operation: run)
     }
 }

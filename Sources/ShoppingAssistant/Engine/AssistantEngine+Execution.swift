@@ -162,12 +162,15 @@ extension AssistantEngine {
     }
 
     /// Starts engine work as a task that the activity monitor counts until it ends, and that a
-    /// shutdown waits for (unless it is a host callback: the host's own).
+    /// shutdown waits for (unless it is a host callback: the host's own). A request's task
+    /// runs at once, up to the transport, on the calling thread (`EngineTasks.start`) —
+    /// unless the calling task is cancelled: its cancellation reaches the machine first, which
+    /// then lets the request go before it was sent (P4).
     @discardableResult
     nonisolated func spawn(_ kind: EngineTasks.Kind = .engine, _ body: @escaping @Sendable () async -> Void)
         -> Task<Void, Never>
     {
-        tasks.start(kind, activity: activity, body)
+        tasks.start(kind, immediately: kind == .request && !Task.isCancelled, activity: activity, body)
     }
 
     // MARK: - Deadlines: one ticker

@@ -33,7 +33,7 @@ public actor AssistantEngine {
 
     // MARK: - The rules
 
-    var machine: EngineMachine
+    @exclusivity(unchecked) var machine: EngineMachine
 
     // MARK: - Host objects
 
@@ -48,7 +48,7 @@ public actor AssistantEngine {
     // MARK: - Execution (mechanism only)
 
     /// The public calls under way: parked callers, results not yet taken, offered presenters.
-    var calls = CallBook()
+    @exclusivity(unchecked) var calls = CallBook()
     /// Requests in flight, so that a stale one can be let go.
     var requests: [RequestID: Task<Void, Never>] = [:]
     /// Every task the engine started and that has not ended, for a shutdown to wait for (H2).

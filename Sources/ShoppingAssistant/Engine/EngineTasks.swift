@@ -16,25 +16,52 @@ final class EngineTasks: Sendable {
     private struct State {
         var next: UInt64 = 0
         var running: [UInt64: (kind: Kind, task: Task<Void, Never>)] = [:]
+        /// Tasks started at once that ended before they were listed.
+        var endedUnlisted: Set<UInt64> = []
     }
 
     private let state = Locked(State())
 
     /// Starts `body` as a task of `kind`, counted by `activity` if there is one.
-    func start(_ kind: Kind, activity: ActivityMonitor?, _ body: @escaping @Sendable () async -> Void) -> Task<
-        Void, Never
-    > {
-        state.withLock { state in
-            state.next += 1
-            let key = state.next
-            let run: @Sendable () async -> Void = {
-                await EngineTasks.$current.withValue(key, operation: body)
-                self.ended(key)
+    ///
+    /// `immediately`: the task runs on the calling thread until it first suspends (a
+    /// request's task: its body is encoded and handed to the transport without waiting for a
+    /// thread to take the task up, figure 2 of the bench). It is a task all the same: it
+    /// waits for the actor like any other, so the caller's ordering cannot wait on it (H1).
+    func start(
+        _ kind: Kind, immediately: Bool = false, activity: ActivityMonitor?,
+        _ body: @escaping @Sendable () async -> Void
+    ) -> Task<Void, Never> {
+        guard immediately else {
+            return state.withLock { state in
+                state.next += 1
+                let task = Self.task(key: state.next, activity: activity, body, ended: ended)
+                state.running[state.next] = (kind, task)  // under the lock: the task cannot end before this
+                return task
             }
-            let task = activity.map { $0.spawn(run) } ?? Task(operation: run)
-            state.running[key] = (kind, task)  // under the lock: the task cannot end before this
-            return task
         }
+        let key = state.withLock { state in
+            state.next += 1
+            return state.next
+        }
+        // Started outside the lock, which it may take before it suspends (when it ends at once).
+        let task = Self.task(key: key, immediately: true, activity: activity, body, ended: ended)
+        state.withLock { state in
+            if state.endedUnlisted.remove(key) == nil { state.running[key] = (kind, task) }
+        }
+        return task
+    }
+
+    private static func task(
+        key: UInt64, immediately: Bool = false, activity: ActivityMonitor?,
+        _ body: @escaping @Sendable () async -> Void, ended: @escaping @Sendable (UInt64) -> Void
+    ) -> Task<Void, Never> {
+        let run: @Sendable () async -> Void = {
+            await EngineTasks.$current.withValue(key, operation: body)
+            ended(key)
+        }
+        if let activity { return activity.spawn(immediately: immediately, run) }
+        return immediately ? Task.startingNow(run) : Task(operation: run)
     }
 
     /// How many tasks are running, host callbacks included.
@@ -62,6 +89,8 @@ final class EngineTasks: Sendable {
     }
 
     private func ended(_ key: UInt64) {
-        state.withLock { _ = $0.running.removeValue(forKey: key) }
+        state.withLock { state in
+            if state.running.removeValue(forKey: key) == nil { state.endedUnlisted.insert(key) }
+        }
     }
 }

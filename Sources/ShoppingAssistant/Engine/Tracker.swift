@@ -261,7 +261,7 @@ final class Tracker: Sendable {
     /// burst asks the tracking queue for a drain, which it runs once it has nothing else to
     /// do, or after a few jobs (`TrackingExecutor`); with no worker at all, this call moves the
     /// jobs and starts one itself.
-    func enqueue(_ jobs: [Job]) {
+    func enqueue(_ jobs: some Collection<Job>) {
         guard !jobs.isEmpty else { return }
         let first = inbox.withLock { inbox -> Bool in
             guard !inbox.stopped else { return false }

@@ -314,13 +314,14 @@ struct DialogMachine: Sendable {
     /// AC3, AC4: a button that is not offered, or offered disabled, is worth a note.
     private static func buttonNotes(_ reply: ReplyContent, buttonsEnabled: [Bool]) -> [String] {
         var notes: [String] = []
+        // By route and name: no action (its payload decoded, its URL parsed) made for a note.
         for (index, button) in reply.buttons.enumerated() {
-            guard let action = button.action else {
+            guard button.route != .notOffered else {
                 notes.append("reply button not offered: \(button.actionName) without a valid http(s) URL")
                 continue
             }
             if !(buttonsEnabled.indices.contains(index) && buttonsEnabled[index]) {
-                notes.append("reply button not offered: the action handler cannot handle \(action.name)")
+                notes.append("reply button not offered: the action handler cannot handle \(button.actionName)")
             }
         }
         return notes

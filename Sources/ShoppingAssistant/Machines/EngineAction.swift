@@ -163,7 +163,7 @@ enum EngineAction: Hashable, Sendable {
     /// Drop a deadline that no longer matters.
     case cancelTimer(TimerID)
     /// Queue a lifecycle event or tracking URLs for delivery, bound to who and where (AN1–AN9).
-    case track([Tracker.Job])
+    case track(TrackingJobs)
     /// Start a host callback now, outside the engine's ordering (H1); its return comes back
     /// as `hostCallFinished(id)`.
     indirect case callHost(HostCallID, HostCall)

@@ -147,13 +147,12 @@ extension EngineMachine {
                 case .messageSend: trackingAfterOutcome += jobs  // leaves with the message's outcome
                 case .feedback: result.append(.track(jobs))  // a rating is not an outcome
                 case .messageReply, .messageError, .dialogEnd:
-                    result.append(.track(takeTrackingAfterOutcome() + jobs))
+                    result.append(.track(jobs.after(takeTrackingAfterOutcome())))
                 }
             case .publish:
                 result += publish()
             case .settled:
-                let held = takeTrackingAfterOutcome()
-                if !held.isEmpty { result.append(.track(held)) }
+                if let held = TrackingJobs(takeTrackingAfterOutcome()) { result.append(.track(held)) }
                 result += releaseReached()  // `waitForReply` callers wait on for this outcome's delivery
             case .diagnostics(let lines):
                 result += notes(lines.map { "dialog: \($0)" })

@@ -27,9 +27,9 @@ extension EngineMachine {
     mutating func flushRequested() -> [EngineAction] { [] }
 
     private mutating func takeTrackingAfterPresenter() -> [EngineAction] {
-        guard !trackingAfterPresenter.isEmpty else { return [] }
-        defer { trackingAfterPresenter = [] }
-        return [.track(trackingAfterPresenter)]
+        guard let jobs = TrackingJobs(trackingAfterPresenter) else { return [] }
+        trackingAfterPresenter = []
+        return [.track(jobs)]
     }
 
     /// The tracking of a batch that starts a present or an update waits for the next event:
@@ -227,7 +227,7 @@ extension EngineMachine {
         _ = campaigns.clear()
         hostCalls = [:]  // returns of callbacks still under way change nothing
         actions += takeTrackingAfterPresenter()
-        if !trackingAfterOutcome.isEmpty { actions.append(.track(trackingAfterOutcome)) }
+        if let jobs = TrackingJobs(trackingAfterOutcome) { actions.append(.track(jobs)) }
         trackingAfterOutcome = []
         isShutDown = true
         return actions + [.stopEverything, .complete(call, .done)]

@@ -173,25 +173,26 @@ struct EngineMachine: Sendable {
     }
 
     /// Tracking URLs as a reply holds them (AN5, AN7): their text is made where they are requested.
-    func trackURLs(_ urls: [TrackingURL], user: GravityUser? = nil) -> [EngineAction] {
+    func trackURLs(_ urls: some RandomAccessCollection<TrackingURL>, user: GravityUser? = nil) -> [EngineAction] {
         track(urls, user: user).map { [$0] } ?? []
     }
 
     /// The one `.track` of `urls`, as the current user (or `user`, AN3), identical URLs once
     /// (AN5); `nil` when there are none. Appended to an event's own actions as it is: no array
     /// of its own (impressions come many a second, figure 3 of the bench).
-    func track(_ urls: [TrackingURL], user: GravityUser? = nil) -> EngineAction? {
+    func track(_ urls: some RandomAccessCollection<TrackingURL>, user: GravityUser? = nil) -> EngineAction? {
         guard !urls.isEmpty else { return nil }
         let user = user ?? identity.wire
-        if urls.count == 1 { return .track([.url(urls[0], user: user)]) }  // the usual impression
-        let unique: [TrackingURL]
+        // The usual impression: one URL.
+        if urls.count == 1 { return .track(TrackingJobs(.url(urls[urls.startIndex], user: user))) }
+        var unique: [TrackingURL] = []
         if urls.count <= 8 {  // the usual one or two: no set to build
-            unique = urls.enumerated().filter { index, url in !urls[..<index].contains(url) }.map(\.element)  // AN5
+            for url in urls where !unique.contains(url) { unique.append(url) }  // AN5
         } else {
             var seen: Set<TrackingURL> = []
             unique = urls.filter { seen.insert($0).inserted }  // AN5
         }
-        return .track(unique.map { .url($0, user: user) })
+        return TrackingJobs(unique.map { .url($0, user: user) }).map { .track($0) }
     }
 
     /// A lifecycle event through `/event` (AN1), bound to the current identity (or `user`)
@@ -207,7 +208,7 @@ struct EngineMachine: Sendable {
         // An event bound to another user than the current one (an ended identity's, AN3) is of an
         // older identity: its answer's `user` changes nothing (B9).
         let epoch = user == nil ? identity.epoch : 0
-        return .track([.event(event, envelope: envelope(context, user: user), identityEpoch: epoch)])
+        return .track(TrackingJobs(.event(event, envelope: envelope(context, user: user), identityEpoch: epoch)))
     }
 
     /// A new snapshot for an open presenter, and the impressions of replies it shows for the

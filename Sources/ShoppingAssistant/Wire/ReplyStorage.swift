@@ -56,8 +56,21 @@ final class ReplyStorage: @unchecked Sendable {
     }
 
     /// The texts of a list as tracking URLs, read only when requested (AN5, AN7).
-    func trackingURLs(_ list: StoredList) -> [TrackingURL] {
-        entries(list).map { TrackingURL(storage: self, text: $0) }
+    func trackingURLs(_ list: StoredList) -> TrackingURLs {
+        TrackingURLs(storage: self, entries: entries(list))
+    }
+
+    /// A list's tracking URLs, in order, as a view of the storage: an impression queues its
+    /// URL without an array made for it (figure 3 of the bench).
+    struct TrackingURLs: RandomAccessCollection, Sendable {
+        let storage: ReplyStorage
+        let entries: ArraySlice<StoredText>
+
+        var startIndex: Int { 0 }
+        var endIndex: Int { entries.count }
+        subscript(position: Int) -> TrackingURL {
+            TrackingURL(storage: storage, text: entries[entries.startIndex + position])
+        }
     }
 
     private func entries(_ list: StoredList) -> ArraySlice<StoredText> {

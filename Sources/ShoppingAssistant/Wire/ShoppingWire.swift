@@ -106,8 +106,8 @@ struct ReplyProduct: Sendable, Hashable {
     var visibleImpressionURLs: [String] { storage.texts(fields.visibleImpressions) }
     /// The same URLs as `clickURLs` and `visibleImpressionURLs`, to be requested: their text
     /// is made where they are.
-    var clickTrackingURLs: [TrackingURL] { storage.trackingURLs(fields.clicks) }
-    var visibleImpressionTrackingURLs: [TrackingURL] { storage.trackingURLs(fields.visibleImpressions) }
+    var clickTrackingURLs: ReplyStorage.TrackingURLs { storage.trackingURLs(fields.clicks) }
+    var visibleImpressionTrackingURLs: ReplyStorage.TrackingURLs { storage.trackingURLs(fields.visibleImpressions) }
 
     var canOpen: Bool { Self.isPresent(fields.sku) || Self.isPresent(fields.url) }
 
@@ -196,7 +196,7 @@ struct ReplyContent: Sendable, Hashable {
     /// Reply-level `events[type=impression]` URLs, valid http(s) only (AN7).
     var impressionURLs: [String] { storage.texts(impressionList) }
     /// The same URLs, to be requested: their text is made where they are.
-    var impressionTrackingURLs: [TrackingURL] { storage.trackingURLs(impressionList) }
+    var impressionTrackingURLs: ReplyStorage.TrackingURLs { storage.trackingURLs(impressionList) }
 
     static func == (lhs: ReplyContent, rhs: ReplyContent) -> Bool {
         if lhs.storage === rhs.storage, lhs.assistantMessageId == rhs.assistantMessageId,

@@ -11,6 +11,31 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct ReplyPathEngineTests {
     static let text = "Подарок для мамы до 3000 ₽"
 
+    /// A request's task runs up to the transport before the call that made it returns, and is
+    /// a task all the same: a transport that calls the engine from inside `send`, while the
+    /// engine is still deciding what the send did, is answered, and the message gets its reply.
+    // covers: H1
+    @Test func aTransportThatCallsTheEngineFromInsideSendIsAnswered() async throws {
+        let calling = EngineCallingTransport()
+        let h = await EngineHarness(wrap: { calling.wrapping($0) })
+        calling.attach(h.engine)
+        await h.openReady()
+        let reply = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
+        h.expectEvents(2)  // chat_message_send, chat_message_reply
+        h.transport.expect(.get(ProductFixtures.replyImpression), .respond(ProductFixtures.ok))  // AN7: shown
+
+        let messageId = try await h.sendAccepted(Self.text)
+        #expect(calling.messagesEntered == 1, "the request reached the transport before the send returned")
+        await h.settle()
+        #expect(calling.statesSeen == [.sending], "the engine answered the transport's call")
+        h.transport.complete(reply, with: Fixtures.reply(to: messageId))
+        await h.engine.waitForReply()
+
+        #expect(await h.engine.chatSnapshot.messages.count == 2)
+        #expect(await h.engine.dialogState == .active)
+        await h.verify()
+    }
+
     /// An open chat with one message sent, its reply due in a second and the presenter's
     /// next update (the one with the reply) held.
     static func replyHeldAtThePresenter() async throws -> (EngineHarness, messageId: String) {
@@ -72,5 +97,41 @@ import Testing
         h.presenter.release(.update)
         await h.engine.waitForReply()
         await h.verify()
+    }
+}
+
+/// Wraps a transport so that a message's request, once in `send`, asks the engine for its
+/// dialog state before it goes on: a transport that calls the engine back.
+private final class EngineCallingTransport: Sendable {
+    private struct State: Sendable {
+        weak var engine: AssistantEngine?
+        var messagesEntered = 0
+        var statesSeen: [AssistantDialogState] = []
+    }
+
+    private let state = Locked(State())
+
+    func attach(_ engine: AssistantEngine) { state.withLock { $0.engine = engine } }
+    var messagesEntered: Int { state.withLock { $0.messagesEntered } }
+    var statesSeen: [AssistantDialogState] { state.withLock { $0.statesSeen } }
+
+    func wrapping(_ inner: any HTTPTransport) -> any HTTPTransport { Wrapper(inner: inner, owner: self) }
+
+    private struct Wrapper: HTTPTransport {
+        let inner: any HTTPTransport
+        let owner: EngineCallingTransport
+
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            if request.url.path.hasSuffix("/v1/messages") {
+                let engine = owner.state.withLock { state -> AssistantEngine? in
+                    state.messagesEntered += 1
+                    return state.engine
+                }
+                if let dialogState = await engine?.dialogState {
+                    owner.state.withLock { $0.statesSeen.append(dialogState) }
+                }
+            }
+            return try await inner.send(request)
+        }
     }
 }

@@ -153,7 +153,7 @@ import Testing
         #expect(
             F.withoutLogs(adopted) == [
                 .cancelTimer(.reply(tag)),
-                .track(
+                F.track(
                     F.jobs(F.event("chat_message_send", ["threadId": "thread-1", "messageId": "m-1", "attempt": "1"]))
                         + F.jobs(
                             F.event(

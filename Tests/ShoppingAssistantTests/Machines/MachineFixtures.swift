@@ -97,8 +97,14 @@ enum MachineFixtures {
     /// The tracking jobs of `actions`, in order, as one list.
     static func trackedJobs(_ actions: [EngineAction]) -> [Tracker.Job] {
         actions.flatMap { action -> [Tracker.Job] in
-            if case .track(let jobs) = action { return jobs } else { return [] }
+            if case .track(let jobs) = action { return Array(jobs) } else { return [] }
         }
+    }
+
+    /// One `.track` action of `jobs`, which must not be empty.
+    static func track(_ jobs: [Tracker.Job]) -> EngineAction {
+        guard let batch = TrackingJobs(jobs) else { preconditionFailure("a .track action with no job") }
+        return .track(batch)
     }
 
     /// The jobs of a `.track` action built by `event(_:_:)`.

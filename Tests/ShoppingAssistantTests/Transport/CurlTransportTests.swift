@@ -120,6 +120,24 @@ struct CurlTransportTests {
         #expect(message.contains("256 KiB"), "\(message)")
     }
 
+    /// HTTP's optional whitespace around a header value is spaces and tabs (RFC 9110, 5.6.3),
+    /// nothing else: a value's own characters, a trailing no-break space among them, are kept.
+    @Test func aHeaderValueLosesTheSpacesAndTabsAroundItAndNothingElse() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let head =
+            "HTTP/1.1 200 OK\r\nX-Padded: \t value with  inner spaces \t\r\nX-Name:  Привет\u{00A0}\r\n"
+            + "X-Folded: first\r\n \t second \r\nX-Blank: \t \r\nContent-Length: 0\r\n\r\n"
+        server.enqueue(.script([.send(Data(head.utf8)), .close]))
+
+        let response = try await CurlTransport(proxy: .none).send(HTTPRequest(method: .get, url: server.baseURL))
+
+        #expect(response.header("X-Padded") == "value with  inner spaces")
+        #expect(response.header("X-Name") == "Привет\u{00A0}")
+        #expect(response.header("X-Folded") == "first second")
+        #expect(response.header("X-Blank") == "")
+    }
+
     // MARK: - Proxies
 
     @Test func anExplicitProxyCarriesEveryRequest() async throws {
