@@ -33,6 +33,10 @@ public actor AssistantEngine {
 
     // MARK: - The rules
 
+    // `@exclusivity(unchecked)` on the state that `run(_:)` and every call touch: only the
+    // actor reaches it, and no closure it hands out (to the machine, a task, the host) touches
+    // it, so no two accesses can overlap; the run-time check costs a thread-local look-up and
+    // a bookkeeping entry each time, several per call (figure 3 of the bench).
     @exclusivity(unchecked) var machine: EngineMachine
 
     // MARK: - Host objects
@@ -41,7 +45,7 @@ public actor AssistantEngine {
     var handler: (any AssistantActionHandler)?
     /// The presenter of each presentation still on screen, held weakly: a presenter that goes
     /// away counts as a dismissal (O5).
-    var presenters: [OpeningID: WeakPresenter] = [:]
+    @exclusivity(unchecked) var presenters: [OpeningID: WeakPresenter] = [:]
     var lockListener: (@Sendable (PresentationLocks) -> Void)?
     var inAppCampaignHandler: (@Sendable (InAppCampaign) async -> Void)?
 
@@ -50,10 +54,10 @@ public actor AssistantEngine {
     /// The public calls under way: parked callers, results not yet taken, offered presenters.
     @exclusivity(unchecked) var calls = CallBook()
     /// Requests in flight, so that a stale one can be let go.
-    var requests: [RequestID: Task<Void, Never>] = [:]
+    @exclusivity(unchecked) var requests: [RequestID: Task<Void, Never>] = [:]
     /// Every task the engine started and that has not ended, for a shutdown to wait for (H2).
     let tasks = EngineTasks()
-    var timers = EngineTimers()
+    @exclusivity(unchecked) var timers = EngineTimers()
     /// The task sleeping until `tickerTarget`, the earliest deadline, if any.
     var ticker: Task<Void, Never>?
     var tickerTarget: Duration?

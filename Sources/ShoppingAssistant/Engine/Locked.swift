@@ -11,8 +11,10 @@ import Foundation
 /// pair of reabstraction thunks on every access, even a read, so each call through it gets one
 /// frame deeper — quadratic cost, and a stack overflow in a long-lived process.
 package final class Locked<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: every access to `value` happens inside `withLock`, under `mutex`.
-    private var value: Value
+    // @unchecked: every access to `value` happens inside `withLock`, under `mutex`, which is
+    // also why its run-time exclusivity check can go: the mutex already makes each access the
+    // only one (and `withLock` must never be re-entered).
+    @exclusivity(unchecked) private var value: Value
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     package init(_ value: Value) {

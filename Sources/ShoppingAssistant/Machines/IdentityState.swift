@@ -30,10 +30,14 @@ struct IdentityState: Sendable, Hashable {
     private(set) var canonicalUID: String?
     /// Increases on every identity change; refs, events and requests carry it.
     private(set) var epoch: UInt64 = 1
+    /// What Gravity requests send as `user` (wire.md § Gravity API V2): kept, not made per
+    /// request, so that every event and tracking URL of the identity shares one (figure 3).
+    private(set) var wire: GravityUser
 
     init(storedUID: String?) {
         managedUID = storedUID
         canonicalUID = storedUID
+        wire = GravityUser(uid: storedUID)
     }
 
     /// No Gravity session is known for the current identity yet: the first Gravity request
@@ -44,16 +48,20 @@ struct IdentityState: Sendable, Hashable {
         return (manual.sessionId ?? manualSes) == nil
     }
 
-    /// What Gravity requests send as `user` (wire.md § Gravity API V2).
-    var wire: GravityUser {
-        if let manual { return GravityUser(custom: manual.userId, ses: manual.sessionId ?? manualSes) }
-        return GravityUser(uid: managedUID, ses: managedSes)
+    /// Makes `wire` say what the fields say now; called at the end of every change. An answer
+    /// that changes nothing (most do) keeps the user it has.
+    private mutating func userChanged() {
+        let (uid, custom, ses): (String?, String?, String?) =
+            if let manual { (nil, manual.userId, manual.sessionId ?? manualSes) } else { (managedUID, nil, managedSes) }
+        guard uid != wire.uid || custom != wire.custom || ses != wire.ses else { return }
+        wire = GravityUser(uid: uid, custom: custom, ses: ses)
     }
 
     /// Takes the `user` of an answer to a request made under `epoch`; an answer to a request of
     /// an older identity is ignored, so a late answer never restores a replaced uid.
     mutating func answered(_ user: GravityAnsweredUser?, epoch requestEpoch: UInt64) -> [Action] {
         guard requestEpoch == epoch, let user else { return [] }  // B3, AN3
+        defer { userChanged() }
         if let ses = user.ses, !ses.isEmpty {
             if manual == nil { managedSes = ses } else if manual?.sessionId == nil { manualSes = ses }
         }
@@ -73,6 +81,7 @@ struct IdentityState: Sendable, Hashable {
     /// `setUser(userId:sessionId:)`. Returns true when this is an identity change (B3); the same
     /// id with another session only replaces the session.
     mutating func userSet(userId: String, sessionId: String?) -> Bool {
+        defer { userChanged() }
         if let manual, manual.userId == userId {
             self.manual = ManualUser(userId: userId, sessionId: sessionId)
             return false
@@ -86,6 +95,7 @@ struct IdentityState: Sendable, Hashable {
 
     /// An explicit reset to a new anonymous, SDK-managed identity.
     mutating func resetRequested() {
+        defer { userChanged() }
         manual = nil
         manualSes = nil
         managedUID = nil

@@ -7,11 +7,64 @@ import Foundation
 
 /// `user` in requests: SDK-managed mode sends `uid`/`ses` (whatever is known, `{}` on first
 /// launch); manual mode sends the app's id as `custom`, never as `uid` (B3).
+///
+/// One reference to immutable fields: the identity hands the same user to every event and
+/// tracking URL it sends, many a second, and each of those copies (made on the engine's thread,
+/// released on the tracking queue's) then retains one object instead of each field's string
+/// (figure 3 of the bench).
 struct GravityUser: Encodable, Hashable, Sendable {
-    var uid: String?
-    var custom: String?
-    var ses: String?
+    private final class Fields: Sendable {
+        let uid: String?
+        let custom: String?
+        let ses: String?
 
+        init(uid: String?, custom: String?, ses: String?) {
+            self.uid = uid
+            self.custom = custom
+            self.ses = ses
+        }
+    }
+
+    private let fields: Fields
+
+    init(uid: String? = nil, custom: String? = nil, ses: String? = nil) {
+        fields = Fields(uid: uid, custom: custom, ses: ses)
+    }
+
+    var uid: String? { fields.uid }
+    var custom: String? { fields.custom }
+    var ses: String? { fields.ses }
+
+    static func == (lhs: GravityUser, rhs: GravityUser) -> Bool {
+        lhs.fields === rhs.fields || (lhs.uid == rhs.uid && lhs.custom == rhs.custom && lhs.ses == rhs.ses)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(uid)
+        hasher.combine(custom)
+        hasher.combine(ses)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case uid, custom, ses
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(uid, forKey: .uid)
+        try container.encodeIfPresent(custom, forKey: .custom)
+        try container.encodeIfPresent(ses, forKey: .ses)
+    }
+}
+
+extension GravityUser: CustomStringConvertible {
+    /// The fields, as a test failure or a debugger shows them.
+    var description: String {
+        let fields = [("uid", uid), ("custom", custom), ("ses", ses)].compactMap { name, value in
+            value.map { "\(name): \"\($0)\"" }
+        }
+        return "GravityUser(\(fields.joined(separator: ", ")))"
+    }
 }
 
 /// `device`, as the vendor SDKs send it. There is no device here: `id` is the host's to give
