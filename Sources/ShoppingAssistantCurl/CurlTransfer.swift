@@ -80,7 +80,7 @@ final class CurlTransfer: @unchecked Sendable {
                 invalidHeader = invalidHeader ?? "a header name or value with a line break or NUL"
                 continue
             }
-            guard let appended = curl_slist_append(list, line) else {
+            guard let appended = line.withCString({ curl_slist_append(list, $0) }) else {
                 invalidHeader = "out of memory for the header list"
                 break
             }
@@ -126,20 +126,24 @@ final class CurlTransfer: @unchecked Sendable {
     /// own that the request did not ask for. `nil` for a header that would break the framing.
     static func headerLines(for request: HTTPRequest) -> [String?] {
         var lines: [String?] = []
+        lines.reserveCapacity(request.headers.count + 2)
+        var hasContentType = false
         for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
-            let lowered = name.lowercased()
             // Framing is the transport's: libcurl computes the length of the bytes it sends.
-            if lowered == "content-length" || lowered == "transfer-encoding" { continue }
+            if HTTPFieldName.matches(name, "Content-Length") || HTTPFieldName.matches(name, "Transfer-Encoding") {
+                continue
+            }
+            if HTTPFieldName.matches(name, "Content-Type") { hasContentType = true }
             guard isToken(name), !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
                 lines.append(nil)
                 continue
             }
-            let trimmed = value[...].trimmingHTTPWhitespace()
-            lines.append(trimmed.isEmpty ? "\(name);" : "\(name): \(trimmed)")
+            let trimmed = httpTrimmed(value.utf8)
+            lines.append(trimmed.isEmpty ? name + ";" : name + ": " + trimmed)
         }
         // libcurl would wait a second for `100 Continue` before a large body, on the wall clock.
         lines.append("Expect:")
-        if request.method == .post, request.header("Content-Type") == nil {
+        if request.method == .post, !hasContentType {
             // Not libcurl's `application/x-www-form-urlencoded`: the body is sent as it is.
             lines.append("Content-Type:")
         }
@@ -169,9 +173,14 @@ final class CurlTransfer: @unchecked Sendable {
         func check(_ code: CURLcode, _ what: String) {
             if code != CURLE_OK, failure == nil { failure = "\(what) (\(String(cString: curl_easy_strerror(code))))" }
         }
-        check(cst_easy_set_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
-        check(cst_easy_set_string(easy, CURLOPT_PROTOCOLS_STR, Self.protocols), "protocols")
-        check(cst_easy_set_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, Self.protocols), "redirect protocols")
+        // libcurl copies a string option. `withCString` lends a short string's bytes from the
+        // stack, where passing the `String` would copy it to the heap first.
+        func set(_ option: CURLoption, _ value: String, _ what: String) {
+            check(value.withCString { cst_easy_set_string(easy, option, $0) }, what)
+        }
+        set(CURLOPT_URL, request.url.absoluteString, "URL")
+        set(CURLOPT_PROTOCOLS_STR, Self.protocols, "protocols")
+        set(CURLOPT_REDIR_PROTOCOLS_STR, Self.protocols, "redirect protocols")
         check(cst_easy_set_long(easy, CURLOPT_FOLLOWLOCATION, 0), "no redirects")
         // The URL as the client built it: no `/../` squashing.
         check(cst_easy_set_long(easy, CURLOPT_PATH_AS_IS, 1), "path as is")
@@ -184,15 +193,15 @@ final class CurlTransfer: @unchecked Sendable {
         check(cst_easy_set_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "verify the peer")
         check(cst_easy_set_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "verify the host name")
         check(cst_easy_set_long(easy, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)), "TLS 1.2 at least")
-        check(cst_easy_set_string(easy, CURLOPT_ACCEPT_ENCODING, Self.acceptedEncoding), "content coding")
+        set(CURLOPT_ACCEPT_ENCODING, Self.acceptedEncoding, "content coding")
         switch proxy {
         case .environment:
             break  // libcurl reads http_proxy, https_proxy, all_proxy and no_proxy itself.
         case .none:
-            check(cst_easy_set_string(easy, CURLOPT_PROXY, ""), "no proxy")
+            set(CURLOPT_PROXY, "", "no proxy")
         case .url(let url, let bypass):
-            check(cst_easy_set_string(easy, CURLOPT_PROXY, url.absoluteString), "proxy")
-            check(cst_easy_set_string(easy, CURLOPT_NOPROXY, bypass.joined(separator: ",")), "proxy bypass")
+            set(CURLOPT_PROXY, url.absoluteString, "proxy")
+            set(CURLOPT_NOPROXY, bypass.joined(separator: ","), "proxy bypass")
         }
         // A proxy's `200 Connection established` is not the answer.
         check(cst_easy_set_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "proxy headers")
@@ -312,7 +321,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// One header line as libcurl hands it over: a status line, a header, the blank line that
-    /// ends a block, or a trailer.
+    /// ends a block, or a trailer. Read as bytes: the line's framing and the names are ASCII,
+    /// and only a name and a value become text.
     fileprivate func received(headerLine bytes: UnsafeRawBufferPointer) -> Bool {
         headerBytes += bytes.count
         guard headerBytes <= Self.maximumHeaderBytes else {
@@ -320,33 +330,47 @@ final class CurlTransfer: @unchecked Sendable {
             return false
         }
         guard !finalHeadersSeen else { return true }  // trailers: not part of the answer's headers
-        var line = Substring(String(decoding: bytes, as: UTF8.self))
-        // `\r\n` is one Character.
-        while let last = line.last, last.isNewline { line = line.dropLast() }
-        if line.isEmpty { return headersEnded() }
-        if line.hasPrefix("HTTP/") {
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
+        let line = bytes[..<end]
+        guard let first = line.first else { return headersEnded() }
+        if line.starts(with: "HTTP/".utf8) {
             // A new block (after a `1xx`): only the last one is the answer's.
             headers = [:]
             headerNames = [:]
             lastHeaderName = nil
             return true
         }
-        if let first = line.first, first == " " || first == "\t" {
+        if first == 0x20 || first == 0x09 {
             // An obsolete folded continuation of the previous header.
             if let name = lastHeaderName, let value = headers[name] {
-                headers[name] = value + " " + line.trimmingHTTPWhitespace()
+                headers[name] = value + " " + httpTrimmed(line)
             }
             return true
         }
-        guard let colon = line.firstIndex(of: ":") else { return true }
-        let name = String(line[..<colon])
-        let value = line[line.index(after: colon)...].trimmingHTTPWhitespace()
-        let key = headerNames[name.lowercased(), default: name]
-        headerNames[name.lowercased()] = key
-        headers[key] = headers[key].map { "\($0), \(value)" } ?? value
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        let name = String(decoding: line[..<colon], as: UTF8.self)
+        let value = httpTrimmed(line[(colon + 1)...])
+        if headers.isEmpty {
+            headers.reserveCapacity(Self.expectedHeaderCount)
+            headerNames.reserveCapacity(Self.expectedHeaderCount)
+        }
+        let lowered = name.lowercased()
+        let key: String
+        if let known = headerNames[lowered] {
+            key = known
+            headers[key] = headers[key].map { $0 + ", " + value } ?? value
+        } else {
+            key = name
+            headerNames[lowered] = name
+            headers[key] = value
+        }
         lastHeaderName = key
         return true
     }
+
+    /// Room made for an answer's headers at its first one, so the tables do not grow one by one.
+    private static let expectedHeaderCount = 8
 
     /// The blank line after a header block: a `1xx` block is forgotten; the final one fixes the
     /// status, and a declared length over the bound ends the transfer before the body.
@@ -377,16 +401,14 @@ final class CurlTransfer: @unchecked Sendable {
 
 // MARK: - libcurl's callbacks (on the driver's thread, inside `curl_multi_perform`)
 
-extension Substring {
-    /// Without the spaces and tabs around it, HTTP's optional whitespace (RFC 9110, 5.6.3):
-    /// nothing else, and without a trip through `NSString` for every header line.
-    fileprivate func trimmingHTTPWhitespace() -> String {
-        let isWhitespace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
-        guard let start = utf8.firstIndex(where: { !isWhitespace($0) }),
-            let last = utf8.lastIndex(where: { !isWhitespace($0) })
-        else { return "" }
-        return String(decoding: utf8[start...last], as: UTF8.self)
-    }
+/// Without the spaces and tabs around it, HTTP's optional whitespace (RFC 9110, 5.6.3):
+/// nothing else, and without a trip through `NSString` for every header line.
+private func httpTrimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> String {
+    let isWhitespace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+    guard let start = bytes.firstIndex(where: { !isWhitespace($0) }),
+        let last = bytes.lastIndex(where: { !isWhitespace($0) })
+    else { return "" }
+    return String(decoding: bytes[start...last], as: UTF8.self)
 }
 
 private func transfer(_ context: UnsafeMutableRawPointer?) -> CurlTransfer? {

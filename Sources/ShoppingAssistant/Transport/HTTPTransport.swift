@@ -47,7 +47,7 @@ public struct HTTPRequest: Sendable, Hashable {
 
     /// The value of a header, matched case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HTTPFieldName.matches($0.key, name) }?.value
     }
 }
 
@@ -88,7 +88,7 @@ public struct HTTPResponse: Sendable, Hashable {
 
     /// The value of a header, matched case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HTTPFieldName.matches($0.key, name) }?.value
     }
 }
 

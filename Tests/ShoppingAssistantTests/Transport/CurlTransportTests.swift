@@ -138,6 +138,30 @@ struct CurlTransportTests {
         #expect(response.header("X-Blank") == "")
     }
 
+    /// The answer's headers are its final block's: an interim `1xx` block is forgotten, a
+    /// repeated header is one entry joined with commas under the name as first received, and
+    /// trailers after the body are not headers. (A line without a colon libcurl refuses itself.)
+    @Test func theAnswersHeadersAreItsFinalBlockWithRepeatsJoined() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let head =
+            "HTTP/1.1 103 Early Hints\r\nLink: </style.css>\r\nX-Interim: yes\r\n\r\n"
+            + "HTTP/1.1 200 OK\r\nX-Repeated: one\r\nx-REPEATED: two\r\n"
+            + "Transfer-Encoding: chunked\r\nTrailer: X-Late\r\n\r\n2\r\nok\r\n0\r\nX-Late: after\r\n\r\n"
+        server.enqueue(.script([.send(Data(head.utf8)), .close]))
+
+        let response = try await CurlTransport(proxy: .none).send(HTTPRequest(method: .get, url: server.baseURL))
+
+        #expect(response.status == 200)
+        #expect(response.body == Data("ok".utf8))
+        #expect(response.headers["X-Repeated"] == "one, two")
+        #expect(response.header("x-repeated") == "one, two")
+        #expect(response.header("Link") == nil, "the 1xx block is not the answer's")
+        #expect(response.header("X-Interim") == nil)
+        #expect(response.header("X-Late") == nil, "a trailer is not a header")
+        #expect(Set(response.headers.keys) == ["X-Repeated", "Transfer-Encoding", "Trailer"])
+    }
+
     // MARK: - Proxies
 
     @Test func anExplicitProxyCarriesEveryRequest() async throws {
