@@ -243,7 +243,7 @@ final class ReplayTransport: HTTPTransport {
             }
             var fields = ["Content-Type": "application/json"]
             for header in headers {
-                fields = fields.filter { $0.key.caseInsensitiveCompare(header.name) != .orderedSame }
+                fields = fields.filter { !HTTPFieldName.matches($0.key, header.name) }
                 fields[header.name] = header.value
             }
             classify.learn(from: json)

@@ -18,7 +18,7 @@ enum RequestHeaders {
     /// The significant headers of `headers` (names looked up ignoring case), as sent.
     static func sent(_ headers: [String: String]) -> [Transcript.Header] {
         significant.compactMap { name in
-            headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }.map {
+            headers.first { HTTPFieldName.matches($0.key, name) }.map {
                 Transcript.Header(name, $0.value)
             }
         }

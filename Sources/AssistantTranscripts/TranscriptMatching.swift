@@ -107,8 +107,8 @@ struct TranscriptBindings: Sendable {
     ) -> String? {
         var trial = bindings
         for name in RequestHeaders.significant {
-            let file = expected.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-            let sent = actual.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            let file = expected.first { HTTPFieldName.matches($0.name, name) }
+            let sent = actual.first { HTTPFieldName.matches($0.name, name) }
             switch (file, sent) {
             case (nil, nil): continue
             case (let file?, nil): return "\(name): \"\(file.value)\" in the file, none sent"
@@ -120,9 +120,7 @@ struct TranscriptBindings: Sendable {
             }
         }
         for header in expected
-        where !RequestHeaders.significant.contains(where: {
-            $0.caseInsensitiveCompare(header.name) == .orderedSame
-        }) {
+        where !RequestHeaders.significant.contains(where: { HTTPFieldName.matches($0, header.name) }) {
             return
                 "\(header.name): only the significant headers are matched (\(RequestHeaders.significant.joined(separator: ", ")))"
         }

@@ -57,7 +57,7 @@ package final class LoopbackHTTPServer: Sendable {
 
         /// The value of a header, matched case-insensitively as HTTP requires.
         package func header(_ name: String) -> String? {
-            headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+            headers.first { HTTPFieldName.matches($0.key, name) }?.value
         }
     }
 
