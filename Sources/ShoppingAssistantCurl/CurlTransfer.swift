@@ -27,6 +27,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// The easy handle; `nil` only when libcurl could not make one.
     let easy: UnsafeMutableRawPointer?
     let limit: Int
+    /// libcurl's total timeout for the transfer (the transport's deadline), if it keeps one.
+    private let timeout: Duration?
     private let headerList: UnsafeMutablePointer<curl_slist>?
     private let requestBody: UnsafeMutableRawBufferPointer?
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -66,9 +68,10 @@ final class CurlTransfer: @unchecked Sendable {
     ///
     /// - Throws: `HTTPTransportError.cannotConnect` when the request cannot be sent as given
     ///   (a header with a line break in it, or an option libcurl refuses): nothing was sent.
-    init(_ request: HTTPRequest, proxy: CurlTransport.Proxy) throws {
+    init(_ request: HTTPRequest, proxy: CurlTransport.Proxy, timeout: Duration? = nil) throws {
         CurlGlobal.initialize()
         limit = max(0, request.maximumResponseBytes)
+        self.timeout = timeout
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         easy = curl_easy_init()
@@ -203,6 +206,14 @@ final class CurlTransfer: @unchecked Sendable {
             set(CURLOPT_PROXY, url.absoluteString, "proxy")
             set(CURLOPT_NOPROXY, bypass.joined(separator: ","), "proxy bypass")
         }
+        if let timeout {
+            // Rounded up: 0 would mean no timeout at all. (A deadline of decades is as good as
+            // none, and must not overflow.)
+            let (whole, attoseconds) = timeout.components
+            let seconds = min(whole, 1_000_000_000)
+            let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+            check(cst_easy_set_long(easy, CURLOPT_TIMEOUT_MS, Int(max(1, milliseconds))), "deadline")
+        }
         // A proxy's `200 Connection established` is not the answer.
         check(cst_easy_set_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "proxy headers")
 
@@ -297,6 +308,9 @@ final class CurlTransfer: @unchecked Sendable {
         case nil:
             break
         }
+        // Only the transport's deadline sets a timeout: whatever was or was not sent, the
+        // exchange ran out of time, as a deadline on any other clock says.
+        if code == CURLE_OPERATION_TIMEDOUT, timeout != nil { return .failure(HTTPTransportError.timedOut) }
         guard code == CURLE_OK else {
             let detail = String(cString: errorBuffer)
             let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail

@@ -26,8 +26,10 @@ import ShoppingAssistant
 ///   after content decoding: the transfer stops at the bound, so neither a 50 MB answer nor a
 ///   gzip bomb is ever held in memory. A declared `Content-Length` over the bound ends it
 ///   before the body. (Only `gzip` is offered as a content coding.)
-/// - **A deadline per request**, on an injectable clock, covering the whole exchange with its
-///   redirects: libcurl's own timeouts run on the wall clock and are left off.
+/// - **A deadline per request**, covering the whole exchange with its redirects. On the system's
+///   clocks (the default) libcurl's own total timeout keeps it, on libcurl's monotonic clock,
+///   so a request costs no timer task of its own; on any other clock (a manual clock in tests)
+///   a timer on that clock ends the exchange.
 ///
 /// Failures are split as wire.md § Errors says (D5): `cannotConnect` only when libcurl failed
 /// before the request could reach a connection (refused, name resolution, TLS), otherwise
@@ -63,6 +65,9 @@ public final class CurlTransport: HTTPTransport, Sendable {
     private let driver: CurlDriver
     private let deadline: Duration
     private let clock: any Clock<Duration>
+    /// The deadline is libcurl's total timeout, not a timer on `clock`: `clock` is one of the
+    /// system's, which libcurl's monotonic clock matches.
+    private let libcurlKeepsDeadline: Bool
     private let proxy: Proxy
 
     /// Creates a transport with its own connections and its own thread.
@@ -70,7 +75,8 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// - Parameters:
     ///   - proxy: Where requests go through a proxy; the standard environment by default.
     ///   - deadline: How long one exchange may take in all before it fails with `.timedOut`.
-    ///   - clock: The clock the deadline runs on; a manual clock in tests.
+    ///   - clock: The clock the deadline runs on; a manual clock in tests. On the system's
+    ///     clocks libcurl keeps the deadline itself.
     ///   - maximumConnectionsPerHost: How many connections to one host may be open at once.
     public init(
         proxy: Proxy = .environment, deadline: Duration = CurlTransport.defaultDeadline,
@@ -80,6 +86,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
         self.proxy = proxy
         self.deadline = deadline
         self.clock = clock
+        libcurlKeepsDeadline = clock is ContinuousClock || clock is SuspendingClock
         driver = CurlDriver(maximumConnectionsPerHost: max(1, maximumConnectionsPerHost))
     }
 
@@ -95,14 +102,26 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///   `HTTPResponseTooLarge` when the body passed the request's bound, or
     ///   `CancellationError` when the calling task was cancelled.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try await TransportDeadline.run(on: clock, deadline: deadline) {
-            try await HTTPRedirectFollowing.follow(request) { try await self.exchange($0) }
+        guard libcurlKeepsDeadline else {
+            return try await TransportDeadline.run(on: clock, deadline: deadline) {
+                try await HTTPRedirectFollowing.follow(request) { try await self.exchange($0, timeout: nil) }
+            }
+        }
+        // Each hop gets what is left of the deadline: the exchange runs in the caller's task,
+        // with no task beside it to time it.
+        try Task.checkCancellation()
+        let started = ContinuousClock.now
+        return try await HTTPRedirectFollowing.follow(request) { hop in
+            let left = deadline - started.duration(to: .now)
+            guard left > .zero else { throw HTTPTransportError.timedOut }
+            return try await exchange(hop, timeout: left)
         }
     }
 
-    /// One request on the wire, without redirects or deadline.
-    private func exchange(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let transfer = try CurlTransfer(request, proxy: proxy)
+    /// One request on the wire, without redirects; libcurl ends it with `.timedOut` after
+    /// `timeout`, if given.
+    private func exchange(_ request: HTTPRequest, timeout: Duration?) async throws -> HTTPResponse {
+        let transfer = try CurlTransfer(request, proxy: proxy, timeout: timeout)
         let driver = self.driver
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -162,6 +162,62 @@ struct CurlTransportTests {
         #expect(Set(response.headers.keys) == ["X-Repeated", "Transfer-Encoding", "Trailer"])
     }
 
+    // MARK: - The deadline on the system's clock
+
+    /// On the system's clocks the deadline is libcurl's own total timeout, with no timer task
+    /// beside the exchange (the manual-clock deadline is `LoopbackFaultTransportTests`'): a
+    /// stalled answer still ends as `timedOut`, and its connection is closed.
+    @Test func onTheSystemClockLibcurlEndsAStalledExchangeAtTheDeadline() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.enqueue(
+            .script([
+                .send(LoopbackHTTPServer.head(status: 200, headers: [("Content-Length", "10")])),
+                .waitForHangUp,
+            ]))
+        let transport = CurlTransport(proxy: .none, deadline: .milliseconds(200))
+
+        let error = await Self.failure(sending: HTTPRequest(method: .get, url: server.baseURL), through: transport)
+
+        #expect(error.transportError == .timedOut, "\(error)")
+        let hungUp = await withinHangGuard("the client hangs up") { await server.clientHungUp(onRequest: 0) }
+        #expect(hungUp == true, "the connection is closed")
+    }
+
+    /// Also before the request is sent: a proxy that never opens its tunnel is a deadline
+    /// passed, as on any other clock, not a connection that could not be made.
+    @Test func onTheSystemClockADeadlinePassedBeforeSendingIsTimedOutToo() async throws {
+        let proxy = try LoopbackHTTPServer()
+        defer { proxy.stop() }
+        proxy.enqueue(.script([.waitForHangUp]))
+        let transport = CurlTransport(proxy: .url(proxy.baseURL), deadline: .milliseconds(200))
+        let request = HTTPRequest(method: .get, url: try #require(URL(string: "https://shop.example/")))
+
+        let error = await Self.failure(sending: request, through: transport)
+
+        #expect(error.transportError == .timedOut, "\(error)")
+        #expect(proxy.receivedRequests.first?.method == "CONNECT", "it waited for the tunnel")
+    }
+
+    /// The deadline covers the whole exchange: a redirect's hop has only what is left of it.
+    @Test func onTheSystemClockTheDeadlineCoversEveryRedirect() async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let redirect = LoopbackHTTPServer.head(status: 307, headers: [("Location", "/next"), ("Content-Length", "0")])
+        // Each hop answers after a tenth of a second: alone within the deadline, not together.
+        for _ in 0..<5 {
+            server.enqueue(.script([.trickle(redirect, interval: .milliseconds(100) / redirect.count), .close]))
+        }
+        let transport = CurlTransport(proxy: .none, deadline: .milliseconds(250))
+        var request = HTTPRequest(method: .get, url: server.baseURL)
+        request.redirectPolicy = .sameOrigin(limit: 5)
+
+        let error = await Self.failure(sending: request, through: transport)
+
+        #expect(error.transportError == .timedOut, "\(error)")
+        #expect(server.receivedRequests.count < 5, "the deadline ended the chain, not the redirects running out")
+    }
+
     // MARK: - Proxies
 
     @Test func anExplicitProxyCarriesEveryRequest() async throws {
@@ -268,9 +324,11 @@ extension CurlTransportTests {
         }
     }
 
-    static func failure(sending request: HTTPRequest) async -> Failure {
+    static func failure(
+        sending request: HTTPRequest, through transport: CurlTransport = CurlTransport(proxy: .none)
+    ) async -> Failure {
         do {
-            let response = try await CurlTransport(proxy: .none).send(request)
+            let response = try await transport.send(request)
             return Failure(transportError: nil, description: "an answer, HTTP \(response.status)")
         } catch let error as HTTPTransportError {
             return Failure(transportError: error, description: String(describing: error))
