@@ -108,7 +108,7 @@ let package = Package(
         // One test case per file in transcripts/.
         .testTarget(
             name: "TranscriptTests",
-            dependencies: ["AssistantTranscripts", "AssistantREPL", "ShoppingAssistant"],
+            dependencies: ["AssistantTranscripts", "AssistantREPL", "ShoppingAssistant", "ShoppingAssistantTesting"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -20,8 +20,11 @@ final class ChatPresenter: AssistantPresenter {
         /// Runs inside the next dismissal, while the engine's close transition is under way.
         var duringDismiss: (@Sendable () async -> Void)?
         /// When each message on screen that failed was first shown failed, on `elapsed`: a
-        /// rate limit's `Retry-After` counts from there.
+        /// rate limit's `Retry-After` counts from there (or from the end of the step that
+        /// showed it: `stepEnded()`).
         var failedAt: [String: Duration] = [:]
+        /// Messages first shown failed since the last `stepEnded()`.
+        var failedThisStep: Set<String> = []
         /// Every product with a SKU and a number price a reply of this session showed, the
         /// latest by SKU: a shop command prices a product the chat showed before a new chat or
         /// a close. At most `shownLimit` SKUs.
@@ -80,6 +83,20 @@ final class ChatPresenter: AssistantPresenter {
         else { return nil }
         let left = wait - (elapsed() - failed)
         return left > .zero ? left : nil
+    }
+
+    /// A command's step is over, in a session whose time passes only in steps (piped,
+    /// recorded, replayed): a failure shown during it counts its `Retry-After` from now, when
+    /// the prompt comes back, not from the moment inside the step it was drawn. The rest of a
+    /// step (its tracking, its answer's other work) takes however long the network takes, so
+    /// a live recording would otherwise say "29 s" where its replay, on virtual time, says
+    /// "30 s". Counting from later never lets a retry go early.
+    func stepEnded() {
+        let now = elapsed()
+        state.withLock { state in
+            for id in state.failedThisStep where state.failedAt[id] != nil { state.failedAt[id] = now }
+            state.failedThisStep = []
+        }
     }
 
     func presentAssistant(_ chat: AssistantChatSnapshot) async {
@@ -182,7 +199,10 @@ final class ChatPresenter: AssistantPresenter {
                     Self.remember(message.productBlock?.products ?? [], in: &state.shown)
                     fresh.append((message, previous == nil))
                     if case .failed = message.status {
-                        if state.failedAt[message.id] == nil { state.failedAt[message.id] = elapsed() }
+                        if state.failedAt[message.id] == nil {
+                            state.failedAt[message.id] = elapsed()
+                            state.failedThisStep.insert(message.id)
+                        }
                     } else {
                         state.failedAt[message.id] = nil
                     }

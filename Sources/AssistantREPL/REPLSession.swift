@@ -196,6 +196,11 @@ package actor REPLSession {
         }
     }
 
+    /// A line's step is over (`REPLStepper`, in sessions whose time passes in steps only).
+    func stepEnded() {
+        presenter.stepEnded()
+    }
+
     func retry() async {
         let failed = await engine.chatSnapshot.messages.last { $0.canRetry }
         guard let failed else {

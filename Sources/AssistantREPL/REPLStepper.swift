@@ -9,8 +9,9 @@ import ShoppingAssistant
 ///   can run any more.
 /// - On real time, a session that waits for each command (piped, recorded) also waits for the
 ///   lifecycle events and tracking URLs the line queued, and its impression clock
-///   (`StepClock`) runs only while a line does: the requests a line causes belong to it, and
-///   a recording replays.
+///   (`StepClock`) runs only while the line's command does, not while the step waits for that
+///   tracking: the requests a line causes belong to it, and a recording replays. A failure's
+///   `Retry-After` counts from the step's end, as in the replay.
 /// - An interactive session on real time just runs the line.
 package struct REPLStepper: Sendable {
     /// What a line's step came to.
@@ -35,8 +36,13 @@ package struct REPLStepper: Sendable {
         guard let time else {
             stepClock?.start()
             let keepGoing = await session.handle(line)
-            if waitsForEachCommand { await engine.flushTracking() }
+            // The tracking the line queued is the step's too, but no command of the replay's
+            // waits for it: its time (a loaded machine's, a slow host's) is not impression time.
             stepClock?.stop()
+            if waitsForEachCommand {
+                await engine.flushTracking()
+                await session.stepEnded()
+            }
             return Outcome(keepGoing: keepGoing, finished: true)
         }
         let keepGoing = Locked(true)
@@ -45,6 +51,7 @@ package struct REPLStepper: Sendable {
             let result = await session.handle(line)
             keepGoing.withLock { $0 = result }
         }
+        await session.stepEnded()
         return Outcome(keepGoing: keepGoing.withLock { $0 }, finished: finished)
     }
 

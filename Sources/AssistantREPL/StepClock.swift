@@ -2,10 +2,11 @@ import ShoppingAssistant
 
 /// The impression timers' clock in a session on real time that waits for each command (piped,
 /// or recorded): it runs with the real clock while a command runs and stands still between
-/// commands. Time spent typing the next command does not count, exactly as on virtual time,
-/// where time only passes while a step waits; so a card earns its impression during `:wait 2s`
-/// or a slow answer, in a terminal, in a pipe and in the replay alike, and never in the pause
-/// before the next input, which a replay does not have.
+/// commands, and while a step waits for the tracking its command queued. Time spent typing the
+/// next command does not count, exactly as on virtual time, where time only passes while a step
+/// waits; so a card earns its impression during `:wait 2s` or a slow answer, in a terminal, in a
+/// pipe and in the replay alike, and never in the pause before the next input, nor while a
+/// loaded machine or a slow host delivers tracking, which a replay does not have.
 package final class StepClock: Clock, Sendable {
     /// Time counted so far, as an offset from zero (the virtual clock's instant serves).
     package typealias Instant = VirtualClock.Instant

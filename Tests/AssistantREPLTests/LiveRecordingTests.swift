@@ -61,7 +61,12 @@ import Testing
 
         let reread = try TranscriptFormat.parse(text)
         let replay = await TranscriptReplayer.replay(reread)
-        #expect(replay.report(file: "live.transcript") == nil)
+        // In parts: a diff of Cyrillic text over 4 KB would vanish from the console whole.
+        for part in replay.report(file: "live.transcript").map({ ConsoleParts.split($0, title: "live.transcript") })
+            ?? []
+        {
+            Issue.record(Comment(rawValue: "the recording does not replay: \(part)"))
+        }
         if let keep = ProcessInfo.processInfo.environment[Self.keepVariable] {
             try text.write(toFile: keep, atomically: true, encoding: .utf8)
         }

@@ -31,6 +31,33 @@ import Testing
         #expect(posts.count == 2, "the held-back retries sent nothing")
     }
 
+    /// In a session whose time passes in steps only, the wait counts from the end of the step
+    /// that showed the failure: whatever the rest of that step took (its tracking over a slow
+    /// network), a `:retry` right after it says 30 s, live and in the recording's replay alike.
+    /// In a terminal on real time it counts from when the failure was drawn.
+    @Test func aRateLimitsWaitCountsFromTheEndOfTheStepThatShowedIt() async {
+        let now = Locked(Duration.zero)
+        let presenter = ChatPresenter(
+            output: REPLOutput(sink: { _ in }), width: { 80 }, elapsed: { now.withLock { $0 } },
+            render: { _ in ([], []) },
+            onVisibleCardsChanged: { _ in })
+        let limited = AssistantError(code: .rateLimited, message: "HTTP 429", httpStatus: 429, retryAfter: .seconds(30))
+        let message = AssistantChatMessage(
+            id: "m-1", role: .user, text: "подарок", status: .failed(limited), canRetry: true)
+        let snapshot = AssistantChatSnapshot(
+            title: "Помощник", subtitle: nil, messages: [message], suggests: [], isSending: false, canSend: true)
+        await presenter.presentAssistant(snapshot)
+        now.withLock { $0 = .milliseconds(1_500) }  // the rest of the step: tracking, say
+
+        #expect(presenter.retryWait(for: message) == .milliseconds(28_500), "counted from when it was drawn")
+        presenter.stepEnded()
+        #expect(presenter.retryWait(for: message) == .seconds(30), "counted from the end of its step")
+
+        now.withLock { $0 = .milliseconds(21_500) }
+        presenter.stepEnded()  // a later step's end changes nothing
+        #expect(presenter.retryWait(for: message) == .seconds(10))
+    }
+
     @Test func aRefusedNetworkOffersNoRetryAndARetrySaysWhy() async throws {
         let (repl, printed) = try await failedMessage(.ipNotAllowed)
         #expect(

@@ -77,10 +77,111 @@ import Testing
         #expect(clock.now.offset == .seconds(3))
     }
 
+    /// A piped session on real time waits, after each command, for the tracking it queued; that
+    /// wait is not impression time (a replay has none): a slow tracking host, or a loaded
+    /// machine, earns no card an impression there. Here the reply's impression URL is held
+    /// while the clock moves 5 s.
+    @Test func theWaitForAStepsTrackingIsNoImpressionTime() async throws {
+        let clock = ManualClock()
+        let held = HeldRequest { $0.url.path == "/ri" }
+        var policy = REPLEnvironment.Policy.commandLine(
+            CommandLineOptions(), interactive: false, width: 200, stateDirectory: nil)
+        policy.time = .clock(clock)
+        policy.wrapTransport = REPLEnvironment.TransportWrapper { held.wrapping($0) }
+        let printed = Locked<[String]>([])
+        let environment = await REPLEnvironment(
+            policy: policy, output: REPLOutput(sink: { line in printed.withLock { $0.append(line) } }))
+        let stepper = environment.session.stepper
+        let stepClock = try #require(stepper.stepClock, "a piped session on real time has a step clock")
+        for line in [":product KIT-1001", ":open"] { _ = await stepper.run(line) }
+        let before = stepClock.now
+
+        let step = Task { await stepper.run("подарок") }
+        await held.waitUntilHeld()
+        // The request may be held while the command still runs (its clock running); the command
+        // ends without waiting for it, in a few turns of the executor. If the clock never stops
+        // (it runs through the wait for tracking), the suite's time limit ends the loop and the
+        // expectation below fails.
+        while stepClock.isRunning, !Task.isCancelled { await Task.yield() }
+        clock.advance(by: .seconds(5))  // while the step waits for its tracking
+        held.release()
+        _ = await step.value
+
+        #expect(stepClock.now.offset - before.offset == .zero, "the clock stood still while tracking went out")
+        #expect(printed.withLock { $0 }.contains { $0.hasPrefix("assistant › ") })
+        #expect(!printed.withLock { $0 }.contains { $0.hasPrefix("(impressions: ") })
+    }
+
     @Test func aStoppedStepClockSleeperEndsWhenCancelled() async throws {
         let clock = StepClock(base: VirtualClock())
         let sleeper = Task { try await clock.sleep(until: clock.now.advanced(by: .seconds(1)), tolerance: nil) }
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
+    }
+}
+
+/// A transport that holds the first request `matches` picks until `release()`, and passes
+/// everything else through.
+private final class HeldRequest: Sendable {
+    private struct State {
+        var held = false
+        var released = false
+        var release: CheckedContinuation<Void, Never>?
+        var holdWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let matches: @Sendable (HTTPRequest) -> Bool
+    private let state = Locked(State())
+
+    init(_ matches: @escaping @Sendable (HTTPRequest) -> Bool) { self.matches = matches }
+
+    func wrapping(_ inner: any HTTPTransport) -> any HTTPTransport {
+        Wrapper(inner: inner, owner: self)
+    }
+
+    /// Returns once the request is held.
+    func waitUntilHeld() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.held { return true }
+                state.holdWaiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.released = true
+            defer { state.release = nil }
+            return state.release
+        }
+        continuation?.resume()
+    }
+
+    fileprivate func hold(_ request: HTTPRequest) async {
+        guard matches(request) else { return }
+        await withCheckedContinuation { continuation in
+            let (waiters, pass) = state.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
+                guard !state.held, !state.released else { return ([], true) }
+                state.held = true
+                state.release = continuation
+                defer { state.holdWaiters = [] }
+                return (state.holdWaiters, false)
+            }
+            for waiter in waiters { waiter.resume() }
+            if pass { continuation.resume() }
+        }
+    }
+
+    private struct Wrapper: HTTPTransport {
+        let inner: any HTTPTransport
+        let owner: HeldRequest
+
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            await owner.hold(request)
+            return try await inner.send(request)
+        }
     }
 }
