@@ -91,10 +91,15 @@ final class ChatPresenter: AssistantPresenter {
     /// step (its tracking, its answer's other work) takes however long the network takes, so
     /// a live recording would otherwise say "29 s" where its replay, on virtual time, says
     /// "30 s". Counting from later never lets a retry go early.
-    func stepEnded() {
+    ///
+    /// Time passing outside any step (a transcript's `%wait`) is not a step: a failure shown
+    /// during it keeps the moment it was drawn (`restartingCountdowns: false`).
+    func stepEnded(restartingCountdowns: Bool = true) {
         let now = elapsed()
         state.withLock { state in
-            for id in state.failedThisStep where state.failedAt[id] != nil { state.failedAt[id] = now }
+            if restartingCountdowns {
+                for id in state.failedThisStep where state.failedAt[id] != nil { state.failedAt[id] = now }
+            }
             state.failedThisStep = []
         }
     }

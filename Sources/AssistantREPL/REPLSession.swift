@@ -196,9 +196,10 @@ package actor REPLSession {
         }
     }
 
-    /// A line's step is over (`REPLStepper`, in sessions whose time passes in steps only).
-    func stepEnded() {
-        presenter.stepEnded()
+    /// A line's step is over (`REPLStepper`, in sessions whose time passes in steps only), or
+    /// time passed between lines (`restartingCountdowns: false`).
+    func stepEnded(restartingCountdowns: Bool = true) {
+        presenter.stepEnded(restartingCountdowns: restartingCountdowns)
     }
 
     func retry() async {

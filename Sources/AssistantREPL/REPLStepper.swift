@@ -58,6 +58,8 @@ package struct REPLStepper: Sendable {
     /// Lets `duration` pass with no input, firing every deadline on the way in order (a
     /// transcript's `%wait`). Virtual time only: on real time it does nothing.
     package func pass(_ duration: Duration) async {
-        await time?.advance(by: duration)
+        guard let time else { return }
+        await time.advance(by: duration)
+        await session.stepEnded(restartingCountdowns: false)  // a failure shown meanwhile keeps its moment
     }
 }

@@ -241,6 +241,7 @@ struct RecordingTransport: HTTPTransport {
         let (service, target) = recorder.classify.describe(request.method, request.url)
         let body = CanonicalJSON.text(request.body)
         let elapsed = stopwatch(on: recorder.clock)
+        let trackerDelivery = TrackerDeliveryScope.isActive
         let segment = recorder.requestStarted()
         // The key never reaches the file: `Authorization: Bearer <key>`.
         let requestHeaders = RequestHeaders.written(RequestHeaders.sent(request.headers), apiKey: recorder.apiKey)
@@ -256,10 +257,15 @@ struct RecordingTransport: HTTPTransport {
             let took = elapsed()
             // On virtual time a latency is what the backend decided, exactly, and it decides
             // what happens first (a page view answering after the entry flow); on real time a
-            // sub-second latency is noise in a replay, and longer ones count in whole seconds.
+            // sub-second latency is noise in a replay, and longer ones count in whole seconds —
+            // except the tracker's deliveries': nothing waits for them but a step's own wait for
+            // its tracking, on a stopped impression clock, so their latency (a loaded machine's
+            // as much as a slow host's) would only move the next delivery into a later step of
+            // the replay than the live session had it in.
             let latency: Duration =
                 recorder.clockIsVirtual
-                ? took : took >= .seconds(1) ? .milliseconds(took.components.seconds * 1000) : .zero
+                ? took
+                : took >= .seconds(1) && !trackerDelivery ? .milliseconds(took.components.seconds * 1000) : .zero
             let answer = CanonicalJSON.value(response.body)
             recorder.classify.learn(from: answer)
             let headers = TranscriptRecorder.recordedHeaders.compactMap { name in

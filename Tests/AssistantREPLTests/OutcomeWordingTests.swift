@@ -56,6 +56,18 @@ import Testing
         now.withLock { $0 = .milliseconds(21_500) }
         presenter.stepEnded()  // a later step's end changes nothing
         #expect(presenter.retryWait(for: message) == .seconds(10))
+
+        // Shown while time passed between lines (a transcript's `%wait`): from when drawn.
+        let later = AssistantChatMessage(
+            id: "m-2", role: .user, text: "ещё", status: .failed(limited), canRetry: true)
+        await presenter.updateAssistant(
+            AssistantChatSnapshot(
+                title: "Помощник", subtitle: nil, messages: [message, later], suggests: [], isSending: false,
+                canSend: true))
+        now.withLock { $0 = .milliseconds(25_500) }
+        presenter.stepEnded(restartingCountdowns: false)
+        presenter.stepEnded()
+        #expect(presenter.retryWait(for: later) == .seconds(26), "4 s of the wait passed with the time")
     }
 
     @Test func aRefusedNetworkOffersNoRetryAndARetrySaysWhy() async throws {

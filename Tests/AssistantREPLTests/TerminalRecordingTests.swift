@@ -112,6 +112,57 @@ import Testing
         #expect(!printed.withLock { $0 }.contains { $0.hasPrefix("(impressions: ") })
     }
 
+    /// On real time a recording keeps a latency of a second or more, in whole seconds, except a
+    /// tracker delivery's: nothing the user sees waits for one, and a slow one (a loaded
+    /// machine's as much as a slow host's) would only move the next delivery into a later step
+    /// of the replay than the live session had it in.
+    @Test func aRealTimeRecordingKeepsNoLatencyOfATrackerDelivery() async throws {
+        let clock = ManualClock()
+        var policy = REPLEnvironment.Policy.commandLine(
+            CommandLineOptions(), interactive: false, width: 80, stateDirectory: nil)
+        policy.time = .clock(clock)
+        let recorder = TranscriptRecorder(policy: policy, summary: "latencies")
+        let transport = recorder.recording(SlowTransport(clock: clock, latency: .milliseconds(2_500)))
+        let request = HTTPRequest(method: .post, url: try #require(URL(string: "https://api.gravity.example/event")))
+        recorder.stepBegan("подарок")
+
+        let delivery = Task {
+            try await TrackerDeliveryScope.$isActive.withValue(true) { try await transport.send(request) }
+        }
+        let awaited = Task { try await transport.send(request) }
+        await clock.waitForSleepers(2)
+        clock.advance(by: .milliseconds(2_500))
+        _ = try await (delivery.value, awaited.value)
+        recorder.stepEnded()
+
+        let latencies = recorder.transcript.segments.last?.exchanges.map { exchange -> Duration? in
+            if case .response(_, let latency, _) = exchange.outcome { latency } else { nil }
+        }
+        #expect(latencies?.sorted { ($0 ?? .zero) < ($1 ?? .zero) } == [.zero, .seconds(2)])
+    }
+
+    /// The tracker's deliveries, and only they, run in `TrackerDeliveryScope`: the recorder
+    /// tells them apart by it, as nothing on the wire does.
+    @Test func onlyTheTrackersDeliveriesRunInItsScope() async throws {
+        let seen = Locked<[(path: String, tracker: Bool)]>([])
+        var policy = REPLEnvironment.Policy.commandLine(
+            CommandLineOptions(), interactive: false, width: 80, stateDirectory: nil)
+        policy.wrapTransport = REPLEnvironment.TransportWrapper { inner in
+            ScopeNotingTransport(inner: inner) { request in
+                seen.withLock { $0.append((request.url.path, TrackerDeliveryScope.isActive)) }
+            }
+        }
+        let environment = await REPLEnvironment(policy: policy, output: REPLOutput(sink: { _ in }))
+        let stepper = environment.session.stepper
+        for line in [":product KIT-1001", ":open", "подарок", ":quit"] { _ = await stepper.run(line) }
+
+        let requests = seen.withLock { $0 }
+        let delivered = Set(requests.filter(\.tracker).map(\.path))
+        let awaited = Set(requests.filter { !$0.tracker }.map(\.path))
+        #expect(delivered == ["/v2/event", "/ri", "/l"], "\(delivered)")
+        #expect(awaited == ["/v2/visit", "/v2/choose", "/v1/messages"], "\(awaited)")
+    }
+
     @Test func aStoppedStepClockSleeperEndsWhenCancelled() async throws {
         let clock = StepClock(base: VirtualClock())
         let sleeper = Task { try await clock.sleep(until: clock.now.advanced(by: .seconds(1)), tolerance: nil) }
@@ -183,5 +234,27 @@ private final class HeldRequest: Sendable {
             await owner.hold(request)
             return try await inner.send(request)
         }
+    }
+}
+
+/// Answers every request with an empty 200 after `latency` on `clock`.
+private struct SlowTransport: HTTPTransport {
+    let clock: ManualClock
+    let latency: Duration
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await clock.sleep(for: latency)
+        return HTTPResponse(status: 200, headers: [:], body: Data("{}".utf8))
+    }
+}
+
+/// Tells `note` of each request, in the task that sends it, and passes it on.
+private struct ScopeNotingTransport: HTTPTransport {
+    let inner: any HTTPTransport
+    let note: @Sendable (HTTPRequest) -> Void
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        note(request)
+        return try await inner.send(request)
     }
 }

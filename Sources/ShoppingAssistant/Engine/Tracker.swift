@@ -402,7 +402,7 @@ final class Tracker: Sendable {
     private func work(_ id: UInt64, on lane: Lane) async {
         var next = await take(for: id, on: lane)
         while let (sequence, job) = next {
-            let delivered = await deliver(job)
+            let delivered = await TrackerDeliveryScope.$isActive.withValue(true) { await deliver(job) }
             let now = elapsed()
             let cancelled = Task.isCancelled
             let finished = state.withLock { state -> Finished in
