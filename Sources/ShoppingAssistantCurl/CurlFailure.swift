@@ -23,10 +23,14 @@ enum CurlFailure {
         CURLE_SSL_CLIENTCERT, CURLE_QUIC_CONNECT_ERROR,
     ].map(\.rawValue).reduce(into: []) { $0.insert($1) }
 
-    static func error(code: CURLcode, requestStarted: Bool, message: String) -> any Error {
+    /// `keepsDeadline`: libcurl kept the transport's deadline (`CURLOPT_TIMEOUT_MS`), the only
+    /// timeout the transport sets; running out of it is `timedOut` whatever was or was not sent,
+    /// as a deadline on any other clock says.
+    static func error(code: CURLcode, requestStarted: Bool, keepsDeadline: Bool, message: String) -> any Error {
         let description = "\(message) (libcurl \(code.rawValue))"
         if code == CURLE_OPERATION_TIMEDOUT {
-            return requestStarted ? HTTPTransportError.timedOut : HTTPTransportError.cannotConnect(description)
+            return requestStarted || keepsDeadline
+                ? HTTPTransportError.timedOut : HTTPTransportError.cannotConnect(description)
         }
         if !requestStarted, beforeSending.contains(code.rawValue) {
             return HTTPTransportError.cannotConnect(description)

@@ -308,13 +308,12 @@ final class CurlTransfer: @unchecked Sendable {
         case nil:
             break
         }
-        // Only the transport's deadline sets a timeout: whatever was or was not sent, the
-        // exchange ran out of time, as a deadline on any other clock says.
-        if code == CURLE_OPERATION_TIMEDOUT, timeout != nil { return .failure(HTTPTransportError.timedOut) }
         guard code == CURLE_OK else {
             let detail = String(cString: errorBuffer)
             let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-            return .failure(CurlFailure.error(code: code, requestStarted: requestStarted, message: message))
+            return .failure(
+                CurlFailure.error(
+                    code: code, requestStarted: requestStarted, keepsDeadline: timeout != nil, message: message))
         }
         guard finalHeadersSeen, (100...999).contains(status) else {
             return .failure(HTTPTransportError.connectionLost("the server's answer was not an HTTP response"))

@@ -86,7 +86,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
         self.proxy = proxy
         self.deadline = deadline
         self.clock = clock
-        libcurlKeepsDeadline = clock is ContinuousClock || clock is SuspendingClock
+        libcurlKeepsDeadline = clock.isSystemClock
         driver = CurlDriver(maximumConnectionsPerHost: max(1, maximumConnectionsPerHost))
     }
 

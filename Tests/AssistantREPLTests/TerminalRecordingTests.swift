@@ -122,7 +122,12 @@ import Testing
             CommandLineOptions(), interactive: false, width: 80, stateDirectory: nil)
         policy.time = .clock(clock)
         let recorder = TranscriptRecorder(policy: policy, summary: "latencies")
-        let transport = recorder.recording(SlowTransport(clock: clock, latency: .milliseconds(2_500)))
+        let slow = ScriptedTransport(clock: clock)
+        let answer = HTTPResponse.json(200, ["campaigns": [String]()])
+        for _ in 0..<2 {
+            slow.expect(.request(.post, pathSuffix: "/event"), .respondAfter(.milliseconds(2_500), answer))
+        }
+        let transport = recorder.recording(slow)
         let request = HTTPRequest(method: .post, url: try #require(URL(string: "https://api.gravity.example/event")))
         recorder.stepBegan("подарок")
 
@@ -234,17 +239,6 @@ private final class HeldRequest: Sendable {
             await owner.hold(request)
             return try await inner.send(request)
         }
-    }
-}
-
-/// Answers every request with an empty 200 after `latency` on `clock`.
-private struct SlowTransport: HTTPTransport {
-    let clock: ManualClock
-    let latency: Duration
-
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try await clock.sleep(for: latency)
-        return HTTPResponse(status: 200, headers: [:], body: Data("{}".utf8))
     }
 }
 

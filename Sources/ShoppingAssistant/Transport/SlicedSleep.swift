@@ -11,7 +11,7 @@ package enum SlicedSleep {
     /// The longest one sleep lasts on `clock`: a second on the system's clocks, else `nil`
     /// (until the end).
     package static func slice(for clock: any Clock<Duration>) -> Duration? {
-        clock is ContinuousClock || clock is SuspendingClock ? .seconds(1) : nil
+        clock.isSystemClock ? .seconds(1) : nil
     }
 
     /// Sleeps `duration` on `clock`, at most `slice` at a time, until `duration` has passed on
