@@ -23,6 +23,7 @@ package final class ChildProcess: Sendable {
     }
 
     private let process: Process
+    private let end: ProcessEnd
     private let state = Locked(State())
 
     /// Starts the child. `environment` is added to this process's environment (a `nil` value
@@ -52,6 +53,7 @@ package final class ChildProcess: Sendable {
         }
         process.standardInput = FileHandle.nullDevice
         self.process = process
+        end = ProcessEnd(watching: process)
         output.fileHandleForReading.readabilityHandler = { [state] handle in
             let data = handle.availableData
             let ready = state.withLock { state -> [(CheckedContinuation<String?, Never>, String?)] in
@@ -119,19 +121,12 @@ package final class ChildProcess: Sendable {
 
     /// Ends the child at once, as a crash would (SIGKILL).
     package func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        if end.status == nil { Glibc.kill(process.processIdentifier, SIGKILL) }
     }
 
-    /// Waits for the child to end: its exit status, or the signal that ended it.
-    package func exit() async -> (status: Int32, signaled: Bool) {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { [process] in
-                process.waitUntilExit()
-                continuation.resume(
-                    returning: (process.terminationStatus, process.terminationReason == .uncaughtSignal))
-            }
-        }
-    }
+    /// Waits for the child to end: its exit status, or the signal that ended it. No thread
+    /// waits meanwhile (see `ProcessEnd`).
+    package func exit() async -> ProcessEnd.Status { await end.wait() }
 
     package var processIdentifier: Int32 { process.processIdentifier }
 }

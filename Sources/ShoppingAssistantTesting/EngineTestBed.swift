@@ -160,11 +160,18 @@ public struct EngineTestBed: Sendable {
 
     /// Starts `body` on the engine as counted work and returns at once, for a call that is to
     /// stay under way (a close while its dismissal is held) while the test acts.
+    ///
+    /// The task holds the engine only while `body` runs: a task lets go of its closure a moment
+    /// after the activity monitor counts it ended, and a test that checks that a shut-down
+    /// engine is released must not see the bed's own task keep it.
     @discardableResult
     public func start<Value: Sendable>(_ body: @escaping @Sendable (AssistantEngine) async -> Value) -> Call<Value> {
         let call = Call<Value>()
-        let engine = self.engine
-        activity.spawn { call.returned(await body(engine)) }
+        activity.spawn { [weak engine = self.engine] in
+            guard let engine else { return }  // the bed went away before the call began
+            let value = await body(engine)
+            call.returned(value)
+        }
         return call
     }
 

@@ -368,8 +368,12 @@ final class TLSServer: Sendable {
         ]
         make.standardOutput = FileHandle.nullDevice
         make.standardError = FileHandle.nullDevice
+        let made = ProcessEnd(watching: make)
         try make.run()
-        make.waitUntilExit()
+        guard await withinHangGuard("openssl makes a certificate", { await made.wait() }) != nil else {
+            make.terminate()
+            throw StartFailure(output: "openssl req did not end")
+        }
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: opensslPath)
@@ -424,9 +428,10 @@ final class TLSServer: Sendable {
         var output: String
     }
 
+    /// Ends the server; Foundation reaps it. Nothing waits for its end: `waitUntilExit()` off
+    /// the thread that started it would spin a core (see `ProcessEnd`).
     func stop() {
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
