@@ -124,13 +124,15 @@ public struct EngineTestBed: Sendable {
     /// Returns once the engine is idle (see the type's documentation). Throws `NotIdle` if it
     /// is still running after `limit` of real time — a guard for a hang, generous so a loaded
     /// machine never trips it; nothing waits for it to pass — or if the test was cancelled.
+    /// If the process cannot even run that guard a minute after `limit` (every Dispatch thread
+    /// blocked), a watchdog thread ends it with status 70 and a line naming this wait.
     public func runUntilIdle(limit: Duration = .seconds(60)) async throws {
         enum Outcome: Sendable { case idle, cancelled, timedOut }
         let activity = self.activity
         let outcome = await withTaskGroup(of: Outcome.self) { group -> Outcome in
             group.addTask { await activity.waitUntilIdle() ? .idle : .cancelled }
             group.addTask {
-                await wallClockWait(limit)
+                await wallClockWait(limit, for: "the engine becoming idle")
                 return Task.isCancelled ? .cancelled : .timedOut
             }
             let first = await group.next() ?? .cancelled

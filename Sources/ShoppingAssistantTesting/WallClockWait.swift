@@ -8,7 +8,13 @@ import ShoppingAssistant
 /// keeps its timer and a small task until the original deadline, so a long test that guards
 /// every step keeps one of each for every step of the last minute, a curve that looks like a
 /// leak. A cancelled dispatch timer is released at once.
-package func wallClockWait(_ limit: Duration) async {
+///
+/// `what` names the guarded wait for `HangWatchdog`, which ends the process if this call has
+/// not returned long after `limit`: then nothing in the process runs any more, not even the
+/// timer of this wait.
+package func wallClockWait(_ limit: Duration, for what: @autoclosure () -> String = "a guarded wait") async {
+    let watch = HangWatchdog.shared.begin(what(), limit: limit)
+    defer { HangWatchdog.shared.end(watch) }
     let alarm = WallClockAlarm()
     await withTaskCancellationHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -180,6 +180,7 @@ enum IdentityWriterRole {
         case "partial-headers": await PartialHeadersCrashTests.childRun()
         case "footprint": await TransportFootprintTests.childRun()
         case "curl-proxy": await CurlTransportTests.proxyChildRun()
+        case HangWatchdogTests.role: await HangWatchdogTests.stuckChildRun()
         default: return
         }
     }

@@ -26,7 +26,7 @@ func withinHangGuard<Value: Sendable>(
             }
         }
         let timer = Task {
-            await wallClockWait(.seconds(seconds))
+            await wallClockWait(.seconds(seconds), for: description)
             guard !Task.isCancelled else { return }
             take()?.resume(returning: nil)
         }

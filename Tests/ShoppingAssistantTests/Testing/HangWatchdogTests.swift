@@ -1,0 +1,36 @@
+import Foundation
+import ShoppingAssistantTesting
+import Testing
+
+/// The watchdog behind the hang guards: a process in which nothing runs any more ends with a
+/// line saying which wait it was stuck in, instead of stalling the run. Test support, so it
+/// claims no rule.
+@Suite(.timeLimit(.minutes(4))) struct HangWatchdogTests {
+    static let role = "stuck"
+
+    /// A child starts a guarded wait that never returns, as one does in a process where
+    /// nothing runs any more (every thread of Dispatch's pool blocked: how many it takes
+    /// depends on how far the pool grows, so the child does not rely on it). With no grace,
+    /// the watchdog ends it at once.
+    @Test func aWaitThatNeverReturnsEndsTheProcessAndIsNamed() async throws {
+        let child = try ChildProcess(
+            role: Self.role, filter: "ChildProcessRoles", environment: [HangWatchdog.graceVariable: "0"],
+            capturesStandardError: true)
+        let ended = await withinHangGuard("the stuck child ends", seconds: childProcessGuardSeconds) {
+            let status = await child.exit()
+            await child.outputClosed()
+            return status
+        }
+        if ended == nil { child.kill() }
+        #expect(ended == ProcessEnd.Status(status: 70, signaled: false))
+        #expect(
+            child.output.contains { $0.hasPrefix("hang watchdog: the stuck child's wait") },
+            "\(child.output.suffix(5))")
+    }
+
+    /// In the child: a watched wait that never ends, the test blocked behind it.
+    static func stuckChildRun() async {
+        _ = HangWatchdog.shared.begin("the stuck child's wait", limit: .zero)
+        await wallClockWait(.seconds(3_600), for: "the stuck child's test")
+    }
+}
