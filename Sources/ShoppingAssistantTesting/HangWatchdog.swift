@@ -31,7 +31,15 @@ package final class HangWatchdog: @unchecked Sendable {
     private var nextID: UInt64 = 0
     private var threadStarted = false
 
-    private init(grace: Duration) { self.grace = grace }
+    /// A watchdog of its own (the shared one serves every guard of the process); for its tests.
+    package init(grace: Duration) { self.grace = grace }
+
+    /// What is watched now, by name.
+    package var watchedWaits: [String] {
+        condition.lock()
+        defer { condition.unlock() }
+        return watches.sorted { $0.key < $1.key }.map(\.value.what)
+    }
 
     /// Starts watching a wait of `limit`; `end(_:)` with the returned ID once the wait returned.
     package func begin(_ what: String, limit: Duration) -> UInt64 {

@@ -8,6 +8,32 @@ import Testing
 @Suite(.timeLimit(.minutes(4))) struct HangWatchdogTests {
     static let role = "stuck"
 
+    @Test func aWaitIsWatchedUntilItEnds() {
+        let watchdog = HangWatchdog(grace: .seconds(3_600))
+        let first = watchdog.begin("first", limit: .seconds(60))
+        let second = watchdog.begin("second", limit: .seconds(60))
+        #expect(watchdog.watchedWaits == ["first", "second"])
+        watchdog.end(first)
+        #expect(watchdog.watchedWaits == ["second"])
+        watchdog.end(second)
+        #expect(watchdog.watchedWaits.isEmpty)
+    }
+
+    /// Every guard's timer is watched while it waits, and no longer once it returned, however
+    /// it ended: here, cancelled.
+    @Test func aGuardsWaitIsWatchedWhileItWaits() async {
+        let name = "a wait of this test \(UUID().uuidString)"
+        let wait = Task { await wallClockWait(.seconds(3_600), for: name) }
+        let seen = await withinHangGuard("the wait is watched") {
+            while !HangWatchdog.shared.watchedWaits.contains(name) { await Task.yield() }
+            return true
+        }
+        #expect(seen == true)
+        wait.cancel()
+        await wait.value
+        #expect(!HangWatchdog.shared.watchedWaits.contains(name))
+    }
+
     /// A child starts a guarded wait that never returns, as one does in a process where
     /// nothing runs any more (every thread of Dispatch's pool blocked: how many it takes
     /// depends on how far the pool grows, so the child does not rely on it). With no grace,
