@@ -16,7 +16,8 @@ package final class HangWatchdog: @unchecked Sendable {
     package static let shared = HangWatchdog(
         grace: .seconds(Int(ProcessInfo.processInfo.environment[graceVariable] ?? "") ?? 60))
 
-    /// Overrides the grace, in whole seconds (the watchdog's own test sets 0).
+    /// Overrides the grace, in whole seconds: the watchdog's own test sets 0, and someone who
+    /// pauses a test in a debugger sets a day, or the watchdog ends the process on resuming.
     package static let graceVariable = "SHOPPING_ASSISTANT_WATCHDOG_GRACE"
 
     private struct Watch {
