@@ -11,8 +11,9 @@ import ShoppingAssistant
 /// until CI's own timeout killed it and said nothing about why. This thread needs neither: a
 /// wait still registered `grace` after its limit means the process can no longer fail a test,
 /// so the watchdog says which wait it was and ends the process with status 70.
+// Unchecked: every field is read and written under `condition`'s lock.
 package final class HangWatchdog: @unchecked Sendable {
-    /// Unchecked: every field is read and written under `condition`'s lock.
+    /// The watchdog of every guarded wait of the process (`wallClockWait`).
     package static let shared = HangWatchdog(
         grace: .seconds(Int(ProcessInfo.processInfo.environment[graceVariable] ?? "") ?? 60))
 

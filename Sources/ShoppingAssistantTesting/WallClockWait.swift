@@ -12,8 +12,8 @@ import ShoppingAssistant
 /// `what` names the guarded wait for `HangWatchdog`, which ends the process if this call has
 /// not returned long after `limit`: then nothing in the process runs any more, not even the
 /// timer of this wait.
-package func wallClockWait(_ limit: Duration, for what: @autoclosure () -> String = "a guarded wait") async {
-    let watch = HangWatchdog.shared.begin(what(), limit: limit)
+package func wallClockWait(_ limit: Duration, for what: String = "a guarded wait") async {
+    let watch = HangWatchdog.shared.begin(what, limit: limit)
     defer { HangWatchdog.shared.end(watch) }
     let alarm = WallClockAlarm()
     await withTaskCancellationHandler {
