@@ -124,9 +124,9 @@ package final class ChildProcess: Sendable {
         if end.status == nil { Glibc.kill(process.processIdentifier, SIGKILL) }
     }
 
-    /// Waits for the child to end: its exit status, or the signal that ended it. No thread
-    /// waits meanwhile (see `ProcessEnd`).
-    package func exit() async -> ProcessEnd.Status { await end.wait() }
+    /// Waits for the child to end: its exit status, or the signal that ended it; `nil` if the
+    /// calling task was cancelled first. No thread waits meanwhile (see `ProcessEnd`).
+    package func exit() async -> ProcessEnd.Status? { await end.wait() }
 
     package var processIdentifier: Int32 { process.processIdentifier }
 }

@@ -20,9 +20,10 @@ package final class ProcessEnd: Sendable {
         }
     }
 
-    private struct State {
+    private struct State: WaitingState {
         var ended: Status?
-        var waiters: [CheckedContinuation<Status, Never>] = []
+        /// `nil`: the waiter's task was cancelled first.
+        var waiters = Waiters<Status?, Void>()
     }
 
     private let state = Locked(State())
@@ -34,25 +35,20 @@ package final class ProcessEnd: Sendable {
         process.terminationHandler = { [state] process in
             let ended = Status(
                 status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal)
-            let waiters = state.withLock { state -> [CheckedContinuation<Status, Never>] in
+            let waiters = state.withLock { state in
                 state.ended = ended
-                defer { state.waiters = [] }
-                return state.waiters
+                return state.waiters.takeAll()
             }
             for waiter in waiters { waiter.resume(returning: ended) }
         }
     }
 
-    /// Waits for the process to end. Never returns for a process that never ends: bound it
-    /// with a hang guard.
-    package func wait() async -> Status {
-        await withCheckedContinuation { continuation in
-            let ended = state.withLock { state -> Status? in
-                if let ended = state.ended { return ended }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let ended { continuation.resume(returning: ended) }
+    /// Waits for the process to end; `nil` if the calling task was cancelled first. A process
+    /// that never ends is for a hang guard to bound.
+    package func wait() async -> Status? {
+        await state.wait(cancelled: nil) { state in
+            if let ended = state.ended { return .proceed(ended) }
+            return .park(())
         }
     }
 

@@ -34,7 +34,7 @@ struct HistoryFileCrashTests {
             #expect(watch.waitForFile { $0.hasSuffix(".tmp") }, "the compaction started")
         }
         child.kill()
-        let ended = await child.exit()
+        let ended = try #require(await child.exit())
         #expect(ended.signaled, "killed, not exited")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
         if halfway { #expect(names.contains { $0.hasSuffix(".tmp") }, "the kill landed inside the rewrite") }

@@ -91,7 +91,7 @@ import Testing
             role: "recording-until-signalled", filter: "LosslessRecordingChildRole", environment: ["RECORD_FILE": path])
         #expect(await child.line(containing: "waiting") != nil, "the child recorded its steps")
         Glibc.kill(child.processIdentifier, signal)
-        let ended = await child.exit()
+        let ended = try #require(await child.exit())
         #expect(ended.status == 128 + signal && !ended.signaled, "finished and exited: \(ended)")
         let file = try String(contentsOfFile: path, encoding: .utf8)
         #expect(file.contains("\n> :product KIT-1001\n") && file.contains("\n> :open\n"))

@@ -182,12 +182,11 @@ private final class HeldRequest: Sendable {
     private struct State {
         var held = false
         var released = false
-        var release: CheckedContinuation<Void, Never>?
-        var holdWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let matches: @Sendable (HTTPRequest) -> Bool
     private let state = Locked(State())
+    private let changes = Waitlist()
 
     init(_ matches: @escaping @Sendable (HTTPRequest) -> Bool) { self.matches = matches }
 
@@ -197,38 +196,24 @@ private final class HeldRequest: Sendable {
 
     /// Returns once the request is held.
     func waitUntilHeld() async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.held { return true }
-                state.holdWaiters.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
-        }
+        await changes.wait { [state] in state.withLock { $0.held } }
     }
 
     func release() {
-        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.released = true
-            defer { state.release = nil }
-            return state.release
-        }
-        continuation?.resume()
+        state.withLock { $0.released = true }
+        changes.recheck()
     }
 
     fileprivate func hold(_ request: HTTPRequest) async {
         guard matches(request) else { return }
-        await withCheckedContinuation { continuation in
-            let (waiters, pass) = state.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
-                guard !state.held, !state.released else { return ([], true) }
-                state.held = true
-                state.release = continuation
-                defer { state.holdWaiters = [] }
-                return (state.holdWaiters, false)
-            }
-            for waiter in waiters { waiter.resume() }
-            if pass { continuation.resume() }
+        let first = state.withLock { state -> Bool in
+            guard !state.held, !state.released else { return false }
+            state.held = true
+            return true
         }
+        guard first else { return }
+        changes.recheck()
+        await changes.wait { [state] in state.withLock { $0.released } }
     }
 
     private struct Wrapper: HTTPTransport {

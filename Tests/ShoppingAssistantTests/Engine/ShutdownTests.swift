@@ -164,11 +164,12 @@ struct ShutdownTests {
         let child = try ChildProcess(
             role: EnginesChurn.role, filter: "aThousandEnginesCreatedUsedAndShutDownLeaveNoTaskOrMemoryBehind",
             environment: ["SWT_SWIFT_ERROR_BACKTRACING_ENABLED": "0"], capturesStandardError: true)
-        let ended = await withinHangGuard("the engines' own process ends", seconds: 150) {
-            let status = await child.exit()
-            await child.outputClosed()
-            return status
-        }
+        let ended =
+            await withinHangGuard("the engines' own process ends", seconds: 150) {
+                let status = await child.exit()
+                await child.outputClosed()
+                return status
+            } ?? nil
         if ended == nil { child.kill() }
         for line in child.lines { print(line) }
         let issues = child.output.filter { $0.hasPrefix("✘") || $0.hasPrefix("↳") }.prefix(40)

@@ -133,9 +133,10 @@ struct IdentityStoreCrashTests {
                 await child.line(containing: "saving \(killedAfter)")
             }
             child.kill()
-            let ended = await withinHangGuard("the child ends", seconds: childProcessGuardSeconds) {
-                await child.exit()
-            }
+            let ended =
+                await withinHangGuard("the child ends", seconds: childProcessGuardSeconds) {
+                    await child.exit()
+                } ?? nil
             #expect(ended?.signaled == true, "killed, not exited: \(String(describing: ended))")
             try #require(reported != nil)
             if !Self.leftovers(in: directory).isEmpty { interrupted += 1 }

@@ -51,11 +51,12 @@ struct SocketSoakTests {
             role: Self.childRole, filter: "SocketSoakTests",
             environment: ["SWT_SWIFT_ERROR_BACKTRACING_ENABLED": "0", "SOAK_TRANSPORT": kind.rawValue],
             capturesStandardError: true)
-        let ended = await withinHangGuard("the soak's own process ends", seconds: 19 * 60) {
-            let status = await child.exit()
-            await child.outputClosed()
-            return status
-        }
+        let ended =
+            await withinHangGuard("the soak's own process ends", seconds: 19 * 60) {
+                let status = await child.exit()
+                await child.outputClosed()
+                return status
+            } ?? nil
         if ended == nil { child.kill() }  // the guard failed the test; the child must not outlive it
         for line in child.lines { print(line) }
         // What the child's own test run recorded, for a failure to say why.

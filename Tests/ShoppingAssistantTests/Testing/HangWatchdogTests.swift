@@ -42,11 +42,12 @@ import Testing
         let child = try ChildProcess(
             role: Self.role, filter: "ChildProcessRoles", environment: [HangWatchdog.graceVariable: "0"],
             capturesStandardError: true)
-        let ended = await withinHangGuard("the stuck child ends", seconds: childProcessGuardSeconds) {
-            let status = await child.exit()
-            await child.outputClosed()
-            return status
-        }
+        let ended =
+            await withinHangGuard("the stuck child ends", seconds: childProcessGuardSeconds) {
+                let status = await child.exit()
+                await child.outputClosed()
+                return status
+            } ?? nil
         if ended == nil { child.kill() }
         #expect(ended == ProcessEnd.Status(status: 70, signaled: false))
         #expect(

@@ -26,7 +26,7 @@ import Testing
         process.arguments = ["-c", "exit 3"]
         let end = ProcessEnd(watching: process)
         try process.run()
-        let ended = await withinHangGuard("the shell exits") { await end.wait() }
+        let ended = await withinHangGuard("the shell exits") { await end.wait() } ?? nil
         #expect(ended == ProcessEnd.Status(status: 3, signaled: false))
         #expect(await end.wait() == ended, "a wait after the end returns at once")
     }
@@ -50,10 +50,24 @@ import Testing
         let waits = children.map { child in Task { await child.1.wait() } }
         for child in children.reversed() { try? child.2.fileHandleForWriting.close() }  // each `read` ends
         let statuses = await withinHangGuard("the children end") {
-            var statuses: [ProcessEnd.Status] = []
+            var statuses: [ProcessEnd.Status?] = []
             for wait in waits { statuses.append(await wait.value) }
             return statuses
         }
         #expect(statuses == (0..<20).map { ProcessEnd.Status(status: Int32($0), signaled: false) })
+    }
+
+    /// A wait whose task is cancelled returns at once, `nil`, however long the process runs.
+    @Test func aCancelledWaitReturnsNil() async throws {
+        let (process, end, input) = try Self.blockedShell()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            try? input.fileHandleForWriting.close()
+        }
+        let wait = Task { await end.wait() }
+        wait.cancel()
+        let returned = await withinHangGuard("the cancelled wait returns") { await wait.value }
+        #expect(returned == .some(nil), "cancelled, not ended")
+        #expect(end.status == nil, "the shell still reads")
     }
 }

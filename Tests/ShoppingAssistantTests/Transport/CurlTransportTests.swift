@@ -370,7 +370,7 @@ final class TLSServer: Sendable {
         make.standardError = FileHandle.nullDevice
         let made = ProcessEnd(watching: make)
         try make.run()
-        guard await withinHangGuard("openssl makes a certificate", { await made.wait() }) != nil else {
+        guard (await withinHangGuard("openssl makes a certificate", { await made.wait() }) ?? nil) != nil else {
             make.terminate()
             throw StartFailure(output: "openssl req did not end")
         }
