@@ -91,7 +91,8 @@ public struct EngineTestBed: Sendable {
         activity: ActivityMonitor,
         wrap: (ScriptedTransport, ActivityMonitor) -> any HTTPTransport,
         onUnexpected: @escaping @Sendable (String) -> Void,
-        tickerSlice: Duration? = nil
+        tickerSlice: Duration? = nil,
+        sleepersRunOut: Bool? = nil
     ) async {
         self.activity = activity
         let clock = ManualClock(activity: activity)
@@ -108,7 +109,7 @@ public struct EngineTestBed: Sendable {
         engine = AssistantEngine(
             configuration: configuration, transport: wrap(transport, activity), clock: clock,
             identityStore: identityStore, uuid: { uuids.next() }, logger: logger, activity: activity,
-            tickerSlice: tickerSlice)
+            tickerSlice: tickerSlice, sleepersRunOut: sleepersRunOut)
         if registersHostObjects {
             await engine.setAssistantProductBlockBuilder(builder)
             await engine.setAssistantActionHandler(handler)

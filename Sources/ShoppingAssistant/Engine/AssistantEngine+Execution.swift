@@ -125,7 +125,7 @@ extension AssistantEngine {
                 for request in requests.values { request.cancel() }
                 requests = [:]
                 timers = EngineTimers()
-                rescheduleTicker()
+                stopTicker()
             }
         }
         return hostCalls
@@ -175,15 +175,17 @@ extension AssistantEngine {
 
     // MARK: - Deadlines: one ticker
 
-    /// Keeps one task asleep until the earliest deadline.
+    /// Keeps one task asleep until the earliest deadline, or until an earlier instant where
+    /// the ticker runs out (`sleepersRunOut`): it then wakes with nothing due and sleeps again
+    /// until the deadline. It never wakes after a deadline.
     private func rescheduleTicker() {
         guard let earliest = timers.earliest else {
-            ticker?.cancel()
-            ticker = nil
-            tickerTarget = nil
+            if !sleepersRunOut { stopTicker() }
             return
         }
-        if ticker != nil, let tickerTarget, tickerTarget == earliest { return }
+        if ticker != nil, let tickerTarget, tickerTarget == earliest || (sleepersRunOut && tickerTarget < earliest) {
+            return
+        }
         ticker?.cancel()
         tickerTarget = earliest
         let wait = earliest - elapsed()
@@ -196,6 +198,13 @@ extension AssistantEngine {
             }
             await self?.deadlinesPassed(ticker: generation)
         }
+    }
+
+    /// No ticker sleeps any more: no deadline is left, or the engine stopped.
+    private func stopTicker() {
+        ticker?.cancel()
+        ticker = nil
+        tickerTarget = nil
     }
 
     /// A ticker woke. One replaced after its sleep ended but before it reached the actor (its

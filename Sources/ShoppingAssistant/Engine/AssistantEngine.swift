@@ -67,6 +67,14 @@ public actor AssistantEngine {
     /// on the system's clocks, which keep a cancelled sleep until it was to end, and the
     /// ticker is cancelled after nearly every message (see `SlicedSleep`).
     let tickerSlice: Duration?
+    /// Whether a ticker no deadline needs any more is left to run out rather than cancelled,
+    /// and the tracker's deadline watcher too (`Tracker`): on the system's clocks, where a
+    /// sleeping task costs nothing and ending it costs two threads woken beside the round trip
+    /// (the reply timer of nearly every message is cancelled by its reply, and the next
+    /// message's timer would start a ticker again). On a manual or virtual clock a sleeper is
+    /// visible — a replay advances time to it — so both sleep only until a deadline that still
+    /// exists there.
+    let sleepersRunOut: Bool
 
     /// Creates an engine.
     ///
@@ -101,12 +109,14 @@ public actor AssistantEngine {
         uuid: @escaping @Sendable () -> UUID = { RandomUUIDs.next() },
         logger: AssistantLogger? = nil,
         activity: ActivityMonitor?,
-        tickerSlice: Duration? = nil
+        tickerSlice: Duration? = nil,
+        sleepersRunOut: Bool? = nil
     ) {
         self.activity = activity
         self.configuration = configuration
         self.clock = clock
         self.tickerSlice = tickerSlice ?? SlicedSleep.slice(for: clock)
+        self.sleepersRunOut = sleepersRunOut ?? clock.isSystemClock
         elapsed = Self.stopwatch(on: clock)
         self.identityStore = identityStore
         self.makeUUID = uuid
@@ -124,7 +134,7 @@ public actor AssistantEngine {
         tracker = Tracker(
             gravity: gravity, call: call("tracking"), activity: activity,
             logCapacity: configuration.trackingLogCapacity, clock: clock, eventTimeout: configuration.gravityTimeout,
-            urlTimeout: configuration.trackingTimeout)
+            urlTimeout: configuration.trackingTimeout, watcherRunsOut: self.sleepersRunOut)
         identityStore.setWarningHandler { [logger] in logger.log(.error, "identity store: \($0)") }
         machine = EngineMachine(
             settings: EngineMachine.Settings(

@@ -221,6 +221,73 @@ struct GravitySessionAndDeadlineTests {
         await h.verify()
     }
 
+    /// A lifecycle event with a long deadline (30 s) is under way when a tracking URL with a
+    /// short one (5 s) starts at 1 s: the URL still ends at 6 s, not when the event's deadline
+    /// would have woken the watcher (B13). Its record waits for the event's in the log.
+    // covers: B13
+    @Test func aShortTrackingDeadlineIsKeptBehindALongerLifecycleEventDeadline() async throws {
+        var configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
+        configuration.gravityTimeout = .seconds(30)
+        configuration.trackingTimeout = .seconds(5)
+        let h = await EngineHarness(configuration: configuration)
+        let event = h.transport.expect(.request(.post, pathSuffix: "/event"), .deferred)
+        h.transport.expect(.get("https://stalled.example/i"), .deferred)
+        let user = GravityUser(uid: "u-8f3c")
+        let envelope = GravityClient.Envelope(user: user, context: Fixtures.homePage, options: GravityOptions())
+        await h.engine.tracker.enqueue([
+            .event(
+                GravityCustomEvent(type: "chat_dialog_open", name: "chat dialog open", customProps: [:]),
+                envelope: envelope, identityEpoch: 1)
+        ])
+        try await h.bed.runUntilIdle()
+        #expect(h.transport.request(for: event) != nil, "the event is under way")
+        h.clock.advance(by: .seconds(1))
+        await h.engine.tracker.enqueue([.url("https://stalled.example/i", user: user)])
+        try await h.bed.runUntilIdle()
+        h.clock.advance(by: .seconds(5))  // at 6 s: the URL's deadline
+        try await h.bed.runUntilIdle()
+        h.transport.complete(event, with: Fixtures.eventResponse())
+        try await h.bed.runUntilIdle()
+        let log = await h.engine.trackingLog
+        #expect(log.map(\.name) == ["chat_dialog_open", "https://stalled.example/i"])
+        #expect(log.map(\.failure) == [nil, "timeout"], "the URL ended at its own deadline")
+        await h.verify()
+    }
+
+    /// On the system's clocks the deadline watcher is not cancelled with the last worker: it
+    /// sleeps on, the next burst's deadline is kept by it, and it ends when it wakes with no
+    /// worker left (B13).
+    // covers: B13
+    @Test func aDeadlineWatcherLeftToRunOutKeepsTheNextBurstsDeadline() async throws {
+        let h = await EngineHarness(sleepersRunOut: true)
+        let first = h.transport.expect(.get("https://t.example/a"), .deferred)
+        h.transport.expect(.get("https://stalled.example/i"), .deferred)
+        let user = GravityUser(uid: "u-8f3c")
+        await h.engine.tracker.enqueue([.url("https://t.example/a", user: user)])
+        try await h.bed.runUntilIdle()
+        h.clock.advance(by: .seconds(2))
+        h.transport.complete(first, with: .text(204, ""))
+        try await h.bed.runUntilIdle()
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "the watcher sleeps on")
+
+        h.clock.advance(by: .seconds(1))  // at 3 s: the next burst, its deadline at 13 s
+        await h.engine.tracker.enqueue([.url("https://stalled.example/i", user: user)])
+        try await h.bed.runUntilIdle()
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "no second watcher")
+        h.clock.advance(by: .seconds(7))  // at 10 s: the watcher wakes and sleeps to 13 s
+        try await h.bed.runUntilIdle()
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(13)])
+        h.clock.advance(by: .seconds(3))  // at 13 s
+        try await h.bed.runUntilIdle()
+        let log = await h.engine.trackingLog
+        #expect(log.map(\.failure) == [nil, "timeout"], "the stalled URL ended at its deadline")
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(23)], "the watcher, until it next wakes")
+        h.clock.advance(by: .seconds(10))
+        try await h.bed.runUntilIdle()
+        #expect(h.clock.sleeperCount == 0, "woken with no worker left, it ended")
+        await h.verify()
+    }
+
     // MARK: - In-app campaigns: priority and delay
 
     // Mirrors iOS GravitySDK.handleCampaignIdsResponse: highest priority first (none counts as
