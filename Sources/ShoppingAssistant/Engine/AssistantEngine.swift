@@ -58,18 +58,20 @@ public actor AssistantEngine {
     /// Every task the engine started and that has not ended, for a shutdown to wait for (H2).
     let tasks = EngineTasks()
     @exclusivity(unchecked) var timers = EngineTimers()
-    /// The task sleeping until `tickerTarget`, the earliest deadline, if any.
+    /// The task sleeping until `tickerTarget`: the earliest deadline, or an instant before it
+    /// (or with no deadline left at all) where the ticker runs out (`sleepersRunOut`).
     var ticker: Task<Void, Never>?
     var tickerTarget: Duration?
     /// Counts the tickers started, so that a replaced one that wakes anyway knows it.
     var tickerGeneration: UInt64 = 0
     /// The longest the ticker sleeps at once, or `nil` to sleep until the deadline: a second
-    /// on the system's clocks, which keep a cancelled sleep until it was to end, and the
-    /// ticker is cancelled after nearly every message (see `SlicedSleep`).
+    /// on the system's clocks, which keep a cancelled sleep until it was to end; the ticker is
+    /// still cancelled there whenever an earlier deadline replaces it (see `SlicedSleep`).
     let tickerSlice: Duration?
     /// Whether a ticker no deadline needs any more is left to run out rather than cancelled,
     /// and the tracker's deadline watcher too (`Tracker`): on the system's clocks, where a
-    /// sleeping task costs nothing and ending it costs two threads woken beside the round trip
+    /// sleeping task costs a wake a second (`SlicedSleep`), off the round trip, and ending it
+    /// cost two threads woken beside the round trip
     /// (the reply timer of nearly every message is cancelled by its reply, and the next
     /// message's timer would start a ticker again). On a manual or virtual clock a sleeper is
     /// visible — a replay advances time to it — so both sleep only until a deadline that still

@@ -72,7 +72,8 @@ public struct TrackingRecord: Sendable, Hashable, CustomStringConvertible {
 /// Tracking URLs go to third-party hosts named by the server's data, up to `urlLanes` at once:
 /// one host that never answers takes one lane until its deadline and holds up nothing else
 /// (B13). Every request has its own deadline on the engine's clock (B13): one watcher sleeps
-/// until the earliest and ends the requests that passed theirs.
+/// until the earliest (at most the shorter timeout at a time) and ends the requests that
+/// passed theirs.
 ///
 /// The engine queues into an inbox of its own; a drain moves a whole burst into the lanes on
 /// the tracking queue (`TrackingExecutor`), where every delivery of every tracker runs. So
@@ -96,13 +97,13 @@ final class Tracker: Sendable {
     /// reads one atomic count, never a lock. New jobs reach it through a drain, which its own
     /// yields bring on: each is a job of the tracking queue, and a drain waits for 4 at most.
     ///
-    /// Long only after a burst (`burst` jobs or more since the worker last waited): a yield
-    /// costs about 2,700 instructions of the tracking core, and 64 after every message's two
-    /// or three lifecycle events took 6 % of all the work of figure 2 of the bench, beside the
-    /// next message's round trip. After a burst the next impression is likely; after a
-    /// message's events it is not.
+    /// Long only after a burst (`burst` jobs or more in a row for this worker; a burst of
+    /// impressions spreads over the URL lanes): a yield costs about 2,700 instructions of the
+    /// tracking core, and 64 after every message's two or three lifecycle events took 6 % of
+    /// all the work of figure 2 of the bench, beside the next message's round trip. After a
+    /// burst the next impression is likely; after a message's events it is not.
     private static let lingerYields = (afterBurst: 64, otherwise: 4)
-    private static let burst = 16
+    private static let burst = 4
 
     private enum Lane: Sendable, Hashable {
         case events, urls
@@ -219,9 +220,10 @@ final class Tracker: Sendable {
     private let activity: ActivityMonitor?
     private let clock: any Clock<Duration>
     /// Whether the deadline watcher outlives the last worker until it next wakes, and ends
-    /// then, instead of being cancelled: on the system's clocks, where its sleep costs nothing
-    /// and cancelling it (and starting the next message's) woke threads beside the next round
-    /// trip. On a manual or virtual clock a sleeper is visible, so it is cancelled at once.
+    /// then, instead of being cancelled: on the system's clocks, where its sleep costs a wake a
+    /// second at most (`SlicedSleep`) off the round trip, and cancelling it (and starting the
+    /// next message's) woke threads beside the next round trip. On a manual or virtual clock a
+    /// sleeper is visible, so it is cancelled at once.
     private let watcherRunsOut: Bool
     private let elapsed: @Sendable () -> Duration
     private let eventTimeout: Duration
@@ -521,7 +523,8 @@ final class Tracker: Sendable {
         return next
     }
 
-    /// Worker `id` ends, unless a job came in meanwhile; the last one stops the watcher.
+    /// Worker `id` ends, unless a job came in meanwhile; the last one stops the watcher (or
+    /// leaves it to run out, `watcherRunsOut`).
     private func end(_ id: UInt64) -> (sequence: UInt64, job: Job)? {
         state.withLock { $0.removeWorker(id) }
         stopWatcherIfIdle()
@@ -583,10 +586,20 @@ final class Tracker: Sendable {
 
     // MARK: - Deadlines (B13)
 
-    /// One task that sleeps until the earliest deadline of the jobs under way and ends those
-    /// that passed theirs; it ends with the last worker.
+    /// One task that sleeps until the earliest deadline of the jobs under way — at most the
+    /// shorter of the two timeouts at a time — and ends those that passed theirs. It ends with
+    /// the last worker or, where it runs out (`watcherRunsOut`), when it next wakes with none.
+    /// It holds the tracker while it looks, never while it sleeps.
     private func startWatcher() {
-        let body: @Sendable () async -> Void = { [weak self] in await self?.watch() }
+        let tracker = WeakTracker(tracker: self)
+        let clock = self.clock
+        let body: @Sendable () async -> Void = {
+            let slice = SlicedSleep.slice(for: clock)
+            while !Task.isCancelled {
+                guard let wait = tracker.tracker?.watchOnce() else { return }
+                do { try await Self.sleep(on: clock, for: wait, slice: slice) } catch { return }
+            }
+        }
         let task = spawn(body)
         let stale = state.withLock { state -> Bool in
             guard state.watching, state.watcher == nil, !state.stopped else { return true }
@@ -596,41 +609,42 @@ final class Tracker: Sendable {
         if stale { task.cancel() }
     }
 
-    private func watch() async {
-        let clock = self.clock
-        let slice = SlicedSleep.slice(for: clock)
+    /// The shortest the watcher sleeps: timeouts of zero end every job at once, and must not
+    /// make it spin on the tracking queue every tracker shares.
+    private static let shortestWatch: Duration = .milliseconds(1)
+
+    /// One look of the watcher: the jobs past their deadline are ended; returns how long to
+    /// sleep, or `nil` when the watcher is to end.
+    private func watchOnce() -> Duration? {
+        let now = elapsed()
         let runsOut = watcherRunsOut
-        while !Task.isCancelled {
-            let now = elapsed()
-            let (earliest, overdue, ended) = state.withLock { state -> (Duration?, [Task<Void, Never>], Bool) in
-                if runsOut, state.workers.isEmpty {
-                    // Woken with no worker left: no deadline to keep. A worker that claims a job
-                    // from now on starts a new watcher.
-                    state.watching = false
-                    state.watcher = nil
-                    return (nil, [], true)
-                }
-                var overdue: [Task<Void, Never>] = []
-                var earliest: Duration?
-                for (id, worker) in state.workers where worker.job != nil && !worker.timedOut {
-                    if worker.deadline <= now {
-                        state.workers[id]?.timedOut = true
-                        if let task = worker.task { overdue.append(task) }
-                    } else {
-                        earliest = min(earliest ?? worker.deadline, worker.deadline)
-                    }
-                }
-                return (earliest, overdue, false)
+        let (earliest, overdue, ended) = state.withLock { state -> (Duration?, [Task<Void, Never>], Bool) in
+            if runsOut, state.workers.isEmpty {
+                // Woken with no worker left: no deadline to keep. A worker that claims a job
+                // from now on starts a new watcher.
+                state.watching = false
+                state.watcher = nil
+                return (nil, [], true)
             }
-            if ended { return }
-            for task in overdue { task.cancel() }  // the transport stops waiting; the worker records it
-            // Never longer than the shorter timeout: a job claimed while the watcher sleeps has
-            // its deadline at least that far from now, whichever lane it is of, so it is never
-            // watched late, even behind a longer deadline of the other lane (B13).
-            let shortest = min(eventTimeout, urlTimeout)
-            let wait = earliest.map { min($0 - now, shortest) } ?? shortest
-            do { try await Self.sleep(on: clock, for: wait, slice: slice) } catch { return }
+            var overdue: [Task<Void, Never>] = []
+            var earliest: Duration?
+            for (id, worker) in state.workers where worker.job != nil && !worker.timedOut {
+                if worker.deadline <= now {
+                    state.workers[id]?.timedOut = true
+                    if let task = worker.task { overdue.append(task) }
+                } else {
+                    earliest = min(earliest ?? worker.deadline, worker.deadline)
+                }
+            }
+            return (earliest, overdue, false)
         }
+        if ended { return nil }
+        for task in overdue { task.cancel() }  // the transport stops waiting; the worker records it
+        // Never longer than the shorter timeout: a job claimed while the watcher sleeps has its
+        // deadline at least that far from now, whichever lane it is of, so it is never watched
+        // late, even behind a longer deadline of the other lane (B13).
+        let shortest = max(min(eventTimeout, urlTimeout), Self.shortestWatch)
+        return earliest.map { max(min($0 - now, shortest), Self.shortestWatch) } ?? shortest
     }
 
     private static func sleep(on clock: any Clock<Duration>, for duration: Duration, slice: Duration?) async throws {
@@ -680,6 +694,12 @@ final class Tracker: Sendable {
             kind: kind, name: name, uid: user.uid, customUserId: user.custom, properties: properties, failure: failure,
             reason: reason)
     }
+}
+
+/// The tracker, held weakly by its deadline watcher while it sleeps: an engine released
+/// without a shutdown lets go of its tracker once its workers end.
+private struct WeakTracker: Sendable {
+    weak var tracker: Tracker?
 }
 
 extension TrackingRecord {

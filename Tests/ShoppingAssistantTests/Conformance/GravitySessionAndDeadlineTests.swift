@@ -254,6 +254,22 @@ struct GravitySessionAndDeadlineTests {
         await h.verify()
     }
 
+    /// A tracking timeout of zero ends each tracking URL at its start, as timed out, and the
+    /// deadline watcher does not spin on the tracking queue every engine shares (B13).
+    // covers: B13
+    @Test func aZeroTrackingTimeoutEndsEachURLAtOnceWithoutStallingTheQueue() async throws {
+        var configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
+        configuration.trackingTimeout = .zero
+        let h = await EngineHarness(configuration: configuration)
+        h.transport.expect(.get("https://stalled.example/i"), .deferred)
+        await h.engine.tracker.enqueue([.url("https://stalled.example/i", user: GravityUser(uid: "u-8f3c"))])
+        try await h.bed.runUntilIdle()
+        let log = await h.engine.trackingLog
+        #expect(log.map(\.failure) == ["timeout"])
+        #expect(h.clock.now.offset == .zero, "without any time passing")
+        await h.verify()
+    }
+
     /// On the system's clocks the deadline watcher is not cancelled with the last worker: it
     /// sleeps on, the next burst's deadline is kept by it, and it ends when it wakes with no
     /// worker left (B13).

@@ -1,7 +1,8 @@
 import Foundation
-import ShoppingAssistant
 import ShoppingAssistantTesting
 import Testing
+
+@testable import ShoppingAssistant
 
 /// The engine's one deadline ticker as it runs on the system's clocks (`sleepersRunOut`): a
 /// ticker no deadline needs any more sleeps on to its old target instead of being cancelled,
@@ -9,6 +10,34 @@ import Testing
 /// and the next message's deadline needs no new one. Deadlines still pass exactly on time.
 @Suite(.timeLimit(.minutes(2))) struct DeadlineTickerTests {
     private let chooseMatcher = ScriptedTransport.Matcher.request(.post, pathSuffix: "/choose")
+
+    /// Sleepers run out on the system's clocks only: a manual clock (a test's) and any clock of
+    /// the host's own keep exact sleepers, which a replay advances time to.
+    // covers: D3
+    @Test func sleepersRunOutOnTheSystemsClocksOnly() async {
+        let configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
+        let transport = ScriptedTransport(clock: ManualClock())
+        for (clock, runsOut) in [
+            (ContinuousClock() as any Clock<Duration>, true), (SuspendingClock(), true), (ManualClock(), false),
+        ] {
+            let engine = AssistantEngine(configuration: configuration, transport: transport, clock: clock)
+            #expect(await engine.sleepersRunOut == runsOut, "\(type(of: clock))")
+        }
+    }
+
+    /// A ticker left to run out with no deadline left wakes at its old target and ends.
+    // covers: P3
+    @Test func aTickerLeftToRunOutEndsWhenItWakesWithNothingLeft() async throws {
+        let h = await EngineHarness(sleepersRunOut: true)
+        await h.prepareReady()
+        try await h.bed.runUntilIdle()
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "towards `/choose`'s deadline")
+        h.clock.advance(by: .seconds(10))
+        try await h.bed.runUntilIdle()
+        #expect(h.clock.sleeperCount == 0, "it woke with nothing due and nothing left, and ended")
+        #expect(await h.engine.preparationState == .ready)
+        await h.verify()
+    }
 
     /// Preparing leaves the ticker sleeping towards its `/choose` deadline (10 s), which the
     /// answer cancelled; the first message, answered at 5 s, and the second, sent at 6 s, start
@@ -106,5 +135,25 @@ import Testing
         try await h.bed.runUntilIdle()
         #expect(h.clock.sleeperCount == 0, "no ticker is left asleep")
         #expect(h.activity.liveTasks == 0, "nothing of the engine runs")
+    }
+
+    /// A deadline watcher left to run out holds its tracker only while it looks: an engine
+    /// released without a shutdown lets go of its tracker (and the transport) at once, not
+    /// when the watcher next wakes.
+    @Test func aWatcherLeftToRunOutKeepsNoReleasedEnginesTrackerAlive() async throws {
+        weak var released: Tracker?
+        let clock: ManualClock
+        do {
+            let h = await EngineHarness(sleepersRunOut: true)
+            clock = h.clock
+            released = await h.engine.tracker
+            h.transport.expect(.get("https://t.example/a"), .respond(.text(204, "")))
+            await h.engine.tracker.enqueue([.url("https://t.example/a", user: GravityUser(uid: "u-8f3c"))])
+            try await h.bed.runUntilIdle()
+            #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "the watcher sleeps on")
+            await h.verify()
+        }
+        #expect(released == nil, "the sleeping watcher does not keep the tracker")
+        #expect(clock.sleeperCount == 1, "while it still sleeps")
     }
 }
