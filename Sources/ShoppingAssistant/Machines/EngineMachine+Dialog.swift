@@ -105,19 +105,19 @@ extension EngineMachine {
     /// Ends the current dialog (D13): its `chat_dialog_end` keeps the ended dialog's page
     /// (wire.md) and `user`, the old one for an identity change (AN3).
     mutating func endDialog(_ reason: DialogEndReason, user: GravityUser? = nil) -> [EngineAction] {
-        let page = dialog.context?.start.prepared.pageContext
-        return run(dialog.ended(reason), user: user, page: page)
+        let page = dialog.context?.start.page
+        return run(dialog.ended(reason), user: user, sentPage: page)
     }
 
-    /// Performs what the dialog machine decided. `user` and `page` bind lifecycle events to
-    /// a dialog that has already ended (AN3).
+    /// Performs what the dialog machine decided. `user` and `sentPage` (a page as sent to
+    /// Gravity) bind lifecycle events to a dialog that has already ended (AN3).
     ///
     /// Tracking does not compete with the round trip: a message's `chat_message_send` is held
     /// while the message is in flight and leaves with its outcome, just before the outcome's
     /// own event (`chat_message_reply`, `chat_message_error`, or `chat_dialog_end` for a
     /// dialog that ended first). It is bound to its identity and page when the message is
     /// sent, so holding it changes only when it leaves (AN3).
-    mutating func run(_ actions: [DialogMachine.Action], user: GravityUser? = nil, page: PageContext? = nil)
+    mutating func run(_ actions: [DialogMachine.Action], user: GravityUser? = nil, sentPage: PageContext? = nil)
         -> [EngineAction]
     {
         var result: [EngineAction] = []
@@ -140,7 +140,7 @@ extension EngineMachine {
             case .sendFeedback(let turn, let request):
                 result.append(.sendShopping(.feedback(dialog: dialog.epoch, turn: turn), .feedback(request)))
             case .track(let event):
-                guard case .track(let jobs) = track(event, user: user, page: page) else {
+                guard case .track(let jobs) = track(event, user: user, sentPage: sentPage) else {
                     preconditionFailure("a lifecycle event is a tracking job")
                 }
                 switch event {
@@ -173,31 +173,31 @@ extension EngineMachine {
         hold(lines.map { .log(.info, .text($0)) }, until: .delivered(revision: dialog.revision))
     }
 
-    private func track(_ event: DialogMachine.Lifecycle, user: GravityUser?, page: PageContext?) -> EngineAction {
+    private func track(_ event: DialogMachine.Lifecycle, user: GravityUser?, sentPage: PageContext?) -> EngineAction {
         switch event {
         case .messageSend(let threadId, let messageId, let attempt):
             return lifecycle(
                 .messageSend, props: ["threadId": threadId, "messageId": messageId, "attempt": "\(attempt)"],
-                user: user, page: page)
+                user: user, sentPage: sentPage)
         case .messageReply(let threadId, let messageId, let assistantMessageId, let products):
             return lifecycle(
                 .messageReply,
                 props: [
                     "threadId": threadId, "messageId": messageId, "assistantMessageId": assistantMessageId,
                     "products": "\(products)",
-                ], user: user, page: page)
+                ], user: user, sentPage: sentPage)
         case .messageError(let threadId, let messageId, let code):
             return lifecycle(
                 .messageError, props: ["threadId": threadId, "messageId": messageId, "code": code.rawValue],
-                user: user, page: page)
+                user: user, sentPage: sentPage)
         case .feedback(let threadId, let assistantMessageId, let rating):
             return lifecycle(
                 .feedback,
                 props: ["threadId": threadId, "assistantMessageId": assistantMessageId, "rating": rating.rawValue],
-                user: user, page: page)
+                user: user, sentPage: sentPage)
         case .dialogEnd(let threadId, let reason):
             return lifecycle(
-                .dialogEnd, props: ["threadId": threadId, "reason": reason.rawValue], user: user, page: page)
+                .dialogEnd, props: ["threadId": threadId, "reason": reason.rawValue], user: user, sentPage: sentPage)
         }
     }
 }

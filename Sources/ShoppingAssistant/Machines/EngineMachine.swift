@@ -196,19 +196,29 @@ struct EngineMachine: Sendable {
     }
 
     /// A lifecycle event through `/event` (AN1), bound to the current identity (or `user`)
-    /// and the dialog's page (or `page`) (AN2, AN3). Properties are IDs only, never chat text.
-    func lifecycle(_ type: LifecycleEvent, props: [String: String?], user: GravityUser? = nil, page: PageContext? = nil)
-        -> EngineAction
-    {
-        let context =
-            page ?? dialog.context?.start.prepared.pageContext ?? preparation.lastReady?.pageContext
-            ?? PageContext(type: .other)
-        let event = GravityCustomEvent(
-            type: type.rawValue, name: type.displayName, customProps: props.compactMapValues { $0 })
+    /// and the dialog's page (or `sentPage`, a page as sent to Gravity) (AN2, AN3). Properties
+    /// are IDs only, never chat text; those without a value are left out.
+    func lifecycle(
+        _ type: LifecycleEvent, props: KeyValuePairs<String, String?>, user: GravityUser? = nil,
+        sentPage: PageContext? = nil
+    ) -> EngineAction {
+        // The dialog's page as sent was made once, when the dialog started (B4): a message's
+        // events do not make it again, each with its dictionary of SDK attributes.
+        let page =
+            sentPage ?? dialog.context?.start.page
+            ?? sdkContext(preparation.lastReady?.pageContext ?? PageContext(type: .other))
+        var customProps = [String: String](minimumCapacity: props.count)
+        for (key, value) in props {
+            if let value { customProps[key] = value }
+        }
+        let event = GravityCustomEvent(type: type.rawValue, name: type.displayName, customProps: customProps)
         // An event bound to another user than the current one (an ended identity's, AN3) is of an
         // older identity: its answer's `user` changes nothing (B9).
         let epoch = user == nil ? identity.epoch : 0
-        return .track(TrackingJobs(.event(event, envelope: envelope(context, user: user), identityEpoch: epoch)))
+        let envelope = GravityClient.Envelope(
+            user: user ?? identity.wire, context: page, options: settings.options,
+            permission: settings.notificationPermission)
+        return .track(TrackingJobs(.event(event, envelope: envelope, identityEpoch: epoch)))
     }
 
     /// A new snapshot for an open presenter, and the impressions of replies it shows for the
