@@ -372,9 +372,15 @@ final class Tracker: Sendable {
             // Holds the tracker: what is queued is still delivered if the engine goes away
             // without a shutdown (no promise at process exit, AN4, AN9).
             let task = spawn(body)
-            state.withLock { state in
-                if state.workers[id] != nil { state.workers[id]?.task = task }
+            let overdue = state.withLock { state -> Bool in
+                guard let worker = state.workers[id] else { return false }
+                state.workers[id]?.task = task
+                return worker.timedOut
             }
+            // The task starts before it is listed here: the watcher may have found its job past
+            // its deadline in between (a timeout of zero, a drain on a slow thread), when there
+            // was no task to cancel. It ends now (B13).
+            if overdue { task.cancel() }
         }
     }
 
@@ -631,6 +637,7 @@ final class Tracker: Sendable {
             for (id, worker) in state.workers where worker.job != nil && !worker.timedOut {
                 if worker.deadline <= now {
                     state.workers[id]?.timedOut = true
+                    // No task yet: `start` cancels it as it lists it.
                     if let task = worker.task { overdue.append(task) }
                 } else {
                     earliest = min(earliest ?? worker.deadline, worker.deadline)
