@@ -86,7 +86,7 @@ extension AssistantEngine {
                     let next = await self?.answered(id) { machine, _ in
                         machine.gravityAnswered(id, answer, identityEpoch: epoch)
                     }
-                    await next?.perform(reportingTo: WeakEngine(engine: self))
+                    await next?.perform(reportingTo: Weak(self))
                 }
             case .sendShopping(let id, let request):
                 let shopping = self.shopping
@@ -95,7 +95,7 @@ extension AssistantEngine {
                     let next = await self?.answered(id) { machine, canHandle in
                         machine.shoppingAnswered(id, answer, canHandle: canHandle)
                     }
-                    await next?.perform(reportingTo: WeakEngine(engine: self))
+                    await next?.perform(reportingTo: Weak(self))
                 }
             case .cancelRequest(let id):
                 requests.removeValue(forKey: id)?.cancel()
@@ -157,7 +157,7 @@ extension AssistantEngine {
     private func start(_ calls: [(HostCallID, HostCall)]) {
         for (id, call) in calls {
             guard let run = callback(id, call) else { continue }
-            spawn(.hostCallback) { [weak self] in await run.perform(reportingTo: WeakEngine(engine: self)) }
+            spawn(.hostCallback) { [weak self] in await run.perform(reportingTo: Weak(self)) }
         }
     }
 
@@ -274,7 +274,7 @@ struct HostCallbackRun: Sendable {
 
     /// Runs the callback marked as one (`HostCallbackScope`), so an engine call it makes never
     /// waits for the host (H1), then tells `engine`, if it is still there.
-    func perform(reportingTo engine: WeakEngine) async {
+    func perform(reportingTo engine: Weak<AssistantEngine>) async {
         await HostCallbackScope.$isActive.withValue(true) {
             switch target {
             case .present(let presenter, let snapshot): await presenter.presentAssistant(snapshot)
@@ -284,13 +284,8 @@ struct HostCallbackRun: Sendable {
             case .campaign(let handler, let campaign): await handler?(campaign)
             }
         }
-        await engine.engine?.hostCallbackReturned(self)
+        await engine.object?.hostCallbackReturned(self)
     }
-}
-
-/// An engine held weakly, for work that must not keep it alive (H2).
-struct WeakEngine: Sendable {
-    weak var engine: AssistantEngine?
 }
 
 /// Marks the task of a host callback the engine is performing, so that an engine call made

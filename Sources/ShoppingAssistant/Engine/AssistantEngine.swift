@@ -70,12 +70,11 @@ public actor AssistantEngine {
     let tickerSlice: Duration?
     /// Whether a ticker no deadline needs any more is left to run out rather than cancelled,
     /// and the tracker's deadline watcher too (`Tracker`): on the system's clocks, where a
-    /// sleeping task costs a wake a second (`SlicedSleep`), off the round trip, and ending it
-    /// cost two threads woken beside the round trip
-    /// (the reply timer of nearly every message is cancelled by its reply, and the next
-    /// message's timer would start a ticker again). On a manual or virtual clock a sleeper is
-    /// visible — a replay advances time to it — so both sleep only until a deadline that still
-    /// exists there.
+    /// sleeping task costs a wake a second (`SlicedSleep`), off the round trip, while ending it
+    /// and starting the next woke two threads beside the round trip (the reply timer of nearly
+    /// every message is cancelled by its reply, and the next message's timer would start a
+    /// ticker again). On a manual or virtual clock a sleeper is visible — a replay advances
+    /// time to it — so both sleep only until a deadline that still exists there.
     let sleepersRunOut: Bool
 
     /// Creates an engine.

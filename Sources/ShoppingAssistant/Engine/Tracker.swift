@@ -595,14 +595,15 @@ final class Tracker: Sendable {
     /// One task that sleeps until the earliest deadline of the jobs under way — at most the
     /// shorter of the two timeouts at a time — and ends those that passed theirs. It ends with
     /// the last worker or, where it runs out (`watcherRunsOut`), when it next wakes with none.
-    /// It holds the tracker while it looks, never while it sleeps.
+    /// It holds the tracker while it looks, never while it sleeps: an engine released without a
+    /// shutdown lets go of its tracker once its workers end.
     private func startWatcher() {
-        let tracker = WeakTracker(tracker: self)
+        let tracker = Weak(self)
         let clock = self.clock
         let body: @Sendable () async -> Void = {
             let slice = SlicedSleep.slice(for: clock)
             while !Task.isCancelled {
-                guard let wait = tracker.tracker?.watchOnce() else { return }
+                guard let wait = tracker.object?.watchOnce() else { return }
                 do { try await Self.sleep(on: clock, for: wait, slice: slice) } catch { return }
             }
         }
@@ -623,9 +624,8 @@ final class Tracker: Sendable {
     /// sleep, or `nil` when the watcher is to end.
     private func watchOnce() -> Duration? {
         let now = elapsed()
-        let runsOut = watcherRunsOut
         let (earliest, overdue, ended) = state.withLock { state -> (Duration?, [Task<Void, Never>], Bool) in
-            if runsOut, state.workers.isEmpty {
+            if watcherRunsOut, state.workers.isEmpty {
                 // Woken with no worker left: no deadline to keep. A worker that claims a job
                 // from now on starts a new watcher.
                 state.watching = false
@@ -701,12 +701,6 @@ final class Tracker: Sendable {
             kind: kind, name: name, uid: user.uid, customUserId: user.custom, properties: properties, failure: failure,
             reason: reason)
     }
-}
-
-/// The tracker, held weakly by its deadline watcher while it sleeps: an engine released
-/// without a shutdown lets go of its tracker once its workers end.
-private struct WeakTracker: Sendable {
-    weak var tracker: Tracker?
 }
 
 extension TrackingRecord {

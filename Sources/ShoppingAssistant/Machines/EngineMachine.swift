@@ -154,8 +154,13 @@ struct EngineMachine: Sendable {
     /// lifecycle event queued behind others, or a request waiting at the session gate (B8), keeps
     /// the permission of its moment, as it keeps its user and page (AN3).
     func envelope(_ page: PageContext, user: GravityUser? = nil) -> GravityClient.Envelope {
+        envelope(sent: sdkContext(page), user: user)
+    }
+
+    /// The same, for a page already as sent to Gravity (`sdkContext`).
+    func envelope(sent page: PageContext, user: GravityUser? = nil) -> GravityClient.Envelope {
         GravityClient.Envelope(
-            user: user ?? identity.wire, context: sdkContext(page), options: settings.options,
+            user: user ?? identity.wire, context: page, options: settings.options,
             permission: settings.notificationPermission)
     }
 
@@ -215,10 +220,7 @@ struct EngineMachine: Sendable {
         // An event bound to another user than the current one (an ended identity's, AN3) is of an
         // older identity: its answer's `user` changes nothing (B9).
         let epoch = user == nil ? identity.epoch : 0
-        let envelope = GravityClient.Envelope(
-            user: user ?? identity.wire, context: page, options: settings.options,
-            permission: settings.notificationPermission)
-        return .track(TrackingJobs(.event(event, envelope: envelope, identityEpoch: epoch)))
+        return .track(TrackingJobs(.event(event, envelope: envelope(sent: page, user: user), identityEpoch: epoch)))
     }
 
     /// A new snapshot for an open presenter, and the impressions of replies it shows for the
