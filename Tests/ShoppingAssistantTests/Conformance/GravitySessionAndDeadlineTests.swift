@@ -17,6 +17,14 @@ struct GravitySessionAndDeadlineTests {
         Fixtures.body(request)["user"] as? [String: String]
     }
 
+    /// A `chat_dialog_open` as the tracker queues it, for `user` on the home page.
+    static func dialogOpen(for user: GravityUser) -> Tracker.Job {
+        .event(
+            GravityCustomEvent(type: "chat_dialog_open", name: "chat dialog open", customProps: [:]),
+            envelope: GravityClient.Envelope(user: user, context: Fixtures.homePage, options: GravityOptions()),
+            identityEpoch: 1)
+    }
+
     // MARK: - B8, the session gate
 
     // Mirrors flutter choose_wire_test "colliding identifiers on a cold session adopt the first
@@ -158,14 +166,9 @@ struct GravitySessionAndDeadlineTests {
         h.transport.expect(.get("https://t.example/b"), .respond(.text(204, "")))
         h.expectEvents(1)
         let user = GravityUser(uid: "u-8f3c")
-        let envelope = GravityClient.Envelope(
-            user: user, context: Fixtures.homePage, options: GravityOptions())
         await h.engine.tracker.enqueue([
             .url("https://stalled.example/i", user: user), .url("https://t.example/a", user: user),
-            .url("https://t.example/b", user: user),
-            .event(
-                GravityCustomEvent(type: "chat_dialog_open", name: "chat dialog open", customProps: [:]),
-                envelope: envelope, identityEpoch: 1),
+            .url("https://t.example/b", user: user), Self.dialogOpen(for: user),
         ])
         try await h.bed.runUntilIdle()
         let sent = h.transport.requests.map(\.url.absoluteString)
@@ -198,14 +201,9 @@ struct GravitySessionAndDeadlineTests {
         let burst = (0..<40).map { "https://t.example/\($0)" }
         for url in burst { h.transport.expect(.get(url), .respond(.text(204, ""))) }
         h.expectEvents(1)
-        let envelope = GravityClient.Envelope(user: user, context: Fixtures.homePage, options: GravityOptions())
         // One at a time, as impressions come: only the first asks for a drain.
         for url in burst { await h.engine.tracker.enqueue([.url(TrackingURL(url), user: user)]) }
-        await h.engine.tracker.enqueue([
-            .event(
-                GravityCustomEvent(type: "chat_dialog_open", name: "chat dialog open", customProps: [:]),
-                envelope: envelope, identityEpoch: 1)
-        ])
+        await h.engine.tracker.enqueue([Self.dialogOpen(for: user)])
         try await h.bed.runUntilIdle()
         let sent = Set(h.transport.requests.map(\.url.absoluteString))
         #expect(burst.allSatisfy(sent.contains), "every URL of the burst went while the host stalled")
@@ -233,12 +231,7 @@ struct GravitySessionAndDeadlineTests {
         let event = h.transport.expect(.request(.post, pathSuffix: "/event"), .deferred)
         h.transport.expect(.get("https://stalled.example/i"), .deferred)
         let user = GravityUser(uid: "u-8f3c")
-        let envelope = GravityClient.Envelope(user: user, context: Fixtures.homePage, options: GravityOptions())
-        await h.engine.tracker.enqueue([
-            .event(
-                GravityCustomEvent(type: "chat_dialog_open", name: "chat dialog open", customProps: [:]),
-                envelope: envelope, identityEpoch: 1)
-        ])
+        await h.engine.tracker.enqueue([Self.dialogOpen(for: user)])
         try await h.bed.runUntilIdle()
         #expect(h.transport.request(for: event) != nil, "the event is under way")
         h.clock.advance(by: .seconds(1))
