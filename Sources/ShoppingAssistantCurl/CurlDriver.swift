@@ -25,7 +25,18 @@ final class CurlDriver: @unchecked Sendable {
         var stopping = false
         /// The multi handle is gone: nobody may wake it any more.
         var stopped = false
+        /// Easy handles of finished transfers, reset, for the next ones (`makeHandle`).
+        var spare: [SpareHandle] = []
     }
+
+    /// An easy handle nobody uses, kept by `queue`.
+    private struct SpareHandle: @unchecked Sendable {
+        // @unchecked: a spare handle belongs to no transfer and is only passed on under the lock.
+        let easy: UnsafeMutableRawPointer
+    }
+
+    /// At most this many spare handles are kept; a chat has two or three requests at a time.
+    static let maximumSpareHandles = 4
 
     private let queue = Locked(Queue())
     /// Transfers whose handles are in the multi handle, by handle.
@@ -46,6 +57,25 @@ final class CurlDriver: @unchecked Sendable {
             thread.name = "CurlTransport"
             thread.start()
         }
+    }
+
+    /// An easy handle for a new transfer: a spare one, reset after an earlier transfer (which
+    /// spares the caller making one, about as costly as configuring it), or a new one. `nil`
+    /// only when libcurl cannot make one.
+    func makeHandle() -> UnsafeMutableRawPointer? {
+        queue.withLock { $0.spare.popLast()?.easy } ?? curl_easy_init()
+    }
+
+    /// Resets the handle of a transfer that has left the multi handle and keeps it for the next
+    /// one; done on the thread after the caller has been resumed, so neither waits for it.
+    private func recycle(_ easy: UnsafeMutableRawPointer) {
+        curl_easy_reset(easy)
+        let kept = queue.withLock { queue -> Bool in
+            guard !queue.stopping, queue.spare.count < Self.maximumSpareHandles else { return false }
+            queue.spare.append(SpareHandle(easy: easy))
+            return true
+        }
+        if !kept { curl_easy_cleanup(easy) }
     }
 
     /// Hands `transfer` to the thread, which adds its handle and, when it ends, resumes its
@@ -105,6 +135,10 @@ final class CurlDriver: @unchecked Sendable {
             for transfer in removing {
                 guard let easy = transfer.easy, active.removeValue(forKey: easy) != nil else { continue }
                 curl_multi_remove_handle(multi, easy)
+                withExtendedLifetime(transfer) {
+                    transfer.handBack()
+                    recycle(easy)
+                }
             }
             if stopping {
                 // A transport goes away only once no call holds it, so nothing is in flight
@@ -114,12 +148,16 @@ final class CurlDriver: @unchecked Sendable {
                     transfer.finish(.failure(CancellationError()))
                 }
                 active = [:]
-                let drained = queue.withLock { queue -> Bool in
-                    guard queue.starting.isEmpty, queue.removing.isEmpty else { return false }
+                let (drained, spare) = queue.withLock { queue -> (Bool, [SpareHandle]) in
+                    guard queue.starting.isEmpty, queue.removing.isEmpty else { return (false, []) }
                     queue.stopped = true
-                    return true
+                    defer { queue.spare = [] }
+                    return (true, queue.spare)
                 }
-                if drained { break }
+                if drained {
+                    for handle in spare { curl_easy_cleanup(handle.easy) }
+                    break
+                }
                 continue
             }
             var running: Int32 = 0
@@ -139,7 +177,12 @@ final class CurlDriver: @unchecked Sendable {
             let code = cst_message_result(message)
             curl_multi_remove_handle(multi, easy)
             guard let transfer = active.removeValue(forKey: easy) else { continue }
-            transfer.finish(transfer.result(of: code))
+            // The handle is the driver's again before the caller resumes; the transfer is held
+            // here until the handle has been reset, so nothing it points to is freed before.
+            withExtendedLifetime(transfer) {
+                transfer.finish(transfer.result(of: code), handingBack: true)
+                recycle(easy)
+            }
         }
     }
 }

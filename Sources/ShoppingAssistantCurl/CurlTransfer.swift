@@ -11,10 +11,10 @@ import ShoppingAssistant
 /// `CurlDriver.start` on, the handle and the answer's state are touched only on the driver's
 /// thread (its callbacks run inside `curl_multi_perform`), until the driver has removed the
 /// handle from the multi handle. The caller and cancellation meet the driver only in
-/// `outcome`, under a lock: whoever ends the exchange first resumes the caller, exactly once.
+/// `meeting`, under a lock: whoever ends the exchange first resumes the caller, exactly once.
 final class CurlTransfer: @unchecked Sendable {
     // @unchecked: the mutable answer state below is confined to the driver's thread as
-    // described above; `outcome` is lock-guarded; the rest is immutable after `init`.
+    // described above; `meeting` is lock-guarded; the rest is immutable after `init`.
 
     /// The largest header block (status line, headers and trailers) read from one answer:
     /// libcurl 7.88 bounds each line (100 KiB), not their number. Browsers stop at 256 KiB too.
@@ -24,7 +24,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// as it arrives, so a lying length costs no memory.
     static let maximumReservation = 1024 * 1024
 
-    /// The easy handle; `nil` only when libcurl could not make one.
+    /// The easy handle, made for this transfer or a spare of the driver's; `nil` only when
+    /// libcurl could not make one. Once the driver has taken it back (`finish(_:handingBack:)`,
+    /// `handBack()`), it is the driver's again, to reset and reuse.
     let easy: UnsafeMutableRawPointer?
     let limit: Int
     /// libcurl's total timeout for the transfer (the transport's deadline), if it keeps one.
@@ -62,33 +64,30 @@ final class CurlTransfer: @unchecked Sendable {
         case finished
     }
 
-    private let outcome = Locked(Outcome.notStarted)
+    /// Where the caller, cancellation and the driver meet: how the exchange ended, and whether
+    /// the driver has taken the handle back (the transfer then no longer cleans it up).
+    private struct Meeting {
+        var outcome = Outcome.notStarted
+        var handleTakenBack = false
+    }
 
-    /// Makes and configures the easy handle for `request`.
+    private let meeting = Locked(Meeting())
+
+    /// Configures `easy` (a new handle, or a spare one reset) for `request`; the transfer owns
+    /// it from here on, until the driver takes it back.
     ///
     /// - Throws: `HTTPTransportError.cannotConnect` when the request cannot be sent as given
     ///   (a header with a line break in it, or an option libcurl refuses): nothing was sent.
-    init(_ request: HTTPRequest, proxy: CurlTransport.Proxy, timeout: Duration? = nil) throws {
-        CurlGlobal.initialize()
+    init(_ request: HTTPRequest, easy: UnsafeMutableRawPointer?, proxy: CurlTransport.Proxy, timeout: Duration? = nil)
+        throws
+    {
         limit = max(0, request.maximumResponseBytes)
         self.timeout = timeout
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
-        easy = curl_easy_init()
+        self.easy = easy
 
-        var list: UnsafeMutablePointer<curl_slist>?
-        var invalidHeader: String?
-        for line in Self.headerLines(for: request) {
-            guard let line else {
-                invalidHeader = invalidHeader ?? "a header name or value with a line break or NUL"
-                continue
-            }
-            guard let appended = line.withCString({ curl_slist_append(list, $0) }) else {
-                invalidHeader = "out of memory for the header list"
-                break
-            }
-            list = appended
-        }
+        let (list, invalidHeader) = Self.headerList(for: request)
         headerList = list
 
         if request.method == .post, let bytes = request.body, !bytes.isEmpty {
@@ -107,8 +106,9 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        // The driver has removed the handle from the multi handle (or never added it).
-        if let easy { curl_easy_cleanup(easy) }
+        // The driver has removed the handle from the multi handle (or never added it), and
+        // keeps it if it took it back.
+        if let easy, !meeting.withLock({ $0.handleTakenBack }) { curl_easy_cleanup(easy) }
         curl_slist_free_all(headerList)
         requestBody?.deallocate()
         errorBuffer.deallocate()
@@ -124,45 +124,97 @@ final class CurlTransfer: @unchecked Sendable {
     /// after decoding against the request's bound, so a gzip bomb stops at the bound.
     static let acceptedEncoding = "gzip"
 
-    /// The header lines as libcurl takes them: `Name: value`, `Name;` for an empty value
-    /// (`Name:` would delete the header), and `Name:` to suppress a header libcurl adds on its
-    /// own that the request did not ask for. `nil` for a header that would break the framing.
-    static func headerLines(for request: HTTPRequest) -> [String?] {
-        var lines: [String?] = []
-        lines.reserveCapacity(request.headers.count + 2)
+    /// The header lines as libcurl takes them, in one list: `Name: value`, `Name;` for an empty
+    /// value (`Name:` would delete the header), and `Name:` to suppress a header libcurl adds on
+    /// its own that the request did not ask for. `invalid` says why the request cannot be sent
+    /// as given (a header that would break the framing); the list is then incomplete.
+    ///
+    /// Each line is written once, as bytes, into a buffer on the stack that libcurl copies: no
+    /// string is built, trimmed or joined on the way.
+    static func headerList(for request: HTTPRequest) -> (list: UnsafeMutablePointer<curl_slist>?, invalid: String?) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        var invalid: String?
+        func append(_ line: UnsafePointer<CChar>?) {
+            guard invalid == nil else { return }
+            guard let line else {
+                invalid = "a header name or value with a line break or NUL"
+                return
+            }
+            guard let appended = curl_slist_append(list, line) else {
+                invalid = "out of memory for the header list"
+                return
+            }
+            list = appended
+        }
         var hasContentType = false
         for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
             // Framing is the transport's: libcurl computes the length of the bytes it sends.
-            if HTTPFieldName.matches(name, "Content-Length") || HTTPFieldName.matches(name, "Transfer-Encoding") {
-                continue
-            }
-            if HTTPFieldName.matches(name, "Content-Type") { hasContentType = true }
-            guard isToken(name), !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                lines.append(nil)
-                continue
-            }
-            let trimmed = httpTrimmed(value.utf8)
-            lines.append(trimmed.isEmpty ? name + ";" : name + ": " + trimmed)
+            if isNamed(name, "Content-Length") || isNamed(name, "Transfer-Encoding") { continue }
+            if isNamed(name, "Content-Type") { hasContentType = true }
+            withLine(name, value, append)
         }
         // libcurl would wait a second for `100 Continue` before a large body, on the wall clock.
-        lines.append("Expect:")
+        append("Expect:")
         if request.method == .post, !hasContentType {
             // Not libcurl's `application/x-www-form-urlencoded`: the body is sent as it is.
-            lines.append("Content-Type:")
+            append("Content-Type:")
         }
-        return lines
+        return (list, invalid)
+    }
+
+    /// Whether `name` is `field` as HTTP compares names; most names differ in length already.
+    private static func isNamed(_ name: String, _ field: String) -> Bool {
+        name.utf8.count == field.utf8.count && HTTPFieldName.matches(name, field)
+    }
+
+    /// Calls `body` with the NUL-terminated line for one header, its value without the spaces
+    /// and tabs around it, or with `nil` when the name is not a token or the value holds a line
+    /// break or a NUL.
+    private static func withLine(_ name: String, _ value: String, _ body: (UnsafePointer<CChar>?) -> Void) {
+        var name = name
+        var value = value
+        name.withUTF8 { name in
+            value.withUTF8 { value in
+                guard isToken(name), !value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+                    return body(nil)
+                }
+                var start = value.startIndex
+                var end = value.endIndex
+                while start < end, value[start] == 0x20 || value[start] == 0x09 { start += 1 }
+                while end > start, value[end - 1] == 0x20 || value[end - 1] == 0x09 { end -= 1 }
+                let trimmed = UnsafeBufferPointer(rebasing: value[start..<end])
+                let separator: StaticString = trimmed.isEmpty ? ";" : ": "
+                let count = name.count + separator.utf8CodeUnitCount + trimmed.count + 1
+                withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { line in
+                    var position = 0
+                    func put(_ bytes: UnsafeRawBufferPointer) {
+                        UnsafeMutableRawBufferPointer(rebasing: line[position..<position + bytes.count])
+                            .copyMemory(from: bytes)
+                        position += bytes.count
+                    }
+                    put(UnsafeRawBufferPointer(name))
+                    put(UnsafeRawBufferPointer(start: separator.utf8Start, count: separator.utf8CodeUnitCount))
+                    put(UnsafeRawBufferPointer(trimmed))
+                    line[position] = 0
+                    body(line.baseAddress.map { UnsafePointer($0.bindMemory(to: CChar.self, capacity: count)) })
+                }
+            }
+        }
     }
 
     /// An HTTP field name (RFC 9110 `token`).
-    private static func isToken(_ name: String) -> Bool {
+    private static func isToken(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         !name.isEmpty
-            && name.utf8.allSatisfy { byte in
+            && name.allSatisfy { byte in
                 switch byte {
                 case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                     UInt8(ascii: "0")...UInt8(ascii: "9"):
                     return true
+                // ! # $ % & ' * + - . ^ _ ` | ~
+                case 0x21, 0x23...0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E:
+                    return true
                 default:
-                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                    return false
                 }
             }
     }
@@ -243,13 +295,13 @@ final class CurlTransfer: @unchecked Sendable {
     /// Hands the caller's continuation over; `false` when the task was cancelled first (the
     /// caller has then been resumed with `CancellationError` and the driver is not involved).
     func attach(_ continuation: CheckedContinuation<HTTPResponse, any Error>) -> Bool {
-        let cancelled = outcome.withLock { outcome -> Bool in
-            switch outcome {
+        let cancelled = meeting.withLock { meeting -> Bool in
+            switch meeting.outcome {
             case .notStarted:
-                outcome = .waiting(continuation)
+                meeting.outcome = .waiting(continuation)
                 return false
             case .cancelledBeforeStart:
-                outcome = .finished
+                meeting.outcome = .finished
                 return true
             case .waiting, .finished:
                 preconditionFailure("a transfer is attached once")
@@ -262,13 +314,13 @@ final class CurlTransfer: @unchecked Sendable {
     /// Resumes the caller with `CancellationError` at once. `true` when the transfer was with
     /// the driver, which must now remove its handle.
     func cancel() -> Bool {
-        let continuation = outcome.withLock { outcome -> CheckedContinuation<HTTPResponse, any Error>? in
-            switch outcome {
+        let continuation = meeting.withLock { meeting -> CheckedContinuation<HTTPResponse, any Error>? in
+            switch meeting.outcome {
             case .notStarted:
-                outcome = .cancelledBeforeStart
+                meeting.outcome = .cancelledBeforeStart
                 return nil
             case .waiting(let continuation):
-                outcome = .finished
+                meeting.outcome = .finished
                 return continuation
             case .cancelledBeforeStart, .finished:
                 return nil
@@ -280,17 +332,26 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Whether the caller has been answered (or gave up).
     var isFinished: Bool {
-        outcome.withLock { if case .finished = $0 { true } else { false } }
+        meeting.withLock { if case .finished = $0.outcome { true } else { false } }
     }
 
-    /// Resumes the caller, if it is still waiting.
-    func finish(_ result: Result<HTTPResponse, any Error>) {
-        let continuation = outcome.withLock { outcome -> CheckedContinuation<HTTPResponse, any Error>? in
-            guard case .waiting(let continuation) = outcome else { return nil }
-            outcome = .finished
+    /// Resumes the caller, if it is still waiting. With `handingBack`, the driver (which has
+    /// removed the handle from the multi handle) takes the handle back first, so that it can
+    /// reset it for another transfer once the caller is on its way.
+    func finish(_ result: Result<HTTPResponse, any Error>, handingBack: Bool = false) {
+        let continuation = meeting.withLock { meeting -> CheckedContinuation<HTTPResponse, any Error>? in
+            if handingBack { meeting.handleTakenBack = true }
+            guard case .waiting(let continuation) = meeting.outcome else { return nil }
+            meeting.outcome = .finished
             return continuation
         }
         continuation?.resume(with: result)
+    }
+
+    /// The driver, which has removed the handle from the multi handle, takes it back: the
+    /// transfer no longer cleans it up.
+    func handBack() {
+        meeting.withLock { $0.handleTakenBack = true }
     }
 
     // MARK: - The driver's side

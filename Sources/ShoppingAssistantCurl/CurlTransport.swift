@@ -121,8 +121,8 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// One request on the wire, without redirects; libcurl ends it with `.timedOut` after
     /// `timeout`, if given.
     private func exchange(_ request: HTTPRequest, timeout: Duration?) async throws -> HTTPResponse {
-        let transfer = try CurlTransfer(request, proxy: proxy, timeout: timeout)
         let driver = self.driver
+        let transfer = try CurlTransfer(request, easy: driver.makeHandle(), proxy: proxy, timeout: timeout)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 if transfer.attach(continuation) { driver.start(transfer) }
