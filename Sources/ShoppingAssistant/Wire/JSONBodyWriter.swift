@@ -36,19 +36,34 @@ struct JSONBodyWriter {
         close(UInt8(ascii: "]"))
     }
 
-    /// A member of the object being written.
-    mutating func member(_ key: String, _ value: some JSONBodyWritable) {
+    /// A member of the object being written, under a key written in the source: a plain name,
+    /// copied as it is (no key of a body needs escaping).
+    mutating func member(_ key: StaticString, _ value: some JSONBodyWritable) {
         separate()
-        string(key)
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { key in
+            assert(Self.firstEscaped(in: key, from: 0) == key.count, "a literal key that needs escaping")
+            bytes.append(contentsOf: key)
+        }
+        bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
         value.write(to: &self)
     }
 
     /// A member of the object being written, left out when `value` is `nil` (as
     /// `encodeIfPresent` leaves it out).
-    mutating func member(_ key: String, ifPresent value: (some JSONBodyWritable)?) {
+    mutating func member(_ key: StaticString, ifPresent value: (some JSONBodyWritable)?) {
         guard let value else { return }
         member(key, value)
+    }
+
+    /// A member of the object being written, under a key known only now (a dictionary's, an
+    /// event's field), escaped as any string.
+    mutating func member(named key: String, _ value: some JSONBodyWritable) {
+        separate()
+        string(key)
+        bytes.append(UInt8(ascii: ":"))
+        value.write(to: &self)
     }
 
     /// An element of the array being written.
@@ -64,14 +79,44 @@ struct JSONBodyWriter {
         var value = value
         value.withUTF8 { utf8 in
             var clean = 0  // the start of the run of bytes that need no escaping
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+            var index = Self.firstEscaped(in: utf8, from: 0)
+            while index < utf8.count {
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean..<index]))
-                escape(byte)
+                escape(utf8[index])
                 clean = index + 1
+                index = Self.firstEscaped(in: utf8, from: clean)
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The index of the first byte from `start` on that must be escaped (a C0 control, `"` or
+    /// `\`), or `utf8.count`. Looks at eight bytes at a time: nearly every string has none.
+    static func firstEscaped(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        if let base = UnsafeRawPointer(utf8.baseAddress) {
+            while index + 8 <= utf8.count, !needsEscaping(base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                index += 8
+            }
+        }
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C { break }
+            index += 1
+        }
+        return index
+    }
+
+    /// Whether any of the eight bytes of `word` is below 0x20, `"` or `\` (the classic
+    /// has-less and has-zero tests, exact for this question).
+    private static func needsEscaping(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- ones &* 0x20) & ~word
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        return (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & highs != 0
     }
 
     /// A literal that needs no escaping (`true`, a number).
@@ -143,7 +188,7 @@ extension Dictionary: JSONBodyWritable where Key == String, Value: JSONBodyWrita
     func write(to json: inout JSONBodyWriter) {
         json.object { json in
             for (key, value) in sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-                json.member(key, value)
+                json.member(named: key, value)
             }
         }
     }

@@ -27,11 +27,17 @@ extension JSONValue {
 
 extension JSONReader {
     /// Reads the next value, of any kind, as a `JSONValue`.
+    /// How many members an object is expected to have when its first one is read.
+    private static let expectedMemberCount = 6
+
     mutating func readValue() throws(JSONReadError) -> JSONValue {
         switch try peek() {
         case .object:
             var members: [String: JSONValue] = [:]
             try readObject { reader, key throws(JSONReadError) in
+                // Room for a button's or a product's few members at once, instead of growing
+                // (and hashing every key again) at the second, third and fifth.
+                if members.isEmpty { members.reserveCapacity(Self.expectedMemberCount) }
                 let name = reader.string(key)
                 members[name] = try reader.readValue()
             }

@@ -128,9 +128,9 @@ extension GravityEvent: JSONBodyWritable {
         json.object { json in
             for key in keys {
                 switch key {
-                case "name": json.member(key, name)
-                case "type": json.member(key, type)
-                default: fields[key].map { json.member(key, $0) }
+                case "name": json.member("name", name)
+                case "type": json.member("type", type)
+                default: fields[key].map { json.member(named: key, $0) }
                 }
             }
         }

@@ -107,6 +107,27 @@ struct JSONBodyWriterTests {
         #expect(Self.written(long) == Self.encoded(long))
     }
 
+    /// Strings are searched for bytes to escape eight bytes at a time: a byte to escape at any
+    /// place in or across those words, among plain ASCII, multi-byte UTF-8 (bytes ≥ 0x80, which
+    /// a word-wide test can mistake for others) or bytes just beside the escaped ones in value.
+    @Test func aByteToEscapeIsFoundAtEveryPlaceOfAnyLength() {
+        let backgrounds: [Character] = ["a", "я", "!", "#", "[", "]", " ", "\u{7F}", "😀"]
+        for background in backgrounds {
+            for length in 0..<20 {
+                for place in 0...length {
+                    for escaped in ["\"", "\\", "\n", "\u{0}", "\u{1F}"] as [Character] {
+                        var characters = Array(repeating: background, count: length)
+                        characters.insert(escaped, at: place)
+                        let text = String(characters)
+                        #expect(Self.written(text) == Self.encoded(text), "\(length) \(place) \(background)")
+                    }
+                }
+                let plain = String(repeating: background, count: length)
+                #expect(Self.written(plain) == Self.encoded(plain))
+            }
+        }
+    }
+
     @Test func dictionaryKeysComeInJSONEncodersOrder() {
         let keys =
             ["a10", "a9", "B", "a", "_", "Z", "é", "e", "aB", "ab", "A", "1", "10", "2", "ä", "ё", "я", "Я"]
