@@ -76,6 +76,46 @@ struct CurlTransportTests {
         #expect(received.header("Accept-Encoding") == "gzip")
     }
 
+    /// A finished (or cancelled) transfer's handle is reset and reused by the next one: nothing
+    /// of an earlier request reaches a later one — not its key header, its body or method, nor
+    /// its bound.
+    @Test func aReusedHandleCarriesNothingOfTheRequestBefore() async throws {
+        let server = try LoopbackHTTPServer(keepsConnectionsAlive: true)
+        defer { server.stop() }
+        let transport = CurlTransport(proxy: .none)
+        let secret = HTTPRequest(
+            method: .post, url: server.baseURL.appendingPathComponent("v2/event"),
+            headers: ["X-Gravity-Key": "key-for-gravity-only", "Content-Type": "application/json"],
+            body: Data(#"{"sec":"key-for-gravity-only"}"#.utf8), maximumResponseBytes: 4)
+        server.enqueue(.answer(status: 200, text: "much longer than four bytes"))
+        await #expect(throws: HTTPResponseTooLarge.self) { try await transport.send(secret) }
+        server.enqueue(.answer(status: 200, text: "ok"))
+        _ = try await transport.send(secret)
+        // One more, cancelled while the server holds its answer: its handle is taken back too.
+        server.enqueue(.script([.waitForHangUp]))
+        let cancelled = Task { try await transport.send(secret) }
+        _ = await server.request(2)
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(await server.clientHungUp(onRequest: 2))
+
+        for round in 0..<3 {
+            server.enqueue(.answer(status: 200, text: "plain \(round)"))
+            let response = try await transport.send(
+                HTTPRequest(method: .get, url: server.baseURL.appendingPathComponent("products/\(round)")))
+            #expect(response.body == Data("plain \(round)".utf8), "no bound of the request before")
+        }
+
+        let plain = server.receivedRequests.suffix(3)
+        #expect(plain.count == 3)
+        for request in plain {
+            #expect(request.method == "GET")
+            #expect(request.body.isEmpty)
+            #expect(request.header("X-Gravity-Key") == nil, "the key went to \(request.path)")
+            #expect(request.header("Content-Type") == nil)
+        }
+    }
+
     @Test(arguments: [
         ["X-Injected": "a\r\nAuthorization: Bearer stolen"], ["X-Injected": "a\nb"], ["X-Nul": "a\u{0}b"],
         ["Bad Name": "v"], ["": "v"],
