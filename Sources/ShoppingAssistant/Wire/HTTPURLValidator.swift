@@ -61,8 +61,12 @@ enum HTTPURLValidator {
             guard digits > 0, port <= 65535 else { return false }
         }
         // Path, query, fragment.
-        guard index == bytes.count || [UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains(bytes[index])
-        else { return false }
+        if index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"): break
+            default: return false
+            }
+        }
         var inFragment = false
         while index < bytes.count {
             let byte = bytes[index]
@@ -86,9 +90,9 @@ enum HTTPURLValidator {
 
     /// The offset after `http://` or `https://` (any case), if the text starts so.
     private static func schemeEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-        let http: [UInt8] = Array("http".utf8)
-        guard bytes.count >= 7 else { return nil }
-        for (offset, letter) in http.enumerated() where bytes[offset] | 0x20 != letter { return nil }
+        guard bytes.count >= 7, bytes[0] | 0x20 == UInt8(ascii: "h"), bytes[1] | 0x20 == UInt8(ascii: "t"),
+            bytes[2] | 0x20 == UInt8(ascii: "t"), bytes[3] | 0x20 == UInt8(ascii: "p")
+        else { return nil }
         var index = 4
         if bytes[index] | 0x20 == UInt8(ascii: "s") { index += 1 }
         guard bytes.count - index >= 3, bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"),
@@ -108,14 +112,21 @@ enum HTTPURLValidator {
     }
 
     /// RFC 3986 unreserved characters: a registered name without percent-encoding.
-    private static func isHostCharacter(_ byte: UInt8) -> Bool {
+    private static func isHostCharacter(_ byte: UInt8) -> Bool { hostCharacters.contains(byte) }
+
+    private static let hostCharacters = ASCIISet { byte in
         isLetterOrDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
             || byte == UInt8(ascii: "~")
     }
 
     /// RFC 3986 pchar other than percent-encoding: unreserved, sub-delims, `:` and `@`.
-    private static func isPathCharacter(_ byte: UInt8) -> Bool {
-        if isHostCharacter(byte) { return true }
+    private static func isPathCharacter(_ byte: UInt8) -> Bool { pathCharacters.contains(byte) }
+
+    private static let pathCharacters = ASCIISet { byte in
+        isHostCharacter(byte) || isSubDelimiterColonOrAt(byte)
+    }
+
+    private static func isSubDelimiterColonOrAt(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
             UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
@@ -123,6 +134,31 @@ enum HTTPURLValidator {
             return true
         default:
             return false
+        }
+    }
+}
+
+/// A set of ASCII bytes as two 64-bit masks: membership is one shift and one test, where a
+/// chain of comparisons would branch on every byte of every URL.
+private struct ASCIISet {
+    private let low: UInt64
+    private let high: UInt64
+
+    init(_ member: (UInt8) -> Bool) {
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        for byte in UInt8(0)..<128 where member(byte) {
+            if byte < 64 { low |= 1 << UInt64(byte) } else { high |= 1 << UInt64(byte - 64) }
+        }
+        self.low = low
+        self.high = high
+    }
+
+    func contains(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0..<64: return low >> UInt64(byte) & 1 != 0
+        case 64..<128: return high >> UInt64(byte - 64) & 1 != 0
+        default: return false
         }
     }
 }

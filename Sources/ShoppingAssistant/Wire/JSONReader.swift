@@ -429,13 +429,12 @@ struct JSONReader {
             output.append(contentsOf: content)
             return
         }
-        let oldCount = output.count
-        output.append(contentsOf: repeatElement(0, count: content.count))
-        let written = output.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return 0 }
-            return Self.unescape(content, into: base + oldCount)
+        // Unescaped beside the output (on the stack, for a string of a URL's size), then
+        // appended at once: no zeros written first and taken back after.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: content.count) { buffer in
+            guard let base = buffer.baseAddress else { return }
+            output.append(contentsOf: UnsafeBufferPointer(start: base, count: Self.unescape(content, into: base)))
         }
-        output.removeLast(content.count - written)
     }
 
     /// Writes the UTF-8 of checked string content with escapes; returns the bytes written

@@ -70,6 +70,9 @@ struct ReplyDecoder {
     private var texts: [StoredText] = []
     private var clicks: [StoredText] = []
     private var visibleImpressions: [StoredText] = []
+    /// The URLs of the event being read, until its type says where they go: one buffer for
+    /// every event of the reply, not an array made for each.
+    private var eventURLs: [StoredText] = []
 
     private struct ButtonFields {
         let route: ReplyButton.Route
@@ -287,7 +290,7 @@ struct ReplyDecoder {
             guard try reader.peek() == .object else { return try reader.skipValue() }
             // Only this event's URLs are appended while it is read, so dropping them is a roll-back.
             let mark = builder.mark
-            var urls: [StoredText] = []
+            eventURLs.removeAll(keepingCapacity: true)
             var type: RawTypeMatch = .other
             try reader.readObject { reader, key throws(JSONReadError) in
                 if reader.text(key, is: "type") {
@@ -302,12 +305,12 @@ struct ReplyDecoder {
                     }
                 } else if reader.text(key, is: "urls") {
                     builder.rollBack(to: mark)
-                    urls.removeAll()
+                    eventURLs.removeAll(keepingCapacity: true)
                     try reader.readArrayOrSkip { reader, _ throws(JSONReadError) in
                         guard let raw = try reader.scanStringOrSkip() else { return }
                         let url = builder.append(raw, from: reader)
                         if builder.withBytes(url, HTTPURLValidator.isValid) {
-                            urls.append(url)
+                            eventURLs.append(url)
                         } else {
                             builder.drop(url)
                         }
@@ -317,9 +320,9 @@ struct ReplyDecoder {
                 }
             }
             switch (wanted, type) {
-            case (.impression, .impression): texts += urls
-            case (.product, .click): clicks += urls
-            case (.product, .visibleImpression): visibleImpressions += urls
+            case (.impression, .impression): texts += eventURLs
+            case (.product, .click): clicks += eventURLs
+            case (.product, .visibleImpression): visibleImpressions += eventURLs
             default: builder.rollBack(to: mark)
             }
         }
