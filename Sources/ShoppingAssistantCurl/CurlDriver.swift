@@ -133,7 +133,10 @@ final class CurlDriver: @unchecked Sendable {
                 active[easy] = transfer
             }
             for transfer in removing {
-                guard let easy = transfer.easy, active.removeValue(forKey: easy) != nil else { continue }
+                // Only while the handle is still this transfer's: one that ended meanwhile has
+                // handed it back, and the next transfer may be using it already.
+                guard let easy = transfer.easy, active[easy] === transfer else { continue }
+                active[easy] = nil
                 curl_multi_remove_handle(multi, easy)
                 withExtendedLifetime(transfer) {
                     transfer.handBack()

@@ -116,6 +116,33 @@ struct CurlTransportTests {
         }
     }
 
+    /// A request cancelled just as its answer lands hands its handle back once: the handle,
+    /// reused at once by the next request, is never taken from that request by the late
+    /// cancellation (which would leave the next request waiting for ever).
+    @Test func aCancellationAsTheAnswerLandsNeverTakesTheHandleFromTheNextRequest() async throws {
+        let server = try LoopbackHTTPServer(keepsConnectionsAlive: true)
+        defer { server.stop() }
+        server.setResponder { _ in .answer(status: 200, text: "ok") }
+        let transport = CurlTransport(proxy: .none)
+        let request = HTTPRequest(method: .get, url: server.baseURL)
+        let rounds = 2_000
+        let completed = await withinHangGuard("every request after a cancelled one is answered") {
+            var answered = 0
+            for round in 0..<rounds {
+                let doomed = Task { try? await transport.send(request) }
+                // Cancelled before, while and after its answer arrives: a little later each
+                // round, up to about a round trip, whatever the machine's speed.
+                let cancelAt = ContinuousClock.now + .microseconds(round % 50 * 4)
+                while ContinuousClock.now < cancelAt { await Task.yield() }
+                doomed.cancel()
+                if (try? await transport.send(request))?.status == 200 { answered += 1 }
+                _ = await doomed.value
+            }
+            return answered
+        }
+        #expect(completed == rounds)
+    }
+
     @Test(arguments: [
         ["X-Injected": "a\r\nAuthorization: Bearer stolen"], ["X-Injected": "a\nb"], ["X-Nul": "a\u{0}b"],
         ["Bad Name": "v"], ["": "v"],
