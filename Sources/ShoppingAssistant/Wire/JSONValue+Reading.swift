@@ -27,24 +27,35 @@ extension JSONValue {
 
 extension JSONReader {
     /// Reads the next value, of any kind, as a `JSONValue`.
-    /// How many members an object is expected to have when its first one is read.
-    private static let expectedMemberCount = 6
-
     mutating func readValue() throws(JSONReadError) -> JSONValue {
+        var members: [(String, JSONValue)] = []
+        return try readValue(collecting: &members)
+    }
+
+    /// `readValue()`, with one list for the members of every object being read (a stack: an
+    /// object's members follow those of the objects it is in): each object's dictionary is made
+    /// once its members are known, with room for exactly them, instead of growing (and hashing
+    /// every key again) as they come.
+    private mutating func readValue(collecting members: inout [(String, JSONValue)]) throws(JSONReadError)
+        -> JSONValue
+    {
         switch try peek() {
         case .object:
-            var members: [String: JSONValue] = [:]
+            let first = members.count
             try readObject { reader, key throws(JSONReadError) in
-                // Room for a button's or a product's few members at once, instead of growing
-                // (and hashing every key again) at the second, third and fifth.
-                if members.isEmpty { members.reserveCapacity(Self.expectedMemberCount) }
                 let name = reader.string(key)
-                members[name] = try reader.readValue()
+                let value = try reader.readValue(collecting: &members)
+                members.append((name, value))
             }
-            return .object(members)
+            var object = [String: JSONValue](minimumCapacity: members.count - first)
+            for (name, value) in members[first...] { object[name] = value }  // the last of a name wins
+            members.removeSubrange(first...)
+            return .object(object)
         case .array:
             var elements: [JSONValue] = []
-            try readArray { reader throws(JSONReadError) in elements.append(try reader.readValue()) }
+            try readArray { reader throws(JSONReadError) in
+                elements.append(try reader.readValue(collecting: &members))
+            }
             return .array(elements)
         case .string: return .string(try readString())
         case .number: return .number(try readNumber())
