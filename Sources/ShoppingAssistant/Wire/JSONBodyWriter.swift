@@ -92,11 +92,16 @@ struct JSONBodyWriter {
     }
 
     /// The index of the first byte from `start` on that must be escaped (a C0 control, `"` or
-    /// `\`), or `utf8.count`. Looks at eight bytes at a time: nearly every string has none.
+    /// `\`), or `utf8.count`. Looks at eight bytes at a time (nearly every string has none),
+    /// and in a word that has one, goes straight to it.
     static func firstEscaped(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         var index = start
         if let base = UnsafeRawPointer(utf8.baseAddress) {
-            while index + 8 <= utf8.count, !needsEscaping(base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+            while index + 8 <= utf8.count {
+                // Little-endian, so the first byte in memory is the word's lowest.
+                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let marks = bytesToEscape(word)
+                if marks != 0 { return index + marks.trailingZeroBitCount / 8 }
                 index += 8
             }
         }
@@ -108,15 +113,16 @@ struct JSONBodyWriter {
         return index
     }
 
-    /// Whether any of the eight bytes of `word` is below 0x20, `"` or `\` (the classic
-    /// has-less and has-zero tests, exact for this question).
-    private static func needsEscaping(_ word: UInt64) -> Bool {
+    /// The high bit of each byte of `word` that is below 0x20, `"` or `\` (the classic has-less
+    /// and has-zero tests). A borrow can also mark a byte above a marked one, never one below:
+    /// the lowest mark is always that of the lowest such byte.
+    private static func bytesToEscape(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let control = (word &- ones &* 0x20) & ~word
         let quote = word ^ (ones &* 0x22)
         let backslash = word ^ (ones &* 0x5C)
-        return (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & highs != 0
+        return (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & highs
     }
 
     /// A literal that needs no escaping (`true`, a number).

@@ -71,6 +71,32 @@ import Testing
         #expect(Self.reason(bytes) == .invalidUTF8, "\(bytes)")
     }
 
+    /// Strings are scanned eight bytes at a time, jumping to the first byte in a word that needs
+    /// a look: an escape, a multi-byte character, the closing quote or a control character at
+    /// any place in or across those words, among bytes just beside them in value, reads the
+    /// same text or fails the same way.
+    @Test func aByteThatNeedsALookIsFoundAtEveryPlaceOfAnyLength() throws {
+        let backgrounds = ["a", "!", "#", "[", "]", " ", "\u{7F}", "~"]
+        let specials: [(json: String, text: String)] = [
+            (#"\""#, "\""), (#"\\"#, "\\"), (#"\/"#, "/"), (#"\n"#, "\n"), (#"\u00e9"#, "é"), ("я", "я"),
+            ("😀", "😀"), ("\u{7F}", "\u{7F}"),
+        ]
+        for background in backgrounds {
+            for length in 0..<20 {
+                for place in 0...length {
+                    let before = String(repeating: background, count: place)
+                    let after = String(repeating: background, count: length - place)
+                    for special in specials {
+                        let value = try Self.parse("\"" + before + special.json + after + "\"")
+                        #expect(value == .string(before + special.text + after), "\(length) \(place) \(special.json)")
+                    }
+                    #expect(Self.reason("\"" + before + "\u{1F}" + after + "\"") == .controlCharacter)
+                    #expect(Self.reason("\"" + before + after) == .unexpectedEnd)
+                }
+            }
+        }
+    }
+
     @Test func readsWellFormedUTF8AndEscapes() throws {
         #expect(try Self.parse("\"Помощник 😀 €\"") == "Помощник 😀 €")
         #expect(try JSONValue(parsing: [0x22, 0xF4, 0x8F, 0xBF, 0xBF, 0x22] as [UInt8]) == "\u{10FFFF}")
