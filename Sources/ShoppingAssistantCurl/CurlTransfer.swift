@@ -49,6 +49,9 @@ final class CurlTransfer: @unchecked Sendable {
     private var status = 0
     private var body = Data()
     private var abort: Abort?
+    /// The final answer's declared `Content-Length` of an unencoded body, once its headers
+    /// have ended: when that many bytes have arrived, the answer is complete.
+    private var declaredLength: Int?
 
     private enum Abort {
         case tooLarge(status: Int)
@@ -391,6 +394,7 @@ final class CurlTransfer: @unchecked Sendable {
             return false
         }
         body.append(contentsOf: bytes)
+        if let declaredLength, body.count == declaredLength { finishEarly() }
         return true
     }
 
@@ -464,8 +468,19 @@ final class CurlTransfer: @unchecked Sendable {
                 return false
             }
             body.reserveCapacity(min(declared, Self.maximumReservation))
+            // A chunked body's length is its chunks', whatever `Content-Length` says.
+            if header("Transfer-Encoding") == nil { declaredLength = declared }
+            if declaredLength == 0 { finishEarly() }
         }
         return true
+    }
+
+    /// Every byte the answer declared is here: the caller has its response now, while libcurl
+    /// still closes or keeps the connection and reports the transfer done (after which this
+    /// transfer's handle is taken back as usual). Nothing libcurl finds after the last byte
+    /// changes the response.
+    private func finishEarly() {
+        finish(.success(HTTPResponse(status: status, headers: headers, body: body)))
     }
 
     private func header(_ name: String) -> String? {

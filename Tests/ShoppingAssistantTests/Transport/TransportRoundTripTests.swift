@@ -95,6 +95,46 @@ struct TransportRoundTripTests {
         #expect(response.body == Data(errorBody.utf8))
     }
 
+    /// A body's end is where its framing says: a declared `Content-Length` is the end of an
+    /// unencoded body (the answer is complete the moment its last byte is in, whatever the
+    /// connection does next), but a chunked body's end is its last chunk, whatever
+    /// `Content-Length` also says (RFC 9112, 6.3).
+    @Test(arguments: TransportKind.allCases)
+    func aBodyEndsWhereItsFramingSaysNotBefore(_ kind: TransportKind) async throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        let body = Data("hello, chunked world".utf8)
+        server.enqueue(
+            .script([
+                .send(
+                    LoopbackHTTPServer.head(
+                        status: 200, headers: [("Transfer-Encoding", "chunked"), ("Content-Length", "3")])),
+                .send(LoopbackHTTPServer.chunked(body, chunkSize: 3)), .close,
+            ]))
+        server.enqueue(
+            .script([
+                // `close`: the connection, kept open, is not one to send the next request on.
+                .send(
+                    LoopbackHTTPServer.head(status: 200, headers: [("Content-Length", "5"), ("Connection", "close")])),
+                .send(Data("exact".utf8)), .waitForHangUp,
+            ]))
+        server.enqueue(
+            .script([
+                .send(
+                    LoopbackHTTPServer.head(status: 200, headers: [("Content-Length", "0"), ("Connection", "close")])),
+                .waitForHangUp,
+            ]))
+        let transport = kind.make()
+
+        let chunked = try await transport.send(HTTPRequest(method: .get, url: server.baseURL))
+        let exact = try await transport.send(HTTPRequest(method: .get, url: server.baseURL))
+        let empty = try await transport.send(HTTPRequest(method: .get, url: server.baseURL))
+
+        #expect(chunked.body == body)
+        #expect(exact.body == Data("exact".utf8), "complete while the server keeps the connection open")
+        #expect(empty.status == 200 && empty.body.isEmpty)
+    }
+
     @Test(arguments: TransportKind.allCases)
     func getSendsNoBodyAndKeepsTheQuery(_ kind: TransportKind) async throws {
         let server = try LoopbackHTTPServer()
