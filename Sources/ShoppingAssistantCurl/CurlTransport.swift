@@ -15,6 +15,8 @@ import ShoppingAssistant
 /// How it works: one libcurl multi handle per transport, driven by one thread of its own; each
 /// request is an easy handle whose caller waits on a continuation. Connections are kept and
 /// reused between requests, and HTTP/2 is used where the server offers it (ALPN over TLS).
+/// Easy handles are reused too: reset on the transport's thread once their request is over,
+/// so nothing of one request reaches the next.
 ///
 /// What it enforces, the same as `URLSessionTransport`:
 /// - **TLS verification, always**, against the system's CA store; TLS 1.2 at least.
