@@ -144,8 +144,9 @@ final class CurlDriver: @unchecked Sendable {
                 }
             }
             if stopping {
-                // A transport goes away only once no call holds it, so nothing is in flight
-                // but cancelled transfers, already answered.
+                // A transport goes away only once no call holds it, so what is left in flight
+                // has answered its caller already: cancelled transfers, and answers complete at
+                // their declared length that libcurl had not yet reported done.
                 for (easy, transfer) in active {
                     curl_multi_remove_handle(multi, easy)
                     transfer.finish(.failure(CancellationError()))
@@ -183,7 +184,13 @@ final class CurlDriver: @unchecked Sendable {
             // The handle is the driver's again before the caller resumes; the transfer is held
             // here until the handle has been reset, so nothing it points to is freed before.
             withExtendedLifetime(transfer) {
-                transfer.finish(transfer.result(of: code), handingBack: true)
+                // Its caller may have its answer already (cancelled, or complete at its declared
+                // length): then there is no result to make.
+                if transfer.isFinished {
+                    transfer.handBack()
+                } else {
+                    transfer.finish(transfer.result(of: code), handingBack: true)
+                }
                 recycle(easy)
             }
         }

@@ -468,8 +468,9 @@ final class CurlTransfer: @unchecked Sendable {
                 return false
             }
             body.reserveCapacity(min(declared, Self.maximumReservation))
-            // A chunked body's length is its chunks', whatever `Content-Length` says.
-            if header("Transfer-Encoding") == nil { declaredLength = declared }
+            // A chunked body's length is its chunks', whatever `Content-Length` says; and only
+            // a status `result(of:)` would accept may be answered early.
+            if header("Transfer-Encoding") == nil, (100...999).contains(status) { declaredLength = declared }
             if declaredLength == 0 { finishEarly() }
         }
         return true
@@ -477,8 +478,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Every byte the answer declared is here: the caller has its response now, while libcurl
     /// still closes or keeps the connection and reports the transfer done (after which this
-    /// transfer's handle is taken back as usual). Nothing libcurl finds after the last byte
-    /// changes the response.
+    /// transfer's handle is taken back as usual). libcurl never delivers more than the declared
+    /// length; what it may still report after the last byte (over HTTP/2, a stream reset or
+    /// trailers over the header bound) no longer fails a call that has its whole answer.
     private func finishEarly() {
         finish(.success(HTTPResponse(status: status, headers: headers, body: body)))
     }

@@ -16,7 +16,8 @@ import ShoppingAssistant
 /// request is an easy handle whose caller waits on a continuation. Connections are kept and
 /// reused between requests, and HTTP/2 is used where the server offers it (ALPN over TLS).
 /// Easy handles are reused too: reset on the transport's thread once their request is over,
-/// so nothing of one request reaches the next.
+/// so no option, header, body or bound of one request reaches the next (libcurl keeps a
+/// handle's TLS session cache across a reset, so a reused handle may resume a TLS session).
 ///
 /// What it enforces, the same as `URLSessionTransport`:
 /// - **TLS verification, always**, against the system's CA store; TLS 1.2 at least.
@@ -93,7 +94,8 @@ public final class CurlTransport: HTTPTransport, Sendable {
     }
 
     deinit {
-        // No call is in flight: each holds the transport until it returns.
+        // No call is waiting: each holds the transport until it returns. (libcurl may still be
+        // finishing with the connection of an answer its caller already has.)
         driver.stop()
     }
 
