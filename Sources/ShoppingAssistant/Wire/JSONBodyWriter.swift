@@ -98,10 +98,8 @@ struct JSONBodyWriter {
         var index = start
         if let base = UnsafeRawPointer(utf8.baseAddress) {
             while index + 8 <= utf8.count {
-                // Little-endian, so the first byte in memory is the word's lowest.
-                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-                let marks = bytesToEscape(word)
-                if marks != 0 { return index + marks.trailingZeroBitCount / 8 }
+                let marks = JSONStringWords.toEscape(JSONStringWords.word(base, at: index))
+                if marks != 0 { return index + JSONStringWords.bytesBefore(marks) }
                 index += 8
             }
         }
@@ -111,18 +109,6 @@ struct JSONBodyWriter {
             index += 1
         }
         return index
-    }
-
-    /// The high bit of each byte of `word` that is below 0x20, `"` or `\` (the classic has-less
-    /// and has-zero tests). A borrow can also mark a byte above a marked one, never one below:
-    /// the lowest mark is always that of the lowest such byte.
-    private static func bytesToEscape(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let control = (word &- ones &* 0x20) & ~word
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        return (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & highs
     }
 
     /// A literal that needs no escaping (`true`, a number).

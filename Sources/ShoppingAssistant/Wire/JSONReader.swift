@@ -289,13 +289,11 @@ struct JSONReader {
         while true {
             // Eight plain bytes at a time: printable ASCII other than `"` and `\`; in the word
             // that is not all plain, straight to its first byte that is not.
-            if let base {
+            if let base = UnsafeRawPointer(base) {
                 while bytes.count - position >= 8 {
-                    // Little-endian, so the first byte in memory is the word's lowest.
-                    let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
-                    let special = Self.specialBytes(word)
-                    guard special == 0 else {
-                        position += Self.plainBytesBefore(special)
+                    let marks = JSONStringWords.toEscapeOrMultibyte(JSONStringWords.word(base, at: position))
+                    guard marks == 0 else {
+                        position += JSONStringWords.bytesBefore(marks)
                         break
                     }
                     position += 8
@@ -318,27 +316,6 @@ struct JSONReader {
                 try scanMultibyte(lead: byte)
             }
         }
-    }
-
-    /// The high bit of each byte of `word` that is below 0x20, `"`, `\` or above 0x7F; 0 when
-    /// all eight are plain. A borrow can also mark a byte above a marked one, never one below:
-    /// the lowest mark is always that of the lowest such byte.
-    @inline(__always)
-    private static func specialBytes(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        let below20 = (word &- ones &* 0x20) & ~word
-        let isQuote = (quote &- ones) & ~quote
-        let isBackslash = (backslash &- ones) & ~backslash
-        return (below20 | isQuote | isBackslash | word) & highs
-    }
-
-    /// How many plain bytes lie below the lowest one `specialBytes` marked.
-    @inline(__always)
-    private static func plainBytesBefore(_ special: UInt64) -> Int {
-        special.trailingZeroBitCount / 8
     }
 
     /// Checks one escape at the current `\`.
