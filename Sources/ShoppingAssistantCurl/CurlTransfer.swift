@@ -181,11 +181,7 @@ final class CurlTransfer: @unchecked Sendable {
                 guard isToken(name), !value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
                     return body(nil)
                 }
-                var start = value.startIndex
-                var end = value.endIndex
-                while start < end, value[start] == 0x20 || value[start] == 0x09 { start += 1 }
-                while end > start, value[end - 1] == 0x20 || value[end - 1] == 0x09 { end -= 1 }
-                let trimmed = UnsafeBufferPointer(rebasing: value[start..<end])
+                let trimmed = UnsafeBufferPointer(rebasing: httpTrimmedBytes(value))
                 let separator: StaticString = trimmed.isEmpty ? ";" : ": "
                 let count = name.count + separator.utf8CodeUnitCount + trimmed.count + 1
                 withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { line in
@@ -419,7 +415,7 @@ final class CurlTransfer: @unchecked Sendable {
             lastHeaderName = nil
             return true
         }
-        if first == 0x20 || first == 0x09 {
+        if isOptionalWhitespace(first) {
             // An obsolete folded continuation of the previous header.
             if let name = lastHeaderName, let value = headers[name] {
                 headers[name] = value + " " + httpTrimmed(line)
@@ -495,12 +491,19 @@ final class CurlTransfer: @unchecked Sendable {
 /// Without the spaces and tabs around it, HTTP's optional whitespace (RFC 9110, 5.6.3):
 /// nothing else, and without a trip through `NSString` for every header line.
 private func httpTrimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> String {
-    let isWhitespace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
-    guard let start = bytes.firstIndex(where: { !isWhitespace($0) }),
-        let last = bytes.lastIndex(where: { !isWhitespace($0) })
-    else { return "" }
-    return String(decoding: bytes[start...last], as: UTF8.self)
+    String(decoding: httpTrimmedBytes(bytes), as: UTF8.self)
 }
+
+/// The same bytes, without the spaces and tabs around them.
+private func httpTrimmedBytes<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bytes.SubSequence {
+    guard let start = bytes.firstIndex(where: { !isOptionalWhitespace($0) }),
+        let last = bytes.lastIndex(where: { !isOptionalWhitespace($0) })
+    else { return bytes[bytes.endIndex...] }
+    return bytes[start...last]
+}
+
+/// A space or a tab: HTTP's optional whitespace, and the start of an obsolete folded line.
+private func isOptionalWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
 
 private func transfer(_ context: UnsafeMutableRawPointer?) -> CurlTransfer? {
     context.map { Unmanaged<CurlTransfer>.fromOpaque($0).takeUnretainedValue() }
