@@ -118,11 +118,14 @@ extension AssistantEngine {
     /// An accepted tap queues click tracking, closes the chat, and only after the close
     /// completed calls the handler with `.openProduct` exactly once (PR10). This call returns
     /// when that is done — from inside a host callback, or once cancelled, at once with
-    /// `.accepted`, the close and hand-over going on (H1).
+    /// `.accepted`, the close and hand-over going on (H1). An impression waits for nothing.
     public func performAssistantProductAction(
         product ref: AssistantProductRef, action: AssistantProductAction
     ) async -> AssistantInteractionResult {
-        interactionResult(
+        // Decided at once, an impression is performed here: no call ID, no parking, no list of
+        // actions (many a second while a carousel scrolls; figure 3 of the bench).
+        if action == .visibleImpression, let result = impressionDecidedAtOnce(ref) { return result }
+        return interactionResult(
             await call(refusal: .interaction(.staleReference)) { $0.productActionCalled($1, ref: ref, action: action) })
     }
 

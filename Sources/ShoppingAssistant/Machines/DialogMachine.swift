@@ -435,6 +435,15 @@ struct DialogMachine: Sendable {
         return products[item]
     }
 
+    /// The visible-impression tracking URLs of the product a ref names (AN5), read in place:
+    /// `nil` when there is no such product, an empty list when it has none.
+    func visibleImpressionURLs(turn: UInt64, item: Int) -> ReplyStorage.TrackingURLs? {
+        guard turn < UInt64(turns.count), let products = turns[Int(turn)].reply?.content.products,
+            products.indices.contains(item)
+        else { return nil }
+        return products[item].visibleImpressionTrackingURLs
+    }
+
     /// The reply with a given assistant message ID.
     func reply(assistantMessageId: String) -> (turn: Int, reply: ReplyMessage)? {
         guard let turn = turnByAssistantMessageId[assistantMessageId], let reply = turns[turn].reply else {

@@ -7,30 +7,71 @@ extension EngineMachine {
     mutating func productActionCalled(_ call: CallID, ref: AssistantProductRef, action: AssistantProductAction)
         -> [EngineAction]
     {
-        let scope = ProductActionLedger.Scope(
+        if action == .visibleImpression { return impressionCalled(call, ref: ref) }
+        let product = dialog.product(turn: ref.reply, item: ref.item)
+        let result = products.tapReported(ref, scope: productScope, productCanOpen: product?.canOpen)
+        let note = EngineAction.log(.info, .productAction(.tap, ref, result))
+        guard result == .accepted, let product else { return [note, .complete(call, .interaction(result))] }
+        // The click is queued before the close starts (PR10), and survives it (AN8).
+        return [note, .log(.info, "closing the chat: product tap")] + trackURLs(product.clickTrackingURLs)
+            + close(call, .interaction(.accepted), thenHandOver: .openProduct(product.product(ref: ref)))
+    }
+
+    /// What a visible impression does (PR4–PR6, PR8, AN5): it is decided at once and waits for
+    /// nothing, neither the host nor the network. `tracking` is the product's impression
+    /// tracking, once accepted; `nil` when refused or when the product has no impression URL.
+    /// A pair rather than a type of its own: it is returned many a second (figure 3 of the
+    /// bench), and a pair moves where a struct holding the jobs was copied, retaining what
+    /// the tracking thread releases.
+    typealias Impression = (result: AssistantInteractionResult, tracking: TrackingJobs?)
+
+    /// The log line of an impression of `ref` decided `result`.
+    static func note(impressionOf ref: AssistantProductRef, _ result: AssistantInteractionResult) -> LogLine {
+        .productAction(.visibleImpression, ref, result)
+    }
+
+    /// A visible impression reported through `performAssistantProductAction`, decided without
+    /// a call: the actor logs its note, queues its tracking and returns its result itself, so
+    /// an impression takes no `CallID`, parks no caller and makes no list of actions.
+    /// Impressions come many a second while a carousel scrolls (figure 3 of the bench).
+    ///
+    /// `nil` when the impression must take the way of every call instead (`receive`): the
+    /// engine is shut down and refuses it (H2), or tracking held behind a presenter call must
+    /// leave before this impression's (AN5, in the order it happened).
+    mutating func visibleImpressionReported(_ ref: AssistantProductRef) -> Impression? {
+        guard !isShutDown, trackingAfterPresenter.isEmpty else { return nil }
+        return impression(ref)
+    }
+
+    /// A visible impression as the actions of call `call`: the note, the tracking, then the
+    /// completion.
+    private mutating func impressionCalled(_ call: CallID, ref: AssistantProductRef) -> [EngineAction] {
+        let (result, tracking) = impression(ref)
+        var actions: [EngineAction] = []
+        actions.reserveCapacity(3)
+        actions.append(.log(.info, Self.note(impressionOf: ref, result)))
+        if let tracking { actions.append(.track(tracking)) }
+        actions.append(.complete(call, .interaction(result)))
+        return actions
+    }
+
+    /// The one decision of a visible impression, whichever way it came. The product is looked
+    /// up only when the ref alone cannot decide, and then in place: an impression copies no
+    /// product (figure 3 of the bench).
+    @inline(__always)
+    private mutating func impression(_ ref: AssistantProductRef) -> Impression {
+        let scope = productScope
+        if let result = products.impressionDecidedWithoutProduct(ref, scope: scope) { return (result, nil) }
+        let urls = dialog.visibleImpressionURLs(turn: ref.reply, item: ref.item)
+        let result = products.impressionReported(ref, scope: scope, productExists: urls != nil)
+        guard result == .accepted, let urls else { return (result, nil) }
+        return (.accepted, jobs(urls))  // AN5
+    }
+
+    /// Where product refs are current now: the open chat's opening, the dialog, the identity.
+    private var productScope: ProductActionLedger.Scope {
+        ProductActionLedger.Scope(
             opening: presentation.currentOpening?.value, dialog: dialog.epoch, identity: identity.epoch)
-        let decision =
-            products.decisionWithoutProduct(ref, action, scope: scope)
-            ?? products.actionReported(
-                ref, action, scope: scope, product: dialog.product(turn: ref.reply, item: ref.item))
-        let note = EngineAction.log(.info, .productAction(action, ref, decision.result))
-        guard case .accepted(let product) = decision else {
-            return [note, .complete(call, .interaction(decision.result))]
-        }
-        switch action {
-        case .visibleImpression:
-            // One array: impressions come many a second (figure 3 of the bench).
-            var actions: [EngineAction] = []
-            actions.reserveCapacity(3)
-            actions.append(note)
-            if let track = track(product.visibleImpressionTrackingURLs) { actions.append(track) }  // AN5
-            actions.append(.complete(call, .interaction(.accepted)))
-            return actions
-        case .tap:
-            // The click is queued before the close starts (PR10), and survives it (AN8).
-            return [note, .log(.info, "closing the chat: product tap")] + trackURLs(product.clickTrackingURLs)
-                + close(call, .interaction(.accepted), thenHandOver: .openProduct(product.product(ref: ref)))
-        }
     }
 
     /// `performReplyButton` (AC1–AC6): closes the chat, then hands the action over once. Not

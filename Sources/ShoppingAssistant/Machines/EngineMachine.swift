@@ -179,17 +179,17 @@ struct EngineMachine: Sendable {
 
     /// Tracking URLs as a reply holds them (AN5, AN7): their text is made where they are requested.
     func trackURLs(_ urls: some RandomAccessCollection<TrackingURL>, user: GravityUser? = nil) -> [EngineAction] {
-        track(urls, user: user).map { [$0] } ?? []
+        jobs(urls, user: user).map { [.track($0)] } ?? []
     }
 
-    /// The one `.track` of `urls`, as the current user (or `user`, AN3), identical URLs once
-    /// (AN5); `nil` when there are none. Appended to an event's own actions as it is: no array
-    /// of its own (impressions come many a second, figure 3 of the bench).
-    func track(_ urls: some RandomAccessCollection<TrackingURL>, user: GravityUser? = nil) -> EngineAction? {
+    /// The jobs of one `.track` of `urls`, as the current user (or `user`, AN3), identical URLs
+    /// once (AN5); `nil` when there are none. A single URL takes no array (impressions come
+    /// many a second, figure 3 of the bench).
+    func jobs(_ urls: some RandomAccessCollection<TrackingURL>, user: GravityUser? = nil) -> TrackingJobs? {
         guard !urls.isEmpty else { return nil }
         let user = user ?? identity.wire
         // The usual impression: one URL.
-        if urls.count == 1 { return .track(TrackingJobs(.url(urls[urls.startIndex], user: user))) }
+        if urls.count == 1 { return TrackingJobs(.url(urls[urls.startIndex], user: user)) }
         var unique: [TrackingURL] = []
         if urls.count <= 8 {  // the usual one or two: no set to build
             for url in urls where !unique.contains(url) { unique.append(url) }  // AN5
@@ -197,7 +197,7 @@ struct EngineMachine: Sendable {
             var seen: Set<TrackingURL> = []
             unique = urls.filter { seen.insert($0).inserted }  // AN5
         }
-        return TrackingJobs(unique.map { .url($0, user: user) }).map { .track($0) }
+        return TrackingJobs(unique.map { .url($0, user: user) })
     }
 
     /// A lifecycle event through `/event` (AN1), bound to the current identity (or `user`)

@@ -1,5 +1,6 @@
 /// Decides product actions (PR4–PR9) from the refs alone: a ref names the opening, dialog and
-/// identity it was issued under, so staleness needs no lookup beyond the product itself.
+/// identity it was issued under, so staleness needs no lookup beyond the product itself. Its
+/// decisions are the results the host gets.
 struct ProductActionLedger: Sendable {
     /// Where refs are current right now.
     struct Scope: Sendable, Hashable {
@@ -7,22 +8,6 @@ struct ProductActionLedger: Sendable {
         let opening: UInt64?
         let dialog: UInt64
         let identity: UInt64
-    }
-
-    enum Decision: Sendable, Hashable {
-        case accepted(ReplyProduct)
-        case duplicate
-        case staleReference
-        case notActionable
-
-        var result: AssistantInteractionResult {
-            switch self {
-            case .accepted: return .accepted
-            case .duplicate: return .duplicate
-            case .staleReference: return .staleReference
-            case .notActionable: return .notActionable
-            }
-        }
     }
 
     /// The visible impressions reported in this opening (PR6), where a ref is current only if
@@ -41,38 +26,40 @@ struct ProductActionLedger: Sendable {
     /// The navigation of an accepted tap has been handed to the host.
     mutating func transitionEnded() { transition = nil }
 
-    /// The decision for `ref` when it needs no product to be made — a duplicate or a stale ref
-    /// — so that the many repeated impressions of a redraw cost no product lookup; `nil` when the
-    /// product decides (`actionReported`).
-    func decisionWithoutProduct(_ ref: AssistantProductRef, _ action: AssistantProductAction, scope: Scope)
-        -> Decision?
-    {
-        if action == .tap, let transition, ref.opening == transition { return .duplicate }  // PR9
-        guard ref.opening == scope.opening, ref.dialog == scope.dialog, ref.identity == scope.identity else {
-            return .staleReference  // PR8
-        }
-        if action == .visibleImpression, impressed.contains(reply: ref.reply, item: ref.item) {
-            return .duplicate  // PR6
-        }
-        return nil
+    /// The decision on a visible impression of `ref` when it needs no product to be looked up
+    /// — a stale ref or a duplicate — so that the many repeated impressions of a redraw cost
+    /// no lookup; `nil` when the product decides (`impressionReported`).
+    func impressionDecidedWithoutProduct(_ ref: AssistantProductRef, scope: Scope) -> AssistantInteractionResult? {
+        guard isCurrent(ref, scope) else { return .staleReference }  // PR8
+        return impressed.contains(reply: ref.reply, item: ref.item) ? .duplicate : nil  // PR6
     }
 
-    mutating func actionReported(
-        _ ref: AssistantProductRef, _ action: AssistantProductAction, scope: Scope, product: ReplyProduct?
-    ) -> Decision {
-        if action == .tap, let transition, ref.opening == transition { return .duplicate }  // PR9
-        guard ref.opening == scope.opening, ref.dialog == scope.dialog, ref.identity == scope.identity,
-            let product
-        else { return .staleReference }  // PR8
-        switch action {
-        case .visibleImpression:
-            guard impressed.insert(reply: ref.reply, item: ref.item) else { return .duplicate }  // PR6
-            return .accepted(product)
-        case .tap:
-            guard product.canOpen else { return .notActionable }  // PR1, PR7
-            if transition != nil { return .duplicate }  // one transition per opening
-            transition = ref.opening
-            return .accepted(product)
-        }
+    /// A visible impression of `ref`; `productExists` says whether the dialog holds its
+    /// product. Accepted once per appearance per opening (PR6); a ref of another opening,
+    /// dialog or identity, or of no product, is stale (PR8).
+    mutating func impressionReported(_ ref: AssistantProductRef, scope: Scope, productExists: Bool)
+        -> AssistantInteractionResult
+    {
+        guard isCurrent(ref, scope), productExists else { return .staleReference }  // PR8
+        guard impressed.insert(reply: ref.reply, item: ref.item) else { return .duplicate }  // PR6
+        return .accepted
+    }
+
+    /// A tap of `ref`; `productCanOpen` is `nil` when the dialog holds no such product. One
+    /// transition per opening (PR9); a product that cannot open is not actionable (PR1, PR7).
+    mutating func tapReported(_ ref: AssistantProductRef, scope: Scope, productCanOpen: Bool?)
+        -> AssistantInteractionResult
+    {
+        if let transition, ref.opening == transition { return .duplicate }  // PR9
+        guard isCurrent(ref, scope), let productCanOpen else { return .staleReference }  // PR8
+        guard productCanOpen else { return .notActionable }  // PR1, PR7
+        if transition != nil { return .duplicate }  // one transition per opening
+        transition = ref.opening
+        return .accepted
+    }
+
+    /// Whether `ref` was issued in the opening, dialog and identity of `scope` (PR8).
+    private func isCurrent(_ ref: AssistantProductRef, _ scope: Scope) -> Bool {
+        ref.opening == scope.opening && ref.dialog == scope.dialog && ref.identity == scope.identity
     }
 }

@@ -271,7 +271,8 @@ import Testing
         #expect(
             await h.engine.performAssistantProductAction(product: product.ref, action: .visibleImpression) == .accepted)
         await h.engine.flushTracking()
-        #expect(await h.trackedURLs().map(\.name) == [F.replyImpression, F.impression])
+        let tracked = await h.trackedURLs().map(\.name)
+        #expect(tracked == [F.replyImpression, F.impression])
         await h.verify()
     }
 
@@ -298,6 +299,35 @@ import Testing
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .opened)
         await h.engine.flushTracking()
         #expect(await h.trackedURLs().map(\.name) == [F.replyImpression])
+        await h.verify()
+    }
+
+    // An impression reported while the presenter is still taking a reply's update (a carousel
+    // drawn inside `updateAssistant`) is queued after the tracking held for that update — the
+    // reply's `chat_message_reply` — in the order they happened.
+    // covers: AN5, AN1
+    @Test func anImpressionWhileThePresenterTakesAnUpdateIsTrackedAfterWhatTheUpdateHeld() async throws {
+        let h = await EngineHarness()
+        await h.openReady()
+        let message = h.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
+        h.expectEvents(2)  // chat_message_send, chat_message_reply
+        h.transport.expect(.get(F.replyImpression), .respond(F.ok))
+        h.transport.expect(.get(F.impression), .respond(F.ok))
+        await h.engine.sendMessage("Please help me pick a gift")
+        await h.engine.flushTracking()
+        h.presenter.hold(.update)
+        h.transport.complete(message, with: F.reply())
+        #expect(await h.presenter.waitUntilHolding(.update))
+        let product = try #require(h.presenter.latest?.messages.last?.productBlock?.products.first)
+        #expect(
+            await h.engine.performAssistantProductAction(product: product.ref, action: .visibleImpression) == .accepted)
+        h.presenter.release(.update)
+        await h.engine.waitForReply()
+        await h.engine.flushTracking()
+        let tracked = await h.engine.trackingLog.map { "\($0.kind) \($0.name)" }
+        let reply = try #require(tracked.firstIndex(of: "event chat_message_reply"), "\(tracked)")
+        let impression = try #require(tracked.firstIndex(of: "url \(F.impression)"), "\(tracked)")
+        #expect(reply < impression, "\(tracked)")
         await h.verify()
     }
 

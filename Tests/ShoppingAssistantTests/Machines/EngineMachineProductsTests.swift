@@ -9,14 +9,15 @@ import Testing
     private static let user = GravityUser(uid: "uid-1")
 
     /// Ready, open, and a reply with one product and two buttons on screen.
-    private static func openWithReply(canHandle: @escaping (AssistantAction) -> Bool = { _ in true }) throws
-        -> EngineMachine
-    {
+    private static func openWithReply(
+        products: [JSONValue] = [F.product()], canHandle: @escaping (AssistantAction) -> Bool = { _ in true }
+    ) throws -> EngineMachine {
         var machine = F.machine(canHandle: canHandle)
         F.prepareReady(&machine)
         try F.open(&machine)
         let tag = try F.send(&machine)
-        _ = machine.shoppingAnswered(.message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: canHandle)
+        _ = machine.shoppingAnswered(
+            .message(tag), .reply(.success(try F.reply(to: "m-1", products: products))), canHandle: canHandle)
         F.finishHostCalls(&machine)  // the presenter has the reply
         return machine
     }
@@ -118,6 +119,80 @@ import Testing
         #expect(
             F.withoutLogs(machine.productActionCalled(F.call(2), ref: product.ref, action: .visibleImpression))
                 == [.complete(F.call(2), .interaction(.duplicate))])
+    }
+
+    // An impression the actor performs without a call (`visibleImpressionReported`) is decided
+    // exactly as the call would decide it: the same result, note and tracking, and the same
+    // ledger afterwards — over fresh refs, duplicates, a stale ref, a missing product, repeated
+    // URLs and a product with none.
+    // covers: PR6, PR8, AN5
+    @Test func anImpressionDecidedWithoutACallIsWhatItsCallDecides() throws {
+        let replied = try Self.openWithReply(products: [
+            F.product(itemId: "p-1"),
+            F.product(
+                itemId: "p-2", impressions: ["https://t.example/a", "https://t.example/a", "https://t.example/b"]),
+            F.product(itemId: "p-3", impressions: []),
+        ])
+        let refs = try #require(replied.snapshot().messages.last?.productBlock?.products.map(\.ref))
+        try #require(refs.count == 3)
+        let first = refs[0]
+        let otherOpening = AssistantProductRef(
+            opening: first.opening + 1, dialog: first.dialog, identity: first.identity, reply: first.reply, item: 0)
+        let missing = AssistantProductRef(
+            opening: first.opening, dialog: first.dialog, identity: first.identity, reply: first.reply, item: 9)
+        let steps: [(AssistantProductRef, AssistantInteractionResult, [String])] = [
+            (refs[0], .accepted, ["https://t.example/vi1"]),
+            (refs[1], .accepted, ["https://t.example/a", "https://t.example/b"]),  // AN5: identical URLs once
+            (refs[2], .accepted, []),
+            (refs[0], .duplicate, []),  // PR6
+            (otherOpening, .staleReference, []),  // PR8
+            (missing, .staleReference, []),  // PR8
+            (refs[1], .duplicate, []),
+        ]
+        var viaCall = replied
+        var atOnce = replied
+        for (index, (ref, expected, urls)) in steps.enumerated() {
+            let call = F.call(UInt64(index + 1))
+            let actions = viaCall.productActionCalled(call, ref: ref, action: .visibleImpression)
+            let decided = atOnce.visibleImpressionReported(ref)
+            let impression = try #require(decided)
+            #expect(impression.result == expected, "step \(index)")
+            #expect(F.trackedURLs(impression.tracking.map { [.track($0)] } ?? []) == urls, "step \(index)")
+            let performed: [EngineAction] =
+                [.log(.info, EngineMachine.note(impressionOf: ref, impression.result))]
+                + (impression.tracking.map { [.track($0)] } ?? []) + [.complete(call, .interaction(impression.result))]
+            #expect(actions == performed, "step \(index)")
+        }
+    }
+
+    // Tracking held for the presenter's snapshot leaves before a later impression's (AN5, in
+    // the order they happened), and a shut-down engine refuses every call (H2): in both cases
+    // the impression is not decided without a call, but takes the way of every call.
+    // covers: H2, AN5
+    @Test func anImpressionTakesTheWayOfEveryCallBehindHeldTrackingOrOnceShutDown() throws {
+        var machine = try Self.openWithReply()
+        let ref = try Self.product(machine).ref
+        let tag = try F.send(&machine, messageId: "m-2")
+        F.finishHostCalls(&machine)  // the presenter shows the message: the reply's update starts at once
+        let reply = try F.reply(to: "m-2", assistantMessageId: "am-2")
+        _ = machine.receive { $0.shoppingAnswered(.message(tag), .reply(.success(reply)), canHandle: { _ in true }) }
+        let held = try #require(TrackingJobs(machine.trackingAfterPresenter), "nothing held for the update")
+        let behindHeldTracking = machine.visibleImpressionReported(ref)
+        #expect(behindHeldTracking == nil)
+        let actions = machine.receive(call: F.call(1), refusal: .interaction(.staleReference)) {
+            $0.productActionCalled($1, ref: ref, action: .visibleImpression)
+        }
+        #expect(F.withoutLogs(actions).first == .track(held))
+        #expect(F.trackedURLs(actions).last == "https://t.example/vi1")
+        #expect(F.completions(actions) == [.complete(F.call(1), .interaction(.accepted))])
+
+        _ = machine.shutdownCalled(F.call(2))
+        let onceShutDown = machine.visibleImpressionReported(ref)
+        #expect(onceShutDown == nil)
+        #expect(
+            machine.receive(call: F.call(3), refusal: .interaction(.staleReference)) {
+                $0.productActionCalled($1, ref: ref, action: .visibleImpression)
+            }.last == .complete(F.call(3), .interaction(.staleReference)))
     }
 
     // covers: AC5, AC6, AN1
