@@ -429,19 +429,24 @@ struct DialogMachine: Sendable {
 
     /// The product a ref names: item `item` of turn `turn`'s reply.
     func product(turn: UInt64, item: Int) -> ReplyProduct? {
-        guard turn < UInt64(turns.count), let products = turns[Int(turn)].reply?.content.products,
-            products.indices.contains(item)
-        else { return nil }
-        return products[item]
+        withProduct(turn: turn, item: item) { $0 }
     }
 
     /// The visible-impression tracking URLs of the product a ref names (AN5), read in place:
-    /// `nil` when there is no such product, an empty list when it has none.
+    /// `nil` when there is no such product, an empty list when it has none. An impression
+    /// copies no product (figure 3 of the bench).
     func visibleImpressionURLs(turn: UInt64, item: Int) -> ReplyStorage.TrackingURLs? {
+        withProduct(turn: turn, item: item) { $0.visibleImpressionTrackingURLs }
+    }
+
+    /// `body` over item `item` of turn `turn`'s reply where the dialog holds it; `nil` when
+    /// there is no such product.
+    @inline(__always)
+    private func withProduct<Result>(turn: UInt64, item: Int, _ body: (ReplyProduct) -> Result) -> Result? {
         guard turn < UInt64(turns.count), let products = turns[Int(turn)].reply?.content.products,
             products.indices.contains(item)
         else { return nil }
-        return products[item].visibleImpressionTrackingURLs
+        return body(products[item])
     }
 
     /// The reply with a given assistant message ID.

@@ -47,12 +47,8 @@ extension EngineMachine {
     /// completion.
     private mutating func impressionCalled(_ call: CallID, ref: AssistantProductRef) -> [EngineAction] {
         let (result, tracking) = impression(ref)
-        var actions: [EngineAction] = []
-        actions.reserveCapacity(3)
-        actions.append(.log(.info, Self.note(impressionOf: ref, result)))
-        if let tracking { actions.append(.track(tracking)) }
-        actions.append(.complete(call, .interaction(result)))
-        return actions
+        return [.log(.info, Self.note(impressionOf: ref, result))] + (tracking.map { [.track($0)] } ?? [])
+            + [.complete(call, .interaction(result))]
     }
 
     /// The one decision of a visible impression, whichever way it came. The product is looked

@@ -1,7 +1,7 @@
 /// Decides product actions (PR4–PR9) from the refs alone: a ref names the opening, dialog and
 /// identity it was issued under, so staleness needs no lookup beyond the product itself. Its
 /// decisions are the results the host gets.
-struct ProductActionLedger: Sendable {
+struct ProductActionLedger: Sendable, Hashable {
     /// Where refs are current right now.
     struct Scope: Sendable, Hashable {
         /// The open chat's opening, or `nil` when the chat is not open.

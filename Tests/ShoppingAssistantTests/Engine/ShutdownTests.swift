@@ -110,6 +110,29 @@ struct ShutdownTests {
         #expect(await bed.engine.presentationLocks == PresentationLocks(assistant: true), "no call changes anything")
     }
 
+    // An impression of a card still on screen is refused once the engine is shut down, and
+    // tracks nothing: an impression, which the engine otherwise decides without a call, is
+    // refused like every call.
+    // covers: H2
+    @Test func anImpressionOfACardStillOnScreenIsRefusedAfterAShutdown() async throws {
+        let bed = try await Self.openBed()
+        let post = bed.transport.expect(.request(.post, pathSuffix: "/v1/messages"), .deferred)
+        _ = try await bed.run { await $0.sendMessage("Помогите выбрать подарок") }
+        let message = bed.transport.requests.last { $0.url.path.hasSuffix("/v1/messages") }
+        bed.transport.complete(post, with: Fixtures.reply(to: Fixtures.body(message)["messageId"] as? String ?? "m"))
+        try await bed.runUntilIdle()
+        let ref = try #require(await bed.engine.chatSnapshot.messages.last?.productBlock?.products.first?.ref)
+        _ = try await bed.run { await $0.shutdown() }
+        let sentBefore = bed.transport.requests.count
+        let loggedBefore = await bed.engine.trackingLog
+        let result = try await bed.run {
+            await $0.performAssistantProductAction(product: ref, action: .visibleImpression)
+        }
+        #expect(result == .staleReference)
+        #expect(bed.transport.requests.count == sentBefore, "nothing is tracked after a shutdown")
+        #expect(await bed.engine.trackingLog == loggedBefore)
+    }
+
     // covers: H2
     @Test func queuedTrackingGetsTheDeadlineAndIsDroppedAfterIt() async throws {
         let bed = try await Self.openBed()

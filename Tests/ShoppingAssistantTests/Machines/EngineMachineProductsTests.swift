@@ -162,6 +162,7 @@ import Testing
                 [.log(.info, EngineMachine.note(impressionOf: ref, impression.result))]
                 + (impression.tracking.map { [.track($0)] } ?? []) + [.complete(call, .interaction(impression.result))]
             #expect(actions == performed, "step \(index)")
+            #expect(viaCall.products == atOnce.products, "step \(index)")
         }
     }
 

@@ -61,6 +61,9 @@ import Testing
         #expect(ledger.tapReported(Self.ref(item: 1), scope: Self.scope, productCanOpen: true) == .duplicate)
         let closed = ProductActionLedger.Scope(opening: nil, dialog: 1, identity: 1)
         #expect(ledger.tapReported(Self.ref(), scope: closed, productCanOpen: true) == .duplicate)
+        // Any ref of the transitioning opening: one naming no product, or of another dialog.
+        #expect(ledger.tapReported(Self.ref(), scope: closed, productCanOpen: nil) == .duplicate)
+        #expect(ledger.tapReported(Self.ref(dialog: 2), scope: closed, productCanOpen: false) == .duplicate)
         ledger.transitionEnded()
         #expect(ledger.tapReported(Self.ref(), scope: closed, productCanOpen: true) == .staleReference)
     }
