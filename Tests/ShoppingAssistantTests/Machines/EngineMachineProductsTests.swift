@@ -157,10 +157,11 @@ import Testing
             let decided = atOnce.visibleImpressionReported(ref)
             let impression = try #require(decided)
             #expect(impression.result == expected, "step \(index)")
-            #expect(F.trackedURLs(impression.tracking.map { [.track($0)] } ?? []) == urls, "step \(index)")
+            let tracking: [EngineAction] = impression.tracking.map { [.track($0)] } ?? []
+            #expect(F.trackedURLs(tracking) == urls, "step \(index)")
             let performed: [EngineAction] =
-                [.log(.info, EngineMachine.note(impressionOf: ref, impression.result))]
-                + (impression.tracking.map { [.track($0)] } ?? []) + [.complete(call, .interaction(impression.result))]
+                [.log(.info, EngineMachine.note(impressionOf: ref, impression.result))] + tracking
+                + [.complete(call, .interaction(impression.result))]
             #expect(actions == performed, "step \(index)")
             #expect(viaCall.products == atOnce.products, "step \(index)")
         }
