@@ -6,6 +6,7 @@ extension AssistantEngine {
     /// Feeds the machine an event and performs what it returns; host callbacks it asks for
     /// start as tasks of their own.
     func handle(_ event: (inout EngineMachine) -> [EngineAction]) {
+        machine.wallNow = wallClock()
         start(run(machine.receive(event)))
     }
 
@@ -34,6 +35,7 @@ extension AssistantEngine {
         _ event: (inout EngineMachine, CallID) -> [EngineAction]
     ) -> CallID {
         let id = calls.begin(insideHostCallback: HostCallbackScope.isActive, offering: presenter)
+        machine.wallNow = wallClock()
         start(run(machine.receive(call: id, refusal: refusal, event)))
         return id
     }
@@ -81,8 +83,22 @@ extension AssistantEngine {
             switch action {
             case .sendGravity(let id, let request, let epoch):
                 let gravity = self.gravity
+                // `/visit` and `/event` go through the outbox: kept before they leave (DL2).
+                let kept = deliveryRecord(for: request, identityEpoch: epoch)
+                let outbox = self.outbox
                 requests[id] = spawn(.request) { [weak self] in
-                    let answer = await gravity.perform(request)
+                    let answer: GravityResult
+                    if let (record, detail) = kept {
+                        let response = await outbox.deliver(record, detail: detail) { [weak self] in
+                            self?.spawn { [weak self] in await self?.handle { $0.gravityRequestPersisted(id) } }
+                        }
+                        answer = .campaigns(response.flatMap(gravity.decodeEvents))
+                    } else if case .choose(let selector, let settings, let envelope) = request {
+                        answer = .content(await gravity.choose(selector: selector, settings: settings, envelope: envelope))
+                    } else {
+                        return  // every other call is kept (`deliveryRecord`)
+                    }
+                    if answer.succeeded { outbox.requestSucceeded() }
                     let next = await self?.answered(id) { machine, _ in
                         machine.gravityAnswered(id, answer, identityEpoch: epoch)
                     }
@@ -92,6 +108,7 @@ extension AssistantEngine {
                 let shopping = self.shopping
                 requests[id] = spawn(.request) { [weak self] in
                     let answer = await shopping.perform(request)
+                    if answer.succeeded { await self?.outbox.requestSucceeded() }
                     let next = await self?.answered(id) { machine, canHandle in
                         machine.shoppingAnswered(id, answer, canHandle: canHandle)
                     }
@@ -106,7 +123,7 @@ extension AssistantEngine {
                 timers.cancel(id)
                 rescheduleTicker()
             case .track(let jobs):
-                tracker.enqueue(jobs)
+                track(jobs)
             case .callHost(let id, let call):
                 if case .present(let opening, _, _, let caller) = call {
                     // One chat at a time: any earlier presentation is over by now.
@@ -141,7 +158,7 @@ extension AssistantEngine {
     func impressionDecidedAtOnce(_ ref: AssistantProductRef) -> AssistantInteractionResult? {
         guard let (result, tracking) = machine.visibleImpressionReported(ref) else { return nil }
         logger.log(.info, EngineMachine.note(impressionOf: ref, result).description)
-        if let tracking { tracker.enqueue(tracking) }
+        if let tracking { track(tracking) }
         return result
     }
 
@@ -157,6 +174,7 @@ extension AssistantEngine {
     ) -> HostCallbackRun? {
         requests[id] = nil  // answered: nothing is to cancel it now
         let handler = self.handler
+        machine.wallNow = wallClock()
         var calls = run(machine.receive { event(&$0) { handler?.canHandle($0) ?? false } })
         guard !Task.isCancelled, !calls.isEmpty else {
             start(calls)
@@ -310,20 +328,6 @@ enum HostCallbackScope {
 }
 
 // MARK: - The clients' side of the machine's requests
-
-extension GravityClient {
-    /// Sends a request the machine decided and decodes its answer.
-    func perform(_ request: GravityCall) async -> GravityResult {
-        switch request {
-        case .choose(let selector, let settings, let envelope):
-            return .content(await choose(selector: selector, settings: settings, envelope: envelope))
-        case .visit(let envelope):
-            return .campaigns(await visit(envelope: envelope))
-        case .event(let events, let envelope):
-            return .campaigns(await event(events, envelope: envelope))
-        }
-    }
-}
 
 extension ShoppingClient {
     /// Sends a request the machine decided and decodes its answer.

@@ -25,7 +25,10 @@ public actor AssistantEngine {
     public nonisolated let logger: AssistantLogger
     let gravity: GravityClient
     let shopping: ShoppingClient
-    let tracker: Tracker
+    /// Where `/event`, `/visit` and tracking URLs wait until Gravity has them (DL2).
+    let outbox: Outbox
+    /// The wall clock: `eventTime` (DL6) and the queue's `maxAge` (DL4).
+    let wallClock: @Sendable () -> Date
     /// Counts runnable work for deterministic replay; `nil` in production.
     let activity: ActivityMonitor?
     /// Time on the engine's clock since it was created; deadlines are kept on it.
@@ -87,17 +90,24 @@ public actor AssistantEngine {
     ///   - uuid: generates thread and message IDs; deterministic in tests. By default
     ///     random (version 4), from system randomness read a few KiB at a time.
     ///   - logger: where diagnostics go; by default one at the configuration's level (B2).
+    ///   - deliveryStore: where events and tracking wait until Gravity has them (DL2–DL5);
+    ///     `FileDeliveryStore` keeps them across restarts, the in-memory default only while
+    ///     the process lives.
+    ///   - wallClock: the time events are stamped with (DL6) and the queue's age is measured
+    ///     on (DL4); fixed in tests.
     public init(
         configuration: AssistantEngineConfiguration,
         transport: any HTTPTransport,
         clock: any Clock<Duration> = ContinuousClock(),
         identityStore: any IdentityStore = InMemoryIdentityStore(),
         uuid: @escaping @Sendable () -> UUID = { RandomUUIDs.next() },
-        logger: AssistantLogger? = nil
+        logger: AssistantLogger? = nil,
+        deliveryStore: any DeliveryStore = InMemoryDeliveryStore(),
+        wallClock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.init(
             configuration: configuration, transport: transport, clock: clock, identityStore: identityStore, uuid: uuid,
-            logger: logger, activity: nil)
+            logger: logger, deliveryStore: deliveryStore, wallClock: wallClock, activity: nil)
     }
 
     /// The same, counting the engine's runnable work on `activity`, so that a replay on
@@ -109,6 +119,9 @@ public actor AssistantEngine {
         identityStore: any IdentityStore = InMemoryIdentityStore(),
         uuid: @escaping @Sendable () -> UUID = { RandomUUIDs.next() },
         logger: AssistantLogger? = nil,
+        deliveryStore: any DeliveryStore = InMemoryDeliveryStore(),
+        wallClock: @escaping @Sendable () -> Date = { Date() },
+        deliverySeed: UInt64? = nil,
         activity: ActivityMonitor?,
         tickerSlice: Duration? = nil,
         sleepersRunOut: Bool? = nil
@@ -121,6 +134,7 @@ public actor AssistantEngine {
         elapsed = Self.stopwatch(on: clock)
         self.identityStore = identityStore
         self.makeUUID = uuid
+        self.wallClock = wallClock
         let logger = logger ?? AssistantLogger(level: configuration.logLevel)
         logger.addSecret(configuration.apiKey)
         self.logger = logger
@@ -130,12 +144,16 @@ public actor AssistantEngine {
         gravity = GravityClient(
             baseURL: configuration.gravityBaseURL, apiKey: configuration.apiKey, section: configuration.section,
             device: GravityDevice(userAgent: configuration.deviceUserAgent, id: configuration.deviceId),
-            call: call("gravity"))
+            call: call("gravity"), retry: RetryLoop(clock: clock, deadline: configuration.gravityTimeout))
         shopping = ShoppingClient(baseURL: configuration.shoppingBaseURL, call: call("shopping"))
-        tracker = Tracker(
-            gravity: gravity, call: call("tracking"), activity: activity,
-            logCapacity: configuration.trackingLogCapacity, clock: clock, eventTimeout: configuration.gravityTimeout,
-            urlTimeout: configuration.trackingTimeout, watcherRunsOut: self.sleepersRunOut)
+        outbox = Outbox(
+            store: deliveryStore, settings: configuration.offlineQueue,
+            wiring: Outbox.Wiring(
+                call: call("tracking"), gravityBaseURL: configuration.gravityBaseURL, apiKey: configuration.apiKey,
+                clock: clock, wallClock: wallClock, activity: activity, eventTimeout: configuration.gravityTimeout,
+                urlTimeout: configuration.trackingTimeout, logCapacity: configuration.trackingLogCapacity,
+                seed: deliverySeed ?? UInt64.random(in: 0...UInt64.max)),
+            logger: logger)
         identityStore.setWarningHandler { [logger] in logger.log(.error, "identity store: \($0)") }
         machine = EngineMachine(
             settings: EngineMachine.Settings(
@@ -145,11 +163,12 @@ public actor AssistantEngine {
                 contentSettings: configuration.contentSettings, gravityTimeout: configuration.gravityTimeout),
             storedUID: identityStore.loadUid())
         // B9: a lifecycle event's answer brings a `user` too; the machine takes it as any other.
-        tracker.setIdentityListener { [weak self] user, epoch in
+        outbox.setIdentityListener { [weak self] user, epoch in
             self?.spawn { [weak self] in
                 await self?.handle { $0.lifecycleEventAnswered(user: user, identityEpoch: epoch) }
             }
         }
+        outbox.open()
     }
 
     private static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
@@ -200,14 +219,47 @@ public actor AssistantEngine {
 
     /// The latest lifecycle events and tracking URLs attempted, oldest first; the log keeps
     /// the newest `configuration.trackingLogCapacity` records.
-    public var trackingLog: [TrackingRecord] { tracker.log }
+    public var trackingLog: [TrackingRecord] { outbox.log }
 
-    /// Suspends until every lifecycle event and tracking URL queued before this call has been
-    /// attempted, or the calling task is cancelled.
+    /// Suspends until every lifecycle event and tracking URL queued before this call has had
+    /// its first attempt (retries within its deadline included, DL1).
     public func flushTracking() async {
         handle { $0.flushRequested() }  // tracking held for the presenter leaves now
-        await tracker.flush()
+        await outbox.flushFirstAttempts()
     }
+
+    // MARK: - The delivery queue (DL2–DL8)
+
+    /// Makes one fresh attempt at everything queued now, whatever pause the queue was in, and
+    /// returns when the drain stops: delivered, or failing again (DL8). At once when the queue
+    /// is off.
+    public func flushQueue() async {
+        guard !machine.isShutDown else { return }
+        await outbox.flushQueue()
+    }
+
+    /// How many records the delivery store holds (DL8): accepted, not yet delivered or dropped.
+    public var pendingDeliveries: Int { outbox.pendingCount }
+
+    /// Forgets everything queued; nothing cleared reaches the wire afterwards, and a request
+    /// on the wire now is not queued again whatever it meets (DL8). Identity changes never
+    /// clear the queue; this is how an app does when it must.
+    public func clearQueue() async {
+        handle { $0.queueCleared() }
+        await outbox.clear()
+    }
+
+    /// The queue's limits and switch now (DL4).
+    public var offlineQueueSettings: OfflineQueueSettings { outbox.settings }
+
+    /// Changes the queue's limits or turns it on or off while the engine runs (DL4): a lower
+    /// `maxEntries` drops the oldest now; turned on, the queue drains.
+    public func setOfflineQueueSettings(_ settings: OfflineQueueSettings) {
+        outbox.setSettings(settings)
+    }
+
+    /// What waits in the delivery queue now, oldest first: for a debug screen or the REPL.
+    public var deliveryQueue: [PendingDelivery] { outbox.entries }
 
     /// The engine's tasks still running, by kind, for tests that check a shutdown left none.
     package nonisolated var runningTaskKinds: [String] { tasks.kinds.map { "\($0)" } }
@@ -233,10 +285,10 @@ public actor AssistantEngine {
         calls.dropOfferedPresenters()
         // Queued tracking gets the deadline; the cancelled requests and the ticker end at once
         // on any transport that honours cancellation, and are waited for within it too.
-        let (tracker, tasks, clock) = (self.tracker, self.tasks, self.clock)
+        let (outbox, tasks, clock) = (self.outbox, self.tasks, self.clock)
         let over = Signal(activity: activity)
         let work = unlisted {
-            await tracker.flush()
+            await outbox.flushFirstAttempts()
             await tasks.waitForEngineTasks()
             over.fire()
         }
@@ -247,7 +299,7 @@ public actor AssistantEngine {
         await over.wait()
         work.cancel()
         deadline.cancel()
-        tracker.stop()
+        outbox.stop()  // what is left stays in the store for the next engine (DL8)
     }
 
     /// Work of the shutdown itself: counted for replay quiescence, but not among the tasks the
@@ -257,7 +309,7 @@ public actor AssistantEngine {
     }
 
     /// An engine released without a shutdown stops waiting for its requests and deadlines;
-    /// tracking already queued still leaves (AN4, AN9).
+    /// what is queued still leaves, and what does not stays in the store (AN4, DL5).
     deinit {
         for request in requests.values { request.cancel() }
         ticker?.cancel()

@@ -36,6 +36,8 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     public var deviceId: String?
     /// How many of the latest lifecycle events and tracking URLs `trackingLog` keeps.
     public var trackingLogCapacity: Int
+    /// What is kept of what could not be delivered yet, and for how long (DL4).
+    public var offlineQueue = OfflineQueueSettings()
 
     /// Gravity API V2 in production; used when `gravityBaseURL` is not given.
     public static let defaultGravityBaseURL = URL(string: "https://evs-01.gravityfield.ai/v2")!

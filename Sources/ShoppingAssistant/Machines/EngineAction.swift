@@ -80,7 +80,9 @@ enum GravityCall: Hashable, Sendable {
             envelope.user = user
             return .visit(envelope)
         case .event(let events, var envelope):
-            envelope.user = user
+            // DL7: an event raised under a known identity stays that identity's, whatever
+            // happened at the gate meanwhile; it takes the session only when it is the same user.
+            envelope.user = envelope.user.owner(sentAs: user)
             return .event(events, envelope)
         }
     }

@@ -162,7 +162,7 @@ extension EngineMachine {
     }
 
     /// The held `chat_message_send`, if any, now leaving.
-    private mutating func takeTrackingAfterOutcome() -> [Tracker.Job] {
+    private mutating func takeTrackingAfterOutcome() -> [TrackingJob] {
         defer { trackingAfterOutcome = [] }
         return trackingAfterOutcome
     }

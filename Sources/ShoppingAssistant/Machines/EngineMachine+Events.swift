@@ -13,6 +13,14 @@ enum GravityResult: Sendable {
         case .content(.failure), .campaigns(.failure): return nil
         }
     }
+
+    /// Whether the service answered: a sign the network is back (DL3).
+    var succeeded: Bool {
+        switch self {
+        case .content(.success), .campaigns(.success): return true
+        case .content(.failure), .campaigns(.failure): return false
+        }
+    }
 }
 
 /// A Shopping API answer, decoded by the client.
@@ -20,6 +28,14 @@ enum ShoppingResult: Sendable {
     case reply(Result<ReplyContent, WireFailure>)
     case history(Result<[HistoryMessage], WireFailure>)
     case feedback(Result<Void, WireFailure>)
+
+    /// Whether the service answered: a sign the network is back (DL3).
+    var succeeded: Bool {
+        switch self {
+        case .reply(.success), .history(.success), .feedback(.success): return true
+        case .reply(.failure), .history(.failure), .feedback(.failure): return false
+        }
+    }
 }
 
 extension EngineMachine {

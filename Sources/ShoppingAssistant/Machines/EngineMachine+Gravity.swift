@@ -25,7 +25,9 @@ extension EngineMachine {
                 actions.append(.log(.error, "triggerEvent: \(known.type) refused, not sent: \(refusal)"))
                 continue
             }
-            wire.append(known.wire)
+            var event = known.wire
+            event.fields["eventTime"] = .text(EventTime.format(known.eventTime ?? wallNow))  // DL6
+            wire.append(event)
         }
         guard !wire.isEmpty else {
             return actions + [.log(.debug, "triggerEvent: no event to send"), .complete(call, .done)]
@@ -273,6 +275,35 @@ extension EngineMachine {
         actions += run(preparation.identityChanged())  // B3: the old user's start screen is not the new one's
         for request in sessionGate.identityChanged() {  // B8: the gate starts again for the new identity
             actions += sendGravity(request.id, request.call.sent(as: identity.wire))
+        }
+        return actions
+    }
+}
+
+// MARK: - Delivery (DL5, DL8)
+
+extension EngineMachine {
+    /// A host call's `/event` is in the delivery store: `triggerEvent` returns now (DL5); its
+    /// answer, when it comes, still shows its campaigns. `trackView` waits for its answer.
+    mutating func gravityRequestPersisted(_ id: RequestID) -> [EngineAction] {
+        guard case .host(let call) = id, let (request, abandoned) = hostRequests[call], request == .triggerEvent,
+            !abandoned
+        else { return [] }
+        hostRequests[call] = (request, true)
+        return [.complete(call, .done)]
+    }
+
+    /// `clearQueue()` (DL8): an event still waiting at the session gate is never sent; its
+    /// caller returns.
+    mutating func queueCleared() -> [EngineAction] {
+        var actions: [EngineAction] = []
+        for waiting in sessionGate.waiting {
+            guard case .event = waiting.call, case .host(let call) = waiting.id, sessionGate.withdrawn(waiting.id)
+            else { continue }
+            actions.append(.log(.info, "triggerEvent: cleared from the queue before it was sent"))
+            if let (_, abandoned) = hostRequests.removeValue(forKey: call), !abandoned {
+                actions.append(.complete(call, .done))
+            }
         }
         return actions
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every rule of behavior.md, as one value type.
 ///
 /// The engine actor owns one of these. Each public call and each thing that happens (an
@@ -78,15 +80,18 @@ struct EngineMachine: Sendable {
     var deliveredRevision: UInt64 = 0
     /// The `chat_message_send` of the message in flight, bound to its identity and page,
     /// held until the message's outcome (see `run(_:user:page:)` of the dialog's actions).
-    var trackingAfterOutcome: [Tracker.Job] = []
+    var trackingAfterOutcome: [TrackingJob] = []
     /// Tracking caused by an event that also gave the presenter a snapshot: it leaves with the
     /// next event (usually the presenter returning), so that delivering it does not compete
     /// with the presenter for the machine, and never waits for a presenter that does not return.
-    var trackingAfterPresenter: [Tracker.Job] = []
+    var trackingAfterPresenter: [TrackingJob] = []
     /// Identity changes waiting for the chat to close.
     var pendingIdentityChanges: [IdentityChange] = []
     /// The engine was shut down (H2): every later call is refused and nothing else happens.
     var isShutDown = false
+    /// The wall clock's time as the event being decided happened: the `eventTime` of what it
+    /// raises (DL6). Time is data here; the actor sets it before each event.
+    var wallNow = Date(timeIntervalSince1970: 0)
 
     init(settings: Settings, storedUID: String?) {
         self.settings = settings
@@ -216,7 +221,8 @@ struct EngineMachine: Sendable {
         for (key, value) in props {
             if let value { customProps[key] = value }
         }
-        let event = GravityCustomEvent(type: type.rawValue, name: type.displayName, customProps: customProps)
+        let event = GravityCustomEvent(
+            type: type.rawValue, name: type.displayName, customProps: customProps, eventTime: EventTime.format(wallNow))
         // An event bound to another user than the current one (an ended identity's, AN3) is of an
         // older identity: its answer's `user` changes nothing (B9).
         let epoch = user == nil ? identity.epoch : 0

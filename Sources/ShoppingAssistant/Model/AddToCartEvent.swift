@@ -1,6 +1,11 @@
+import Foundation
+
 /// The shopper put a product in the cart (`add-to-cart-v1`, B10). Send it when the product is
 /// actually added; for e-commerce campaigns it is required.
 public struct AddToCartEvent: TriggerEvent {
+    /// When the shopper did it, if not now: an event the app reports late keeps its moment
+    /// (`eventTime`, DL6); `nil` stamps the moment of the call.
+    public var eventTime: Date?
     /// The sum this action adds to the cart.
     public var value: EventAmount
     /// The product's SKU exactly as in the product feed, case included; sent byte for byte.
@@ -20,7 +25,8 @@ public struct AddToCartEvent: TriggerEvent {
     /// `quantity` units of `productId` added, worth `value`.
     public init(
         value: EventAmount, productId: String, quantity: Int, currency: String? = nil, cart: [CartItem]? = nil
-    ) {
+    , eventTime: Date? = nil) {
+        self.eventTime = eventTime
         self.value = value
         self.productId = productId
         self.quantity = quantity

@@ -1,5 +1,10 @@
+import Foundation
+
 /// The shopper put a product on the wishlist (`add-to-wishlist-v1`, B10).
 public struct AddToWishlistEvent: TriggerEvent {
+    /// When the shopper did it, if not now: an event the app reports late keeps its moment
+    /// (`eventTime`, DL6); `nil` stamps the moment of the call.
+    public var eventTime: Date?
     /// The product's price.
     public var value: EventAmount
     /// The product's SKU exactly as in the product feed, case included; sent byte for byte.
@@ -11,7 +16,8 @@ public struct AddToWishlistEvent: TriggerEvent {
     public var name: String { "Add to Wishlist" }
 
     /// `productId`, worth `value`, wished for.
-    public init(value: EventAmount, productId: String) {
+    public init(value: EventAmount, productId: String, eventTime: Date? = nil) {
+        self.eventTime = eventTime
         self.value = value
         self.productId = productId
     }

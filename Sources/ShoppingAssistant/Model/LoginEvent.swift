@@ -1,6 +1,11 @@
+import Foundation
+
 /// The shopper signed in (`login-v1`, B10), to link the anonymous profile with the
 /// signed-in one. Every field is optional; those left `nil` are left out.
 public struct LoginEvent: TriggerEvent {
+    /// When the shopper did it, if not now: an event the app reports late keeps its moment
+    /// (`eventTime`, DL6); `nil` stamps the moment of the call.
+    public var eventTime: Date?
     /// A hash of the shopper's e-mail address.
     public var hashedEmail: String?
     /// The app's customer id, for example a `phone_hash` (seed: SHA-256 of the normalised phone).
@@ -14,7 +19,8 @@ public struct LoginEvent: TriggerEvent {
     public var name: String { "Login" }
 
     /// A sign-in, with the ids the app has.
-    public init(hashedEmail: String? = nil, cuid: String? = nil, cuidType: String? = nil) {
+    public init(hashedEmail: String? = nil, cuid: String? = nil, cuidType: String? = nil, eventTime: Date? = nil) {
+        self.eventTime = eventTime
         self.hashedEmail = hashedEmail
         self.cuid = cuid
         self.cuidType = cuidType

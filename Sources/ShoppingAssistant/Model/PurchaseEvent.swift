@@ -1,6 +1,11 @@
+import Foundation
+
 /// A completed order (`purchase-v1`, B10). Send it once the order has gone through; for
 /// e-commerce campaigns it is required.
 public struct PurchaseEvent: TriggerEvent {
+    /// When the shopper did it, if not now: an event the app reports late keeps its moment
+    /// (`eventTime`, DL6); `nil` stamps the moment of the call.
+    public var eventTime: Date?
     /// The order's id, unique for every purchase.
     public var uniqueTransactionId: String
     /// The order's full sum.
@@ -16,7 +21,8 @@ public struct PurchaseEvent: TriggerEvent {
     public var name: String { "Purchase" }
 
     /// The order `uniqueTransactionId` of `cart`, worth `value`.
-    public init(uniqueTransactionId: String, value: EventAmount, cart: [CartItem], currency: String? = nil) {
+    public init(uniqueTransactionId: String, value: EventAmount, cart: [CartItem], currency: String? = nil, eventTime: Date? = nil) {
+        self.eventTime = eventTime
         self.uniqueTransactionId = uniqueTransactionId
         self.value = value
         self.cart = cart

@@ -1,6 +1,11 @@
+import Foundation
+
 /// The shopper took a product out of the cart or lowered its quantity (`remove-from-cart-v1`,
 /// B10).
 public struct RemoveFromCartEvent: TriggerEvent {
+    /// When the shopper did it, if not now: an event the app reports late keeps its moment
+    /// (`eventTime`, DL6); `nil` stamps the moment of the call.
+    public var eventTime: Date?
     /// The sum of the units removed.
     public var value: EventAmount
     /// The product's SKU exactly as in the product feed, case included; sent byte for byte.
@@ -20,7 +25,8 @@ public struct RemoveFromCartEvent: TriggerEvent {
     /// `quantity` units of `productId` removed, worth `value`.
     public init(
         value: EventAmount, productId: String, quantity: Int, currency: String? = nil, cart: [CartItem]? = nil
-    ) {
+    , eventTime: Date? = nil) {
+        self.eventTime = eventTime
         self.value = value
         self.productId = productId
         self.quantity = quantity

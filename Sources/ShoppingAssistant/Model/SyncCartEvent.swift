@@ -1,6 +1,11 @@
+import Foundation
+
 /// The whole cart as it is now (`sync-cart-v1`, B10): for when the app reports the cart's
 /// state rather than one change to it. An empty `cart` is an emptied cart.
 public struct SyncCartEvent: TriggerEvent {
+    /// When the shopper did it, if not now: an event the app reports late keeps its moment
+    /// (`eventTime`, DL6); `nil` stamps the moment of the call.
+    public var eventTime: Date?
     /// The total of the cart as it is now.
     public var value: EventAmount
     /// The currency of `value`; left out when `nil`.
@@ -14,7 +19,8 @@ public struct SyncCartEvent: TriggerEvent {
     public var name: String { "Sync cart" }
 
     /// The cart `cart`, worth `value` in all.
-    public init(value: EventAmount, currency: String? = nil, cart: [CartItem]? = nil) {
+    public init(value: EventAmount, currency: String? = nil, cart: [CartItem]? = nil, eventTime: Date? = nil) {
+        self.eventTime = eventTime
         self.value = value
         self.currency = currency
         self.cart = cart

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An event for ``AssistantEngine/triggerEvent(events:pageContext:)`` (B10): what the shopper
 /// did, for Gravity's analytics, segments and the campaigns that react to events.
 ///
@@ -23,6 +25,8 @@ protocol GravityTriggerEvent: TriggerEvent {
     var refusal: String? { get }
     /// The event as `/event` `data` carries it (GravityWire.swift).
     var wire: GravityEvent { get }
+    /// The moment the app gave, if any (DL6).
+    var eventTime: Date? { get }
 }
 
 /// What the events of one `triggerEvent` call check in common (B10).

@@ -8,19 +8,18 @@ struct GravityClient: Sendable {
     let section: String
     let device: GravityDevice
     let call: WireCall
+    /// Retries within the call's deadline (DL1).
+    let retry: RetryLoop
     /// The endpoints, resolved once (`EndpointURLs`).
     private let chooseURL: URL
-    private let visitURL: URL
-    private let eventURL: URL
 
-    init(baseURL: URL, apiKey: String, section: String, device: GravityDevice, call: WireCall) {
+    init(baseURL: URL, apiKey: String, section: String, device: GravityDevice, call: WireCall, retry: RetryLoop) {
+        self.retry = retry
         self.apiKey = apiKey
         self.section = section
         self.device = device
         self.call = call
         chooseURL = EndpointURLs.url(baseURL, "choose")
-        visitURL = EndpointURLs.url(baseURL, "visit")
-        eventURL = EndpointURLs.url(baseURL, "event")
     }
 
     /// What every request carries besides its endpoint's own fields, decided when the request
@@ -54,24 +53,18 @@ struct GravityClient: Sendable {
         }
     }
 
-    /// `POST /visit` with `type: screenview`.
-    func visit(envelope: Envelope) async -> Result<Answer<[InAppCampaign]>, WireFailure> {
-        await post(
-            visitURL, limit: EndpointLimits.eventBytes,
-            body: request(envelope, type: "screenview", data: [GravityEvent]?.none)
-        )
-        .flatMap(decodeEvents)
+    /// The body of `POST /visit` (`type: screenview`), as the outbox keeps it (DL2).
+    func visitBody(envelope: Envelope) -> Data {
+        WireJSON.encode(request(envelope, type: "screenview", data: [GravityEvent]?.none))
     }
 
-    /// `POST /event` with the events as `data`.
-    func event(_ events: [GravityEvent], envelope: Envelope) async -> Result<
-        Answer<[InAppCampaign]>, WireFailure
-    > {
-        await post(eventURL, limit: EndpointLimits.eventBytes, body: request(envelope, type: nil, data: events))
-            .flatMap(decodeEvents)
+    /// The body of `POST /event` with the events as `data`, as the outbox keeps it (DL2).
+    func eventBody(_ events: [GravityEvent], envelope: Envelope) -> Data {
+        WireJSON.encode(request(envelope, type: nil, data: events))
     }
 
-    private func decodeEvents(_ response: HTTPResponse) -> Result<Answer<[InAppCampaign]>, WireFailure> {
+    /// The campaigns and `user` of a `/visit` or `/event` answer.
+    func decodeEvents(_ response: HTTPResponse) -> Result<Answer<[InAppCampaign]>, WireFailure> {
         guard let (campaigns, user) = GravityAnswer.events(response.body) else {
             return .failure(
                 .failed(AssistantError(code: .invalidResponse, message: "undecodable event response"), uncertain: false)
@@ -101,6 +94,6 @@ struct GravityClient: Sendable {
             body: WireJSON.encode(body),
             maximumResponseBytes: limit,
             redirectPolicy: EndpointLimits.serviceRedirects)
-        return await call.perform(request)
+        return await retry.run { await call.perform(request) }
     }
 }

@@ -57,6 +57,17 @@ struct GravityUser: Encodable, Hashable, Sendable {
     }
 }
 
+extension GravityUser {
+    /// The user an event raised as `self` is sent as, when the session gate hands it `user`
+    /// (DL7): an event of a known identity keeps it (taking the session only if it is the same
+    /// identity and it had none); one raised before any identity takes `user`.
+    func owner(sentAs user: GravityUser) -> GravityUser {
+        guard uid != nil || custom != nil else { return user }
+        let same = uid == user.uid && custom == user.custom
+        return same && ses == nil ? user : self
+    }
+}
+
 extension GravityUser: CustomStringConvertible {
     /// The fields, as a test failure or a debugger shows them.
     var description: String {
@@ -106,6 +117,8 @@ struct GravityCustomEvent: Hashable, Sendable {
     var type: String
     var name: String
     var customProps: [String: String]
+    /// When it happened (DL6), as `EventTime` writes it.
+    var eventTime: String?
 }
 
 /// One event of `/event` `data` (B10, wire.md § Typed events): the SDKs' `type`/`name` pair,
@@ -132,6 +145,7 @@ struct GravityEvent: Encodable, Hashable, Sendable {
         type = event.type
         name = event.name
         fields = event.customProps.isEmpty ? [:] : ["customProps": .properties(event.customProps)]
+        if let eventTime = event.eventTime { fields["eventTime"] = .text(eventTime) }
     }
 
     /// An event of `type`/`name`; `nil` values are left out.

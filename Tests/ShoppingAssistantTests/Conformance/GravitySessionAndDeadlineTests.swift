@@ -18,7 +18,7 @@ struct GravitySessionAndDeadlineTests {
     }
 
     /// A `chat_dialog_open` as the tracker queues it, for `user` on the home page.
-    static func dialogOpen(for user: GravityUser) -> Tracker.Job {
+    static func dialogOpen(for user: GravityUser) -> TrackingJob {
         .event(
             GravityCustomEvent(type: "chat_dialog_open", name: "chat dialog open", customProps: [:]),
             envelope: GravityClient.Envelope(user: user, context: Fixtures.homePage, options: GravityOptions()),
@@ -166,7 +166,7 @@ struct GravitySessionAndDeadlineTests {
         h.transport.expect(.get("https://t.example/b"), .respond(.text(204, "")))
         h.expectEvents(1)
         let user = GravityUser(uid: "u-8f3c")
-        await h.engine.tracker.enqueue([
+        await h.engine.track([
             .url("https://stalled.example/i", user: user), .url("https://t.example/a", user: user),
             .url("https://t.example/b", user: user), Self.dialogOpen(for: user),
         ])
@@ -195,15 +195,15 @@ struct GravitySessionAndDeadlineTests {
         let h = await EngineHarness()
         let stalled = h.transport.expect(.get("https://stalled.example/i"), .deferred)
         let user = GravityUser(uid: "u-8f3c")
-        await h.engine.tracker.enqueue([.url("https://stalled.example/i", user: user)])
+        await h.engine.track([.url("https://stalled.example/i", user: user)])
         try await h.bed.runUntilIdle()
         #expect(h.transport.request(for: stalled) != nil, "the stalled request is under way")
         let burst = (0..<40).map { "https://t.example/\($0)" }
         for url in burst { h.transport.expect(.get(url), .respond(.text(204, ""))) }
         h.expectEvents(1)
         // One at a time, as impressions come: only the first asks for a drain.
-        for url in burst { await h.engine.tracker.enqueue([.url(TrackingURL(url), user: user)]) }
-        await h.engine.tracker.enqueue([Self.dialogOpen(for: user)])
+        for url in burst { await h.engine.track([.url(TrackingURL(url), user: user)]) }
+        await h.engine.track([Self.dialogOpen(for: user)])
         try await h.bed.runUntilIdle()
         let sent = Set(h.transport.requests.map(\.url.absoluteString))
         #expect(burst.allSatisfy(sent.contains), "every URL of the burst went while the host stalled")
@@ -231,11 +231,11 @@ struct GravitySessionAndDeadlineTests {
         let event = h.transport.expect(.request(.post, pathSuffix: "/event"), .deferred)
         h.transport.expect(.get("https://stalled.example/i"), .deferred)
         let user = GravityUser(uid: "u-8f3c")
-        await h.engine.tracker.enqueue([Self.dialogOpen(for: user)])
+        await h.engine.track([Self.dialogOpen(for: user)])
         try await h.bed.runUntilIdle()
         #expect(h.transport.request(for: event) != nil, "the event is under way")
         h.clock.advance(by: .seconds(1))
-        await h.engine.tracker.enqueue([.url("https://stalled.example/i", user: user)])
+        await h.engine.track([.url("https://stalled.example/i", user: user)])
         try await h.bed.runUntilIdle()
         h.clock.advance(by: .seconds(5))  // at 6 s: the URL's deadline
         try await h.bed.runUntilIdle()
@@ -255,7 +255,7 @@ struct GravitySessionAndDeadlineTests {
         configuration.trackingTimeout = .zero
         let h = await EngineHarness(configuration: configuration)
         h.transport.expect(.get("https://stalled.example/i"), .deferred)
-        await h.engine.tracker.enqueue([.url("https://stalled.example/i", user: GravityUser(uid: "u-8f3c"))])
+        await h.engine.track([.url("https://stalled.example/i", user: GravityUser(uid: "u-8f3c"))])
         try await h.bed.runUntilIdle()
         let log = await h.engine.trackingLog
         #expect(log.map(\.failure) == ["timeout"])
@@ -272,7 +272,7 @@ struct GravitySessionAndDeadlineTests {
         let first = h.transport.expect(.get("https://t.example/a"), .deferred)
         h.transport.expect(.get("https://stalled.example/i"), .deferred)
         let user = GravityUser(uid: "u-8f3c")
-        await h.engine.tracker.enqueue([.url("https://t.example/a", user: user)])
+        await h.engine.track([.url("https://t.example/a", user: user)])
         try await h.bed.runUntilIdle()
         h.clock.advance(by: .seconds(2))
         h.transport.complete(first, with: .text(204, ""))
@@ -280,7 +280,7 @@ struct GravitySessionAndDeadlineTests {
         #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "the watcher sleeps on")
 
         h.clock.advance(by: .seconds(1))  // at 3 s: the next burst, its deadline at 13 s
-        await h.engine.tracker.enqueue([.url("https://stalled.example/i", user: user)])
+        await h.engine.track([.url("https://stalled.example/i", user: user)])
         try await h.bed.runUntilIdle()
         #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "no second watcher")
         h.clock.advance(by: .seconds(7))  // at 10 s: the watcher wakes and sleeps to 13 s

@@ -141,14 +141,14 @@ import Testing
     /// released without a shutdown lets go of its tracker (and the transport) at once, not
     /// when the watcher next wakes.
     @Test func aWatcherLeftToRunOutKeepsNoReleasedEnginesTrackerAlive() async throws {
-        weak var released: Tracker?
+        weak var released: Outbox?
         let clock: ManualClock
         do {
             let h = await EngineHarness(sleepersRunOut: true)
             clock = h.clock
-            released = await h.engine.tracker
+            released = await h.engine.outbox
             h.transport.expect(.get("https://t.example/a"), .respond(.text(204, "")))
-            await h.engine.tracker.enqueue([.url("https://t.example/a", user: GravityUser(uid: "u-8f3c"))])
+            await h.engine.track([.url("https://t.example/a", user: GravityUser(uid: "u-8f3c"))])
             try await h.bed.runUntilIdle()
             #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "the watcher sleeps on")
             await h.verify()

@@ -18,8 +18,9 @@ struct LongLivedEngineTests {
     @Test func theIdentityListenerRunsAtTheSameDepthOnItsLastCallAsOnItsFirst() async throws {
         let h = await EngineHarness()
         let depths = Locked<[Int]>([])
-        let tracker = await h.engine.tracker
-        tracker.setIdentityListener { _, _ in
+        let engine = h.engine
+        let outbox = await engine.outbox
+        outbox.setIdentityListener { _, _ in
             let depth = Thread.callStackReturnAddresses.count
             depths.withLock { $0.append(depth) }
         }
@@ -29,7 +30,7 @@ struct LongLivedEngineTests {
         let envelope = GravityClient.Envelope(user: user, context: Fixtures.homePage, options: GravityOptions())
         let event = GravityCustomEvent(type: "chat_dialog_open", name: "chat dialog open", customProps: [:])
         for _ in 0..<count {
-            tracker.enqueue([.event(event, envelope: envelope, identityEpoch: 1)])
+            await engine.track([.event(event, envelope: envelope, identityEpoch: 1)])
         }
         try await h.bed.runUntilIdle()
         await h.engine.flushTracking()

@@ -66,13 +66,13 @@ struct WaitersTests {
         let bed = await EngineTestBed(configuration: ShutdownTests.configuration)
         let first = bed.transport.expect(.get("https://t.example/first"), .deferred)
         let later = bed.transport.expect(.get("https://t.example/later"), .deferred)
-        await bed.engine.tracker.enqueue([.url("https://t.example/first", user: GravityUser(uid: "u"))])
+        await bed.engine.track([.url("https://t.example/first", user: GravityUser(uid: "u"))])
         let flush = bed.start { engine -> Bool in
             await engine.flushTracking()
             return true
         }
         try await bed.runUntilIdle()
-        await bed.engine.tracker.enqueue([.url("https://t.example/later", user: GravityUser(uid: "u"))])
+        await bed.engine.track([.url("https://t.example/later", user: GravityUser(uid: "u"))])
         #expect(flush.returnedValue == nil)
         bed.transport.complete(first, with: HTTPResponse(status: 204))
         try await bed.runUntilIdle()

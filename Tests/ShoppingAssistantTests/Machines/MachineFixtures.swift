@@ -95,20 +95,20 @@ enum MachineFixtures {
     }
 
     /// The tracking jobs of `actions`, in order, as one list.
-    static func trackedJobs(_ actions: [EngineAction]) -> [Tracker.Job] {
-        actions.flatMap { action -> [Tracker.Job] in
+    static func trackedJobs(_ actions: [EngineAction]) -> [TrackingJob] {
+        actions.flatMap { action -> [TrackingJob] in
             if case .track(let jobs) = action { return Array(jobs) } else { return [] }
         }
     }
 
     /// One `.track` action of `jobs`, which must not be empty.
-    static func track(_ jobs: [Tracker.Job]) -> EngineAction {
+    static func track(_ jobs: [TrackingJob]) -> EngineAction {
         guard let batch = TrackingJobs(jobs) else { preconditionFailure("a .track action with no job") }
         return .track(batch)
     }
 
     /// The jobs of a `.track` action built by `event(_:_:)`.
-    static func jobs(_ action: EngineAction) -> [Tracker.Job] { trackedJobs([action]) }
+    static func jobs(_ action: EngineAction) -> [TrackingJob] { trackedJobs([action]) }
 
     // MARK: - Shopping API
 

@@ -6,10 +6,10 @@ import Testing
 /// The jobs of one `.track` action: never empty, in queue order, one job without an array.
 @Suite struct TrackingJobsTests {
     private static let user = GravityUser(uid: "uid-1")
-    private static let jobs: [Tracker.Job] = (1...3).map { .url(TrackingURL("https://t.example/\($0)"), user: user) }
+    private static let jobs: [TrackingJob] = (1...3).map { .url(TrackingURL("https://t.example/\($0)"), user: user) }
 
     @Test func noJobsMakeNoBatch() {
-        #expect(TrackingJobs([Tracker.Job]()) == nil)
+        #expect(TrackingJobs([TrackingJob]()) == nil)
     }
 
     @Test func oneJobEqualsTheSameJobGivenAsAList() throws {

@@ -1,0 +1,479 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The on-disk format of `FileDeliveryStore`'s journals, and how one is read back.
+///
+/// A journal is append-only, so that accepting a request costs one small write and one flush
+/// instead of rewriting the queue. It starts with a header (`SAOUTBOX` and a little-endian
+/// `UInt16` schema version), so that a foreign file or one from a future schema is recognised
+/// and set aside instead of being misread. Then come frames, each a little-endian `UInt32`
+/// payload length, the payload's CRC-32 and the payload: one operation, written whole by one
+/// `write` and flushed before the store returns. A crash can therefore only cut the last frame
+/// short, which the checksum and length reveal; damage anywhere else is reported, never guessed
+/// around, because a wrong length leaves no way to find where the next frame starts.
+package enum DeliveryJournal {
+    /// The first bytes of every journal.
+    package static let magic: [UInt8] = Array("SAOUTBOX".utf8)
+    /// The schema this build writes and the only one it reads.
+    package static let version: UInt16 = 1
+    /// What a journal holds before its first frame.
+    package static let header: [UInt8] = magic + [UInt8(version & 0xFF), UInt8(version >> 8)]
+    /// A frame's length and checksum, before its payload.
+    package static let frameHeaderBytes = 8
+    /// The largest payload written or read: far above any queue of requests, and low enough
+    /// that a damaged length never makes the reader allocate gigabytes.
+    package static let maximumPayloadBytes = 64 << 20
+
+    // MARK: - Operations
+
+    /// One change to the queue, as one frame holds it.
+    package enum Operation: Equatable, Sendable {
+        /// Records accepted together: one frame, so a crash keeps all of them or none.
+        case add([DeliveryRecord])
+        /// Records delivered, dropped or cleared.
+        case remove([UUID])
+        /// A record's new count of server failures.
+        case attempts(UUID, Int)
+        /// Every record forgotten.
+        case clearAll
+    }
+
+    private enum Code: UInt8 {
+        case add = 1
+        case remove = 2
+        case attempts = 3
+        case clearAll = 4
+    }
+
+    /// `operation` framed for appending: length, checksum, payload.
+    package static func frame(_ operation: Operation) -> [UInt8] {
+        var payload = ByteWriter()
+        switch operation {
+        case .add(let records):
+            payload.byte(Code.add.rawValue)
+            payload.uint32(UInt32(records.count))
+            for record in records { payload.record(record) }
+        case .remove(let ids):
+            payload.byte(Code.remove.rawValue)
+            payload.uint32(UInt32(ids.count))
+            for id in ids { payload.uuid(id) }
+        case .attempts(let id, let attempts):
+            payload.byte(Code.attempts.rawValue)
+            payload.uuid(id)
+            payload.int64(Int64(attempts))
+        case .clearAll:
+            payload.byte(Code.clearAll.rawValue)
+        }
+        var frame = ByteWriter()
+        frame.bytes.reserveCapacity(frameHeaderBytes + payload.bytes.count)
+        frame.uint32(UInt32(truncatingIfNeeded: payload.bytes.count))
+        frame.uint32(Checksum.crc32(payload.bytes))
+        frame.bytes += payload.bytes
+        return frame.bytes
+    }
+
+    /// The size of `.add([record])` framed, computed without encoding it, so that the store
+    /// knows what a compacted journal would take while replaying a long one.
+    package static func framedBytes(of record: DeliveryRecord) -> Int {
+        func string(_ value: String) -> Int { 4 + value.utf8.count }
+        let body = 1 + (record.body.map { 4 + $0.count } ?? 0)
+        let owner = 1 + (record.owner.map(string) ?? 0)
+        let fields = 16 + string(record.kind.rawValue) + string(record.target) + body + 8 + 8 + string(record.label)
+        return frameHeaderBytes + 1 + 4 + fields + owner
+    }
+
+    /// The operation a payload holds; throws a reason when it holds none this build knows.
+    package static func decode(_ payload: ArraySlice<UInt8>) throws(DecodeFailure) -> Operation {
+        var reader = ByteReader(bytes: payload)
+        let operation: Operation
+        switch Code(rawValue: try reader.byte()) {
+        case .add:
+            let count = try reader.count(minimumBytesEach: 16)
+            var records: [DeliveryRecord] = []
+            records.reserveCapacity(count)
+            for _ in 0..<count { records.append(try reader.record()) }
+            operation = .add(records)
+        case .remove:
+            let count = try reader.count(minimumBytesEach: 16)
+            var ids: [UUID] = []
+            ids.reserveCapacity(count)
+            for _ in 0..<count { ids.append(try reader.uuid()) }
+            operation = .remove(ids)
+        case .attempts:
+            operation = .attempts(try reader.uuid(), try reader.int())
+        case .clearAll:
+            operation = .clearAll
+        case nil:
+            throw DecodeFailure(reason: "an unknown operation")
+        }
+        guard reader.isAtEnd else { throw DecodeFailure(reason: "bytes after its operation") }
+        return operation
+    }
+
+    /// Why a payload with a good checksum could not be decoded.
+    package struct DecodeFailure: Error, Equatable {
+        /// What the payload held instead, for the warning.
+        package let reason: String
+    }
+
+    // MARK: - Live records
+
+    /// The records a journal leaves after its operations, in the order they were added.
+    ///
+    /// Removal leaves a hole instead of shifting the array, so a long run of adds and removes
+    /// costs constant time each; the holes are squeezed out once they outnumber the records.
+    package struct LiveRecords: Sendable {
+        private var slots: [DeliveryRecord?] = []
+        private var index: [UUID: Int] = [:]
+        /// What a journal holding only these records would take after its header.
+        package private(set) var framedBytes = 0
+
+        /// No records, as a new journal or one after `clearAll` leaves.
+        package init() {}
+
+        /// How many records are live.
+        package var count: Int { index.count }
+        /// The live records, in the order they were added.
+        package var ordered: [DeliveryRecord] { slots.compactMap { $0 } }
+        /// Whether a record with `id` is live.
+        package func contains(_ id: UUID) -> Bool { index[id] != nil }
+        /// The live record with `id`.
+        package subscript(id: UUID) -> DeliveryRecord? { index[id].flatMap { slots[$0] } }
+
+        /// Applies one operation, as replaying the journal or appending to it does.
+        package mutating func apply(_ operation: Operation) {
+            switch operation {
+            case .add(let records):
+                for record in records where index[record.id] == nil {
+                    index[record.id] = slots.count
+                    slots.append(record)
+                    framedBytes += DeliveryJournal.framedBytes(of: record)
+                }
+            case .remove(let ids):
+                for id in ids {
+                    guard let position = index.removeValue(forKey: id), let record = slots[position] else { continue }
+                    slots[position] = nil
+                    framedBytes -= DeliveryJournal.framedBytes(of: record)
+                }
+                if slots.count > 64, slots.count > 2 * index.count { squeeze() }
+            case .attempts(let id, let attempts):
+                if let position = index[id] { slots[position]?.attempts = attempts }
+            case .clearAll:
+                self = LiveRecords()
+            }
+        }
+
+        private mutating func squeeze() {
+            slots = slots.filter { $0 != nil }
+            for (position, record) in slots.enumerated() { index[record!.id] = position }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// What reading a journal found.
+    package struct Contents: Sendable {
+        /// The records its good frames leave.
+        package var live = LiveRecords()
+        /// Where the last good frame ends (the header's end when there is none): what a torn
+        /// journal is truncated to.
+        package var validBytes: Int64 = 0
+        /// The damage that ended the reading, if any.
+        package var damage: Damage?
+        /// Frames skipped for a payload that decoded badly, as `(offset, reason)`.
+        package var skipped: [(offset: Int64, reason: String)] = []
+    }
+
+    /// Why reading stopped before the end of a file.
+    package enum Damage: Equatable, Sendable {
+        /// Shorter than a header, and a prefix of one (empty included): its creation was cut short.
+        case tornHeader
+        /// Not a journal of this schema; `reason` says why, for the warning.
+        case foreign(reason: String)
+        /// The last frame is incomplete, as a crash during its write leaves it.
+        case tornTail(offset: Int64)
+        /// A damaged frame with data after it: nothing after `offset` can be trusted.
+        case corrupt(offset: Int64, reason: String)
+    }
+
+    /// Why a journal could not be read at all.
+    package struct ReadFailure: Error {
+        /// What failed, for the error.
+        package let reason: String
+    }
+
+    /// Replays the journal open at `fd`, in one pass with a bounded buffer, so reading costs
+    /// time linear in its size and memory in its largest frame.
+    package static func load(fd: Int32) throws(ReadFailure) -> Contents {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw ReadFailure(reason: "cannot stat (errno \(errno))") }
+        var file = ChunkedReader(fd: fd, size: Int64(info.st_size))
+        var contents = Contents()
+
+        guard file.size >= Int64(header.count) else {
+            let bytes = try file.bytes(at: 0, count: Int(file.size)) ?? []
+            contents.damage =
+                bytes.elementsEqual(header.prefix(bytes.count))
+                ? .tornHeader : .foreign(reason: "does not start with an outbox header")
+            return contents
+        }
+        let start = try file.bytes(at: 0, count: header.count) ?? []
+        guard start.prefix(magic.count).elementsEqual(magic) else {
+            contents.damage = .foreign(reason: "does not start with an outbox header")
+            return contents
+        }
+        let version = UInt16(start[start.startIndex + 8]) | UInt16(start[start.startIndex + 9]) << 8
+        guard version == Self.version else {
+            contents.damage = .foreign(reason: "has schema version \(version), which this build does not read")
+            return contents
+        }
+
+        var offset = Int64(header.count)
+        contents.validBytes = offset
+        while offset < file.size {
+            guard let frameHeader = try file.bytes(at: offset, count: frameHeaderBytes) else {
+                contents.damage = .tornTail(offset: offset)
+                break
+            }
+            let length = Int(littleEndianUInt32(frameHeader, at: 0))
+            let checksum = littleEndianUInt32(frameHeader, at: 4)
+            let end = offset + Int64(frameHeaderBytes + length)
+            guard length > 0, length <= maximumPayloadBytes else {
+                // A crash can leave zeros where a frame was being written; anything else
+                // here is damage, not a torn write.
+                contents.damage =
+                    try file.isZero(from: offset)
+                    ? .tornTail(offset: offset) : .corrupt(offset: offset, reason: "an impossible length \(length)")
+                break
+            }
+            guard let payload = try file.bytes(at: offset + Int64(frameHeaderBytes), count: length) else {
+                contents.damage = .tornTail(offset: offset)
+                break
+            }
+            guard Checksum.crc32(payload) == checksum else {
+                contents.damage =
+                    end == file.size
+                    ? .tornTail(offset: offset) : .corrupt(offset: offset, reason: "a checksum mismatch")
+                break
+            }
+            do {
+                contents.live.apply(try decode(payload))
+            } catch {
+                contents.skipped.append((offset, error.reason))
+            }
+            offset = end
+            contents.validBytes = offset
+        }
+        return contents
+    }
+
+    private static func littleEndianUInt32(_ bytes: ArraySlice<UInt8>, at position: Int) -> UInt32 {
+        let start = bytes.startIndex + position
+        return (0..<4).reduce(0) { $0 | UInt32(bytes[start + $1]) << (8 * UInt32($1)) }
+    }
+
+    /// Reads a file front to back through a window of at least a mebibyte, so that a journal of
+    /// many small frames costs few system calls and a large one is never held whole.
+    private struct ChunkedReader {
+        let fd: Int32
+        let size: Int64
+        private var window: [UInt8] = []
+        private var windowOffset: Int64 = 0
+        private static let chunkBytes = 1 << 20
+
+        init(fd: Int32, size: Int64) {
+            self.fd = fd
+            self.size = size
+        }
+
+        /// `count` bytes at `offset`, or `nil` when the file ends before them.
+        mutating func bytes(at offset: Int64, count: Int) throws(ReadFailure) -> ArraySlice<UInt8>? {
+            guard offset + Int64(count) <= size else { return nil }
+            let windowEnd = windowOffset + Int64(window.count)
+            if offset < windowOffset || offset + Int64(count) > windowEnd {
+                let wanted = Int(min(Int64(max(count, Self.chunkBytes)), size - offset))
+                window = try Self.read(fd, at: offset, count: wanted)
+                windowOffset = offset
+            }
+            let start = Int(offset - windowOffset)
+            return window[start..<start + count]
+        }
+
+        /// Whether every byte from `offset` to the end is zero.
+        mutating func isZero(from offset: Int64) throws(ReadFailure) -> Bool {
+            var position = offset
+            while position < size {
+                let count = Int(min(Int64(Self.chunkBytes), size - position))
+                guard let chunk = try bytes(at: position, count: count), chunk.allSatisfy({ $0 == 0 }) else {
+                    return false
+                }
+                position += Int64(count)
+            }
+            return true
+        }
+
+        private static func read(_ fd: Int32, at offset: Int64, count: Int) throws(ReadFailure) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: count)
+            var filled = 0
+            let failure: Int32? = bytes.withUnsafeMutableBytes { buffer in
+                while filled < count {
+                    let got = pread(fd, buffer.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled))
+                    if got < 0, errno == EINTR { continue }
+                    if got < 0 { return errno }
+                    if got == 0 { return nil }
+                    filled += got
+                }
+                return nil
+            }
+            if let failure { throw ReadFailure(reason: "cannot read (errno \(failure))") }
+            guard filled == count else { throw ReadFailure(reason: "ended while being read") }
+            return bytes
+        }
+    }
+}
+
+// MARK: - Byte coding
+
+/// Little-endian fields, appended.
+private struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    mutating func uint32(_ value: UInt32) {
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
+    }
+
+    mutating func uint64(_ value: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
+    }
+
+    mutating func int64(_ value: Int64) { uint64(UInt64(bitPattern: value)) }
+
+    mutating func uuid(_ id: UUID) {
+        withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func data(_ value: some Collection<UInt8>) {
+        uint32(UInt32(value.count))
+        bytes.append(contentsOf: value)
+    }
+
+    mutating func string(_ value: String) { data(value.utf8) }
+
+    mutating func record(_ record: DeliveryRecord) {
+        uuid(record.id)
+        string(record.kind.rawValue)
+        string(record.target)
+        if let body = record.body {
+            byte(1)
+            data(body)
+        } else {
+            byte(0)
+        }
+        // The bit pattern, so the date comes back exactly as it was accepted (DL4's age).
+        uint64(record.createdAt.timeIntervalSinceReferenceDate.bitPattern)
+        int64(Int64(record.attempts))
+        string(record.label)
+        if let owner = record.owner {
+            byte(1)
+            string(owner)
+        } else {
+            byte(0)
+        }
+    }
+}
+
+/// Little-endian fields, read with bounds checks: a payload is only trusted as far as its
+/// checksum, which says the bytes are those written, not that this build wrote them.
+private struct ByteReader {
+    var bytes: ArraySlice<UInt8>
+
+    var isAtEnd: Bool { bytes.isEmpty }
+
+    private mutating func take(_ count: Int) throws(DeliveryJournal.DecodeFailure) -> ArraySlice<UInt8> {
+        guard count >= 0, count <= bytes.count else {
+            throw DeliveryJournal.DecodeFailure(reason: "a field that runs past its end")
+        }
+        defer { bytes = bytes.dropFirst(count) }
+        return bytes.prefix(count)
+    }
+
+    mutating func byte() throws(DeliveryJournal.DecodeFailure) -> UInt8 { try take(1).first! }
+
+    mutating func uint32() throws(DeliveryJournal.DecodeFailure) -> UInt32 {
+        try take(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    mutating func uint64() throws(DeliveryJournal.DecodeFailure) -> UInt64 {
+        try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    mutating func int() throws(DeliveryJournal.DecodeFailure) -> Int {
+        guard let value = Int(exactly: Int64(bitPattern: try uint64())) else {
+            throw DeliveryJournal.DecodeFailure(reason: "a count out of range")
+        }
+        return value
+    }
+
+    /// A count of items, each at least `minimumBytesEach` long, checked against what is left
+    /// so that a wrong count cannot make the decoder reserve memory for items that are absent.
+    mutating func count(minimumBytesEach: Int) throws(DeliveryJournal.DecodeFailure) -> Int {
+        let count = Int(try uint32())
+        guard count <= bytes.count / minimumBytesEach else {
+            throw DeliveryJournal.DecodeFailure(reason: "a count larger than its bytes")
+        }
+        return count
+    }
+
+    mutating func uuid() throws(DeliveryJournal.DecodeFailure) -> UUID {
+        let raw = Array(try take(16))
+        return UUID(
+            uuid: (
+                raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11],
+                raw[12], raw[13], raw[14], raw[15]
+            ))
+    }
+
+    mutating func data() throws(DeliveryJournal.DecodeFailure) -> Data {
+        Data(try take(Int(try uint32())))
+    }
+
+    mutating func string() throws(DeliveryJournal.DecodeFailure) -> String {
+        guard let value = String(bytes: try take(Int(try uint32())), encoding: .utf8) else {
+            throw DeliveryJournal.DecodeFailure(reason: "text that is not UTF-8")
+        }
+        return value
+    }
+
+    mutating func record() throws(DeliveryJournal.DecodeFailure) -> DeliveryRecord {
+        let id = try uuid()
+        guard let kind = DeliveryRecord.Kind(rawValue: try string()) else {
+            throw DeliveryJournal.DecodeFailure(reason: "an unknown kind of record")
+        }
+        let target = try string()
+        let body: Data?
+        switch try byte() {
+        case 0: body = nil
+        case 1: body = try data()
+        default: throw DeliveryJournal.DecodeFailure(reason: "a malformed body")
+        }
+        let createdAt = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try uint64()))
+        let attempts = try int()
+        let label = try string()
+        let owner: String?
+        switch try byte() {
+        case 0: owner = nil
+        case 1: owner = try string()
+        default: throw DeliveryJournal.DecodeFailure(reason: "a malformed owner")
+        }
+        return DeliveryRecord(
+            id: id, kind: kind, target: target, body: body, createdAt: createdAt, attempts: attempts, label: label,
+            owner: owner)
+    }
+}

@@ -1,0 +1,457 @@
+import Foundation
+
+/// The rules of delivery (DL1–DL8, AN4, AN9, B13) as a value type: which request goes next,
+/// when a pause ends, what a failure means, what is dropped and why. It does no I/O; the
+/// `Outbox` feeds it what happened and performs the `Action`s it returns.
+///
+/// Every accepted record is persisted first (in batches: records accepted while a write is
+/// under way share the next one, which is the journal's group commit), then makes its first
+/// attempt on its route, then — if that failed and may succeed later — waits in its lane's
+/// drain: oldest first, one at a time, with growing pauses after failures.
+///
+/// Two drain lanes, one for Gravity's own endpoints and one for tracking URLs, so that a
+/// third-party tracking host that is down never holds a purchase back; each is oldest first
+/// and one at a time, as DL2 asks.
+struct DeliveryMachine {
+    /// Where a record waits once its first attempt failed.
+    enum Lane: Hashable, Sendable, CaseIterable {
+        /// `/event` and `/visit`.
+        case gravity
+        /// Tracking `GET`s.
+        case tracking
+
+        init(_ kind: DeliveryRecord.Kind) { self = kind == .tracking ? .tracking : .gravity }
+    }
+
+    /// How a record makes its first attempt.
+    enum Route: Hashable, Sendable {
+        /// A host call (`triggerEvent`, `trackView`) waits for its answer: it goes at once.
+        case host
+        /// The engine's lifecycle events: one at a time, in the order they happened (B13).
+        case lifecycle
+        /// Tracking URLs: a few at once, so one host that never answers holds up nothing (B13).
+        case tracking
+
+        /// How many first attempts of the route may be under way at once.
+        var capacity: Int {
+            switch self {
+            case .host: return .max
+            case .lifecycle: return 1
+            case .tracking: return 4
+            }
+        }
+    }
+
+    /// What an attempt came to.
+    enum Outcome: Hashable, Sendable {
+        case delivered
+        case failed(FailureClass, reason: String)
+        /// Stopped before it could be judged (the engine shut down): the record stays as it is.
+        case abandoned
+    }
+
+    /// Why a record was given up, as the log says it (DL3).
+    enum DropReason: String, Hashable, Sendable {
+        case rejected, expired, overflow
+    }
+
+    /// Who waits for the queue: `flushQueue()` for the drain to stop, `flushTracking()` for
+    /// every first attempt to be over.
+    enum FlushKind: Hashable, Sendable {
+        case queue, firstAttempts
+    }
+
+    enum Action: Hashable, Sendable {
+        /// Write these records to the store; `persisted(…)` follows.
+        case persist([DeliveryRecord])
+        /// Send the record: its first attempt on `route` (retried within the deadline, DL1),
+        /// or with `route` `nil` one attempt of the drain; `attemptFinished` follows.
+        case send(DeliveryRecord, route: Route?)
+        /// Forget delivered records in the store.
+        case remove([UUID])
+        /// Keep a record's new count of server failures.
+        case updateAttempts(UUID, Int)
+        /// Give a record up: logged at `.error` with the reason, and forgotten by the store
+        /// unless it never reached it.
+        case drop(DeliveryRecord, DropReason, detail: String, inStore: Bool)
+        /// Empty the store (DL8).
+        case removeAll
+        /// Wake the lane after `duration`: `pauseEnded(lane, generation)` follows.
+        case pause(Lane, for: Duration, generation: UInt64)
+        /// The flushes waiting under these IDs are over.
+        case finishFlushes([UInt64])
+        /// A line for the log.
+        case log(AssistantLogLevel, String)
+    }
+
+    enum EntryState: Hashable, Sendable {
+        case persisting(Route)
+        /// Persisted (or unprotected), waiting for a place on its route.
+        case waiting(Route)
+        case firstAttempt(Route)
+        case queued
+        case draining
+    }
+
+    struct Entry: Hashable, Sendable {
+        var record: DeliveryRecord
+        var state: EntryState
+        /// Not in the store: the queue is off, or the store refused it (DL5). Sent once.
+        var unprotected = false
+        var lane: Lane { Lane(record.kind) }
+    }
+
+    private struct Pause: Hashable {
+        /// How many pauses in a row; a delivery resets it.
+        var level = 0
+        /// The pause under way, if any.
+        var generation: UInt64?
+        var until: Date?
+        /// A network failure's pause ends early when something else gets through (DL3).
+        var afterNetworkFailure = false
+    }
+
+    /// DL3's pauses, each ±20 %.
+    static let pauses: [Duration] = [
+        .seconds(5), .seconds(15), .seconds(45), .seconds(120), .seconds(300), .seconds(900),
+    ]
+    /// Server failures a record may meet; the last drops it (DL3).
+    static let maximumServerFailures = 5
+
+    private(set) var settings: OfflineQueueSettings
+    private var entries: [UUID: Entry] = [:]
+    /// Accepted order: the store's order, which is the order of the drain.
+    private var order: [UUID] = []
+    private var toPersist: [UUID] = []
+    private var persistingBatch: [UUID]?
+    private var pauses: [Lane: Pause] = [.gravity: Pause(), .tracking: Pause()]
+    private var nextGeneration: UInt64 = 0
+    /// Flushes waiting: `flushTracking` for the first attempts of the records accepted before
+    /// it (`awaited`), `flushQueue` for the drain to stop.
+    private var flushes: [(id: UInt64, kind: FlushKind, awaited: Set<UUID>)] = []
+    private var random: SplitMix64
+    private(set) var isStopped = false
+
+    init(settings: OfflineQueueSettings, seed: UInt64) {
+        self.settings = settings
+        random = SplitMix64(seed: seed)
+    }
+
+    // MARK: - Inspection
+
+    /// Records kept or on their way, oldest first, with what each waits for.
+    var snapshot: [Entry] { order.compactMap { entries[$0] } }
+
+    /// When each lane's pause ends, for the REPL's `:queue`.
+    func pauseEnd(of lane: Lane) -> Date? { pauses[lane]?.until }
+
+    /// Records in the store (DL8's `pendingDeliveries`): every record but those the store
+    /// never got.
+    var pendingCount: Int { entries.values.filter { !$0.unprotected && !isPersisting($0) }.count }
+
+    private func isPersisting(_ entry: Entry) -> Bool {
+        if case .persisting = entry.state { return true }
+        return false
+    }
+
+    // MARK: - Events
+
+    /// The engine starts on a store that holds `records` from an earlier run (DL3: the queue is
+    /// tried when an engine starts).
+    mutating func loaded(_ records: [DeliveryRecord], now: Date) -> [Action] {
+        for record in records where entries[record.id] == nil {
+            entries[record.id] = Entry(record: record, state: .queued)
+            order.append(record.id)
+        }
+        return overflow() + pump(now: now)
+    }
+
+    /// The engine raised `records` (DL2): persisted before their first attempt, unless the
+    /// queue is off (DL4), when each is sent once and kept nowhere.
+    mutating func accepted(_ records: [DeliveryRecord], route: Route, now: Date) -> [Action] {
+        guard !isStopped, !records.isEmpty else { return [] }
+        for record in records {
+            entries[record.id] = Entry(
+                record: record, state: settings.enabled ? .persisting(route) : .waiting(route),
+                unprotected: !settings.enabled)
+            order.append(record.id)
+        }
+        guard settings.enabled else { return pump(now: now) }
+        toPersist += records.map(\.id)
+        return startPersisting() + overflow()
+    }
+
+    /// The write of the batch under way is over: its records go on their way. A store that
+    /// refused them is logged, and each is still sent once, unprotected (DL5).
+    mutating func persisted(failure: String?, now: Date) -> [Action] {
+        let batch = persistingBatch ?? []
+        persistingBatch = nil
+        var actions: [Action] = []
+        if let failure {
+            actions.append(
+                .log(.error, "delivery store: \(batch.count) record(s) not kept (\(failure)); sending them once"))
+        }
+        for id in batch {
+            guard var entry = entries[id], case .persisting(let route) = entry.state else { continue }
+            entry.state = .waiting(route)
+            entry.unprotected = failure != nil
+            entries[id] = entry
+        }
+        return actions + startPersisting() + pump(now: now)
+    }
+
+    /// An attempt is over (DL1–DL3).
+    mutating func attemptFinished(_ id: UUID, _ outcome: Outcome, now: Date) -> [Action] {
+        guard var entry = entries[id] else { return [] }  // cleared while on the wire (DL8)
+        let wasDrain = entry.state == .draining
+        var actions: [Action] = []
+        switch outcome {
+        case .delivered:
+            forget(id)
+            if !entry.unprotected { actions.append(.remove([id])) }
+            pauses[entry.lane]?.level = 0
+            actions += somethingGotThrough()
+        case .abandoned:
+            entry.state = .queued
+            entries[id] = entry
+        case .failed(let failure, let reason):
+            if entry.unprotected || !settings.enabled && !wasDrain {
+                forget(id)
+                actions.append(.drop(entry.record, .rejected, detail: reason, inStore: false))
+                break
+            }
+            switch failure {
+            case .final:
+                forget(id)
+                actions.append(.drop(entry.record, .rejected, detail: reason, inStore: true))
+            case .server:
+                entry.record.attempts += 1
+                if entry.record.attempts >= Self.maximumServerFailures {
+                    forget(id)
+                    actions.append(
+                        .drop(entry.record, .rejected, detail: "\(reason) (\(entry.record.attempts) attempts)", inStore: true))
+                } else {
+                    entry.state = .queued
+                    entries[id] = entry
+                    actions.append(.updateAttempts(id, entry.record.attempts))
+                }
+                actions += startPause(entry.lane, afterNetworkFailure: false, now: now)
+            case .transient:
+                entry.state = .queued
+                entries[id] = entry
+                actions += startPause(entry.lane, afterNetworkFailure: true, now: now)
+            }
+        }
+        return actions + pump(now: now)
+    }
+
+    /// A lane's pause is over, unless a newer one replaced it.
+    mutating func pauseEnded(_ lane: Lane, generation: UInt64, now: Date) -> [Action] {
+        guard pauses[lane]?.generation == generation else { return [] }
+        pauses[lane]?.generation = nil
+        pauses[lane]?.until = nil
+        return pump(now: now)
+    }
+
+    /// Another request of the engine succeeded: the network is back, so a pause that a
+    /// network failure started ends now; one after a server failure runs on (DL3).
+    mutating func requestSucceeded(now: Date) -> [Action] {
+        somethingGotThrough() + pump(now: now)
+    }
+
+    /// `flushQueue()` (DL8): one fresh attempt now, whatever pause was under way; the flush
+    /// `id` is over when the drain stops. `flushTracking()` waits for first attempts instead.
+    mutating func flushRequested(_ id: UInt64, kind: FlushKind, now: Date) -> [Action] {
+        let awaited = Set(
+            entries.filter { _, entry in
+                switch entry.state {
+                case .persisting, .waiting, .firstAttempt: return true
+                case .queued, .draining: return false
+                }
+            }.keys)
+        flushes.append((id, kind, awaited))
+        if kind == .queue, settings.enabled {
+            for lane in Lane.allCases {
+                pauses[lane] = Pause()
+            }
+        }
+        return pump(now: now)
+    }
+
+    /// `clearQueue()` (DL8): every record is forgotten, in the store and here; one on the wire
+    /// finishes, and is not kept whatever it meets.
+    mutating func cleared(now: Date) -> [Action] {
+        entries = [:]
+        order = []
+        toPersist = []
+        for lane in Lane.allCases { pauses[lane] = Pause() }
+        return [.removeAll] + pump(now: now)
+    }
+
+    /// New settings at run time (DL4): a lower `maxEntries` drops the oldest now, a queue
+    /// turned on drains.
+    mutating func settingsChanged(_ settings: OfflineQueueSettings, now: Date) -> [Action] {
+        let wasEnabled = self.settings.enabled
+        self.settings = settings
+        if settings.enabled, !wasEnabled {
+            for lane in Lane.allCases { pauses[lane] = Pause() }
+        }
+        return overflow() + pump(now: now)
+    }
+
+    /// The engine shuts down (H2, DL8): nothing more starts; what is kept stays for the next
+    /// engine, and every flush is over.
+    mutating func stopped() -> [Action] {
+        isStopped = true
+        let ids = flushes.map(\.id)
+        flushes = []
+        return ids.isEmpty ? [] : [.finishFlushes(ids)]
+    }
+
+    // MARK: - Rules
+
+    private mutating func forget(_ id: UUID) {
+        entries[id] = nil
+        if let index = order.firstIndex(of: id) { order.remove(at: index) }
+    }
+
+    private mutating func startPersisting() -> [Action] {
+        guard persistingBatch == nil, !toPersist.isEmpty, !isStopped else { return [] }
+        let batch = toPersist.filter { entries[$0] != nil }
+        toPersist = []
+        guard !batch.isEmpty else { return [] }
+        persistingBatch = batch
+        return [.persist(batch.compactMap { entries[$0]?.record })]
+    }
+
+    /// DL4: over `maxEntries` the oldest records are dropped, never one on the wire.
+    private mutating func overflow() -> [Action] {
+        var kept = entries.values.filter { !$0.unprotected }.count
+        guard kept > settings.maxEntries else { return [] }
+        var actions: [Action] = []
+        for id in order where kept > settings.maxEntries {
+            guard let entry = entries[id], !entry.unprotected else { continue }
+            switch entry.state {
+            case .queued, .waiting:
+                forget(id)
+                kept -= 1
+                actions.append(.drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: true))
+            case .persisting, .firstAttempt, .draining:
+                continue
+            }
+        }
+        return actions
+    }
+
+    private mutating func somethingGotThrough() -> [Action] {
+        for lane in Lane.allCases where pauses[lane]?.generation != nil && pauses[lane]?.afterNetworkFailure == true {
+            pauses[lane]?.generation = nil
+            pauses[lane]?.until = nil
+        }
+        return []
+    }
+
+    private mutating func startPause(_ lane: Lane, afterNetworkFailure: Bool, now: Date) -> [Action] {
+        guard var pause = pauses[lane], pause.generation == nil else { return [] }
+        let base = Self.pauses[min(pause.level, Self.pauses.count - 1)]
+        let factor = 0.8 + 0.4 * random.nextUnit()
+        let duration = base * factor
+        nextGeneration += 1
+        pause.level += 1
+        pause.generation = nextGeneration
+        pause.until = now.addingTimeInterval(duration.seconds)
+        pause.afterNetworkFailure = afterNetworkFailure
+        pauses[lane] = pause
+        return [.pause(lane, for: duration, generation: nextGeneration)]
+    }
+
+    /// Starts what may start now: first attempts within their routes' capacity, and each
+    /// lane's next drain attempt (oldest first, one at a time) unless it is paused or the
+    /// queue is off; then ends the flushes that are over.
+    private mutating func pump(now: Date) -> [Action] {
+        guard !isStopped else { return [] }
+        var actions: [Action] = []
+        var busy: [Route: Int] = [:]
+        var draining: Set<Lane> = []
+        for id in order {
+            guard let entry = entries[id] else { continue }
+            if case .firstAttempt(let route) = entry.state { busy[route, default: 0] += 1 }
+            if entry.state == .draining { draining.insert(entry.lane) }
+        }
+        for id in order {
+            guard var entry = entries[id] else { continue }
+            switch entry.state {
+            case .waiting(let route) where busy[route, default: 0] < route.capacity:
+                busy[route, default: 0] += 1
+                entry.state = .firstAttempt(route)
+                entries[id] = entry
+                actions.append(.send(entry.record, route: route))
+            case .queued where settings.enabled && !draining.contains(entry.lane) && pauses[entry.lane]?.generation == nil:
+                if now.timeIntervalSince(entry.record.createdAt) > settings.maxAge.seconds {
+                    forget(id)
+                    actions.append(.drop(entry.record, .expired, detail: "older than \(settings.maxAge)", inStore: true))
+                    continue
+                }
+                draining.insert(entry.lane)
+                entry.state = .draining
+                entries[id] = entry
+                actions.append(.send(entry.record, route: nil))
+            default:
+                continue
+            }
+        }
+        return actions + finishedFlushes(draining: draining)
+    }
+
+    private mutating func finishedFlushes(draining: Set<Lane>) -> [Action] {
+        guard !flushes.isEmpty else { return [] }
+        func firstAttemptsOver(_ awaited: Set<UUID>) -> Bool {
+            !awaited.contains { id in
+                switch entries[id]?.state {
+                case .persisting?, .waiting?, .firstAttempt?: return true
+                case .queued?, .draining?, nil: return false
+                }
+            }
+        }
+        let drainStopped =
+            !settings.enabled
+            || Lane.allCases.allSatisfy { lane in
+                !draining.contains(lane)
+                    && (pauses[lane]?.generation != nil || !entries.values.contains { $0.lane == lane && $0.state == .queued })
+            }
+        var over: [UInt64] = []
+        flushes.removeAll { flush in
+            let done = flush.kind == .queue ? drainStopped : firstAttemptsOver(flush.awaited)
+            if done { over.append(flush.id) }
+            return done
+        }
+        return over.isEmpty ? [] : [.finishFlushes(over)]
+    }
+}
+
+/// A small, seedable generator for the pauses' jitter: the machine stays a value that tests
+/// replay exactly.
+struct SplitMix64: Hashable, Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in `0..<1`.
+    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
+
+extension Duration {
+    /// The duration in seconds, as a wall-clock interval.
+    var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,404 @@
+import Foundation
+
+/// Runs the `DeliveryMachine`: performs what it decides and feeds back what happened. It
+/// decides nothing itself.
+///
+/// The store is written from one serial queue, in the order the machine asked, off the
+/// engine's actor and the cooperative threads (a flush to disk blocks); every send is a task
+/// of its own with its own deadline (B13). The engine hands records over synchronously, from
+/// its actor, so their order is the order they happened in.
+final class Outbox: Sendable {
+    /// What an engine gives the outbox to reach the network and its own log.
+    struct Wiring: Sendable {
+        var call: WireCall
+        /// The Gravity base URL and key: records go to the base URL configured when they leave
+        /// (DL2), and the key only ever to that origin (wire.md).
+        var gravityBaseURL: URL
+        var apiKey: String
+        var clock: any Clock<Duration>
+        var wallClock: @Sendable () -> Date
+        var activity: ActivityMonitor?
+        var eventTimeout: Duration
+        var urlTimeout: Duration
+        var logCapacity: Int
+        var seed: UInt64
+    }
+
+    /// What the log says of a record, kept beside it while the engine lives.
+    struct Detail: Sendable {
+        var kind: TrackingRecord.Kind
+        var name: String
+        var user: GravityUser
+        var properties: [String: String]
+        var eventTime: String?
+        /// The identity under which its answer's `user` is taken (B9), `nil` for never.
+        var identityEpoch: UInt64?
+    }
+
+    private struct State {
+        var machine: DeliveryMachine
+        var details: [UUID: Detail] = [:]
+        /// Host calls waiting for their record's first attempt, and for its persistence.
+        var answers: [UUID: CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>] = [:]
+        var persistedSignals: [UUID: @Sendable () -> Void] = [:]
+        var sends: [UUID: Task<Void, Never>] = [:]
+        var pauses: [DeliveryMachine.Lane: Task<Void, Never>] = [:]
+        var flushes: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextFlush: UInt64 = 0
+        var log: RingBuffer<TrackingRecord>
+        var opened = false
+    }
+
+    private let state: Locked<State>
+    private let store: any DeliveryStore
+    private let storeQueue = DispatchQueue(label: "shopping-assistant.delivery-store")
+    private let wiring: Wiring
+    private let logger: AssistantLogger
+    private let elapsed: @Sendable () -> Duration
+    private let identityAnswered = Locked<IdentityListener?>(nil)
+
+    private struct IdentityListener: Sendable {
+        let answered: @Sendable (GravityAnsweredUser, UInt64) -> Void
+    }
+
+    init(store: any DeliveryStore, settings: OfflineQueueSettings, wiring: Wiring, logger: AssistantLogger) {
+        self.store = store
+        self.wiring = wiring
+        self.logger = logger
+        elapsed = Self.stopwatch(on: wiring.clock)
+        state = Locked(
+            State(
+                machine: DeliveryMachine(settings: settings, seed: wiring.seed),
+                log: RingBuffer(capacity: wiring.logCapacity)))
+        store.setWarningHandler { [logger] in logger.log(.error, "delivery store: \($0)") }
+    }
+
+    private static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
+        func start<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
+            let start = clock.now
+            return { start.duration(to: clock.now) }
+        }
+        return start(clock)
+    }
+
+    /// Where the answers of records sent for a known identity bring their `user` (B9).
+    func setIdentityListener(_ listener: @escaping @Sendable (GravityAnsweredUser, UInt64) -> Void) {
+        identityAnswered.withLock { $0 = IdentityListener(answered: listener) }
+    }
+
+    // MARK: - Opening
+
+    /// Reads what earlier engines left and starts delivering it (DL3). Records accepted before
+    /// the store is open wait for it: the journal keeps its order.
+    func open() {
+        activity?.begin()
+        storeQueue.async { [self] in
+            let loaded: [DeliveryRecord]
+            do {
+                loaded = try store.open()
+            } catch {
+                logger.log(.error, "delivery store: cannot be opened (\(error)); earlier records stay where they are")
+                loaded = []
+            }
+            if !loaded.isEmpty { logger.log(.info, "delivery: \(loaded.count) record(s) from an earlier run") }
+            perform { $0.machine.loaded(loaded, now: wiring.wallClock()) }
+            activity?.end()
+        }
+    }
+
+    private var activity: ActivityMonitor? { wiring.activity }
+
+    // MARK: - Accepting
+
+    /// Takes records raised by the engine; each is persisted, then sent (DL2).
+    func accept(_ records: [(DeliveryRecord, Detail)], route: DeliveryMachine.Route) {
+        guard !records.isEmpty else { return }
+        perform { shell in
+            for (record, detail) in records { shell.details[record.id] = detail }
+            return shell.machine.accepted(records.map(\.0), route: route, now: wiring.wallClock())
+        }
+    }
+
+    /// A host call's record: returns its first attempt's answer (retried within the deadline,
+    /// DL1); `persisted` runs once it is in the store (DL5), or once the store refused it.
+    /// Cancelling the caller ends the attempt; the record then waits for the drain.
+    func deliver(
+        _ record: DeliveryRecord, detail: Detail, persisted: @escaping @Sendable () -> Void
+    ) async -> Result<HTTPResponse, WireFailure> {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                perform { shell in
+                    shell.details[record.id] = detail
+                    shell.answers[record.id] = continuation
+                    shell.persistedSignals[record.id] = persisted
+                    return shell.machine.accepted([record], route: .host, now: wiring.wallClock())
+                }
+            }
+        } onCancel: {
+            let send = state.withLock { $0.sends[record.id] }
+            send?.cancel()
+        }
+    }
+
+    // MARK: - Controls (DL8)
+
+    /// One fresh attempt now; returns when the drain stops.
+    func flushQueue() async { await flush(.queue) }
+
+    /// Returns once every record accepted so far has had its first attempt.
+    func flushFirstAttempts() async { await flush(.firstAttempts) }
+
+    private func flush(_ kind: DeliveryMachine.FlushKind) async {
+        await withCheckedContinuation { continuation in
+            perform { shell in
+                shell.nextFlush += 1
+                shell.flushes[shell.nextFlush] = continuation
+                return shell.machine.flushRequested(shell.nextFlush, kind: kind, now: wiring.wallClock())
+            }
+        }
+    }
+
+    /// Forgets every record, in the store too; returns once the store is empty.
+    func clear() async {
+        perform { $0.machine.cleared(now: wiring.wallClock()) }
+        await withCheckedContinuation { continuation in storeQueue.async { continuation.resume() } }
+    }
+
+    /// New limits or on/off at run time (DL4).
+    func setSettings(_ settings: OfflineQueueSettings) {
+        perform { $0.machine.settingsChanged(settings, now: wiring.wallClock()) }
+    }
+
+    var settings: OfflineQueueSettings { state.withLock { $0.machine.settings } }
+
+    /// Another request of the engine succeeded: a network pause ends (DL3).
+    func requestSucceeded() {
+        perform { $0.machine.requestSucceeded(now: wiring.wallClock()) }
+    }
+
+    /// Records in the store.
+    var pendingCount: Int { state.withLock { $0.machine.pendingCount } }
+
+    /// The queue as it is now, oldest first, for the REPL's `:queue`.
+    var entries: [PendingDelivery] {
+        state.withLock { shell in
+            shell.machine.snapshot.map { entry in
+                PendingDelivery(
+                    kind: entry.record.kind, label: entry.record.label, createdAt: entry.record.createdAt,
+                    attempts: entry.record.attempts, status: PendingDelivery.Status(entry.state),
+                    nextAttempt: entry.state == .queued ? shell.machine.pauseEnd(of: entry.lane) : nil)
+            }
+        }
+    }
+
+    var log: [TrackingRecord] { state.withLock { Array($0.log) } }
+
+    /// Nothing more starts; sends under way are cancelled and their records stay in the store
+    /// for the next engine (DL8); every flush returns.
+    func stop() {
+        let tasks = state.withLock { shell -> [Task<Void, Never>] in
+            Array(shell.sends.values) + Array(shell.pauses.values)
+        }
+        perform { $0.machine.stopped() }
+        for task in tasks { task.cancel() }
+        storeQueue.async { [store] in store.close() }
+    }
+
+    // MARK: - Performing
+
+    /// Feeds the machine an event under the lock (with the shell's bookkeeping at hand) and
+    /// performs what it returns outside it.
+    private func perform(_ event: (inout State) -> [DeliveryMachine.Action]) {
+        run(state.withLock { event(&$0) })
+    }
+
+    private func run(_ actions: [DeliveryMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .persist(let records):
+                activity?.begin()
+                storeQueue.async { [self] in
+                    var failure: String?
+                    do { try store.append(records) } catch { failure = "\(error)" }
+                    let signals = state.withLock { shell in records.compactMap { shell.persistedSignals.removeValue(forKey: $0.id) } }
+                    for signal in signals { signal() }
+                    perform { $0.machine.persisted(failure: failure, now: wiring.wallClock()) }
+                    activity?.end()
+                }
+            case .send(let record, let route):
+                send(record, route: route)
+            case .remove(let ids):
+                storeQueue.async { [self] in
+                    do { try store.remove(ids) } catch { logger.log(.error, "delivery store: \(error)") }
+                }
+                state.withLock { shell in for id in ids { shell.details[id] = nil } }
+            case .updateAttempts(let id, let attempts):
+                storeQueue.async { [self] in
+                    do { try store.updateAttempts(of: id, to: attempts) } catch {
+                        logger.log(.error, "delivery store: \(error)")
+                    }
+                }
+            case .drop(let record, let reason, let detail, let inStore):
+                logger.log(.error, "delivery: \(record.kind.rawValue) \(record.label) dropped (\(reason.rawValue)): \(detail)")
+                if inStore {
+                    storeQueue.async { [self] in
+                        do { try store.remove([record.id]) } catch { logger.log(.error, "delivery store: \(error)") }
+                    }
+                }
+                let waiting = state.withLock { shell -> CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>? in
+                    shell.details[record.id] = nil
+                    return shell.answers.removeValue(forKey: record.id)
+                }
+                waiting?.resume(
+                    returning: .failure(.failed(AssistantError(code: .network, message: "dropped: \(detail)"), uncertain: false)))
+            case .removeAll:
+                storeQueue.async { [self] in
+                    do { try store.removeAll() } catch { logger.log(.error, "delivery store: cannot be emptied (\(error))") }
+                }
+            case .pause(let lane, let duration, let generation):
+                let clock = wiring.clock
+                let task = spawn { [weak self] in
+                    do { try await clock.sleep(for: duration) } catch { return }
+                    guard let self else { return }
+                    self.perform { $0.machine.pauseEnded(lane, generation: generation, now: self.wiring.wallClock()) }
+                }
+                let old = state.withLock { shell in
+                    defer { shell.pauses[lane] = task }
+                    return shell.pauses[lane]
+                }
+                old?.cancel()
+            case .finishFlushes(let ids):
+                let waiting = state.withLock { shell in ids.compactMap { shell.flushes.removeValue(forKey: $0) } }
+                for continuation in waiting { continuation.resume() }
+            case .log(let level, let line):
+                logger.log(level, line)
+            }
+        }
+    }
+
+    // MARK: - Sending
+
+    private func send(_ record: DeliveryRecord, route: DeliveryMachine.Route?) {
+        let detail = state.withLock { $0.details[record.id] }
+        let request = request(for: record)
+        let timeout = record.kind == .tracking ? wiring.urlTimeout : wiring.eventTimeout
+        let delivery = route != .host
+        let task = spawn { [self] in
+            let result = await TrackerDeliveryScope.$isActive.withValue(delivery) {
+                await attempt(request, retrying: route != nil, timeout: timeout)
+            }
+            finish(record, detail: detail, route: route, result)
+        }
+        state.withLock { $0.sends[record.id] = task }
+        // A host call's own deadline is the engine's (B13); the others' is kept here.
+        guard delivery else { return }
+        let clock = wiring.clock
+        let deadline = spawn {
+            do { try await clock.sleep(for: timeout) } catch { return }
+            task.cancel()
+        }
+        spawn {
+            await task.value
+            deadline.cancel()
+        }
+    }
+
+    /// The request a record stands for, to the Gravity base URL configured now (DL2); the key
+    /// only for the Gravity origin (wire.md).
+    private func request(for record: DeliveryRecord) -> HTTPRequest? {
+        switch record.kind {
+        case .event, .visit:
+            return HTTPRequest(
+                method: .post, url: EndpointURLs.url(wiring.gravityBaseURL, record.target),
+                headers: ["Content-Type": "application/json", "Authorization": "Bearer \(wiring.apiKey)"],
+                body: record.body, maximumResponseBytes: EndpointLimits.eventBytes,
+                redirectPolicy: EndpointLimits.serviceRedirects)
+        case .tracking:
+            guard HTTPURLValidator.isValid(record.target), let url = URL(string: record.target) else { return nil }
+            var headers: [String: String] = [:]
+            if Self.sameOrigin(url, wiring.gravityBaseURL) { headers["Authorization"] = "Bearer \(wiring.apiKey)" }
+            return HTTPRequest(
+                method: .get, url: url, headers: headers, maximumResponseBytes: EndpointLimits.trackingBytes,
+                redirectPolicy: EndpointLimits.trackingRedirects)
+        }
+    }
+
+    /// Scheme, host and port compared exactly, the default port filled in.
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int)? {
+            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+            return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        guard let a = origin(a), let b = origin(b) else { return false }
+        return a == b
+    }
+
+    /// One attempt, or for a first attempt as many as DL1 allows within `timeout`, the same
+    /// request every time.
+    private func attempt(_ request: HTTPRequest?, retrying: Bool, timeout: Duration) async -> Result<
+        HTTPResponse, WireFailure
+    > {
+        guard let request else {
+            return .failure(.failed(AssistantError(code: .invalidResponse, message: "not a valid URL"), uncertain: false))
+        }
+        let start = elapsed()
+        var failed = 0
+        while true {
+            let result = await wiring.call.perform(request)
+            guard case .failure(let failure) = result else { return result }
+            failed += 1
+            guard retrying, !Task.isCancelled,
+                let pause = RetrySchedule.pause(
+                    afterFailed: failed, FailureClass(failure), elapsed: elapsed() - start, deadline: timeout)
+            else { return result }
+            do { try await wiring.clock.sleep(for: pause) } catch { return result }
+        }
+    }
+
+    private func finish(
+        _ record: DeliveryRecord, detail: Detail?, route: DeliveryMachine.Route?,
+        _ result: Result<HTTPResponse, WireFailure>
+    ) {
+        let stopped = state.withLock { $0.machine.isStopped }
+        let outcome: DeliveryMachine.Outcome
+        var failure: String?
+        switch result {
+        case .success(let response):
+            outcome = .delivered
+            // B9: the answer's `user`, for the identity the record was sent for; a host call's
+            // answer is the engine's own to read.
+            if route != .host, record.kind != .tracking, let epoch = detail?.identityEpoch,
+                let (_, user) = GravityAnswer.events(response.body), let user
+            {
+                identityAnswered.withLock { $0 }?.answered(user, epoch)
+            }
+        case .failure(.cancelled):
+            outcome = stopped ? .abandoned : .failed(.transient, reason: "timed out")
+            failure = stopped ? "cancelled" : "timeout"
+        case .failure(.failed(let error, let uncertain)):
+            outcome = .failed(FailureClass(.failed(error, uncertain: uncertain)), reason: "\(error)")
+            failure = error.code.rawValue
+        }
+        let waiting = state.withLock { shell -> CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>? in
+            shell.sends[record.id] = nil
+            if let detail {
+                shell.log.append(
+                    TrackingRecord(
+                        kind: detail.kind, name: detail.name, uid: detail.user.uid, customUserId: detail.user.custom,
+                        properties: detail.properties, failure: failure, eventTime: detail.eventTime,
+                        deferred: route == nil))
+            }
+            return shell.answers.removeValue(forKey: record.id)
+        }
+        if case .failed(let failureClass, let reason) = outcome, failureClass != .final {
+            logger.log(.info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later")
+        }
+        waiting?.resume(returning: result)
+        perform { $0.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()) }
+    }
+
+    @discardableResult
+    private func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        activity.map { $0.spawn(body) } ?? Task(operation: body)
+    }
+}

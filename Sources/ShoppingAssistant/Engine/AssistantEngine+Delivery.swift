@@ -1,0 +1,73 @@
+import Foundation
+
+// MARK: - Handing requests to the outbox (DL2)
+
+extension AssistantEngine {
+    /// Lifecycle events and tracking URLs leave through the outbox, each on its route: events
+    /// one at a time in order, URLs a few at once (B13).
+    func track(_ jobs: TrackingJobs) {
+        var events: [(DeliveryRecord, Outbox.Detail)] = []
+        var urls: [(DeliveryRecord, Outbox.Detail)] = []
+        let now = wallClock()
+        for job in jobs {
+            switch job {
+            case .event(let event, let envelope, let epoch):
+                events.append(
+                    record(
+                        .event, target: "event", body: gravity.eventBody([GravityEvent(event)], envelope: envelope),
+                        label: event.type, user: envelope.user, now: now,
+                        detail: Outbox.Detail(
+                            kind: .event, name: event.type, user: envelope.user, properties: event.customProps,
+                            eventTime: event.eventTime, identityEpoch: epoch)))
+            case .url(let url, let user):
+                let string = url.string
+                urls.append(
+                    record(
+                        .tracking, target: string, body: nil, label: string, user: user, now: now,
+                        detail: Outbox.Detail(
+                            kind: .url, name: string, user: user, properties: [:], eventTime: nil, identityEpoch: nil)))
+            }
+        }
+        outbox.accept(events, route: .lifecycle)
+        outbox.accept(urls, route: .tracking)
+    }
+
+    /// The record a host call's `/visit` or `/event` is kept as, or `nil` for a `/choose`,
+    /// which is never queued.
+    func deliveryRecord(for request: GravityCall, identityEpoch: UInt64) -> (DeliveryRecord, Outbox.Detail)? {
+        let now = wallClock()
+        switch request {
+        case .choose:
+            return nil
+        case .visit(let envelope):
+            return record(
+                .visit, target: "visit", body: gravity.visitBody(envelope: envelope), label: "screenview",
+                user: envelope.user, now: now,
+                detail: Outbox.Detail(
+                    kind: .event, name: "screenview", user: envelope.user, properties: [:], eventTime: nil,
+                    identityEpoch: identityEpoch))
+        case .event(let events, let envelope):
+            let types = events.map(\.type).joined(separator: ",")
+            var eventTime: String?
+            if case .text(let time)? = events.first?.fields["eventTime"] { eventTime = time }
+            return record(
+                .event, target: "event", body: gravity.eventBody(events, envelope: envelope), label: types,
+                user: envelope.user, now: now,
+                detail: Outbox.Detail(
+                    kind: .event, name: types, user: envelope.user, properties: [:], eventTime: eventTime,
+                    identityEpoch: identityEpoch))
+        }
+    }
+
+    private func record(
+        _ kind: DeliveryRecord.Kind, target: String, body: Data?, label: String, user: GravityUser, now: Date,
+        detail: Outbox.Detail
+    ) -> (DeliveryRecord, Outbox.Detail) {
+        (
+            DeliveryRecord(
+                id: RandomUUIDs.next(), kind: kind, target: target, body: body, createdAt: now, label: label,
+                owner: user.uid ?? user.custom),
+            detail
+        )
+    }
+}

@@ -1,0 +1,611 @@
+import Foundation
+import Testing
+
+@testable import ShoppingAssistant
+
+@Suite struct DeliveryMachineTests {
+    private typealias M = DeliveryMachine
+    private static let now = Date(timeIntervalSince1970: 1_750_000_000)
+    private static let offline = M.Outcome.failed(.transient, reason: "offline")
+    private static let unavailable = M.Outcome.failed(.server(retryAfter: nil), reason: "HTTP 503")
+    private static let refused = M.Outcome.failed(.final, reason: "HTTP 400")
+
+    private static func record(_ kind: DeliveryRecord.Kind = .event, createdAt: Date = now) -> DeliveryRecord {
+        DeliveryRecord(
+            id: UUID(), kind: kind, target: kind == .tracking ? "https://t.example/i?p=1" : kind.rawValue,
+            body: kind == .tracking ? nil : Data("{}".utf8), createdAt: createdAt, label: "purchase-v1", owner: "u-1")
+    }
+
+    private static func machine(_ settings: OfflineQueueSettings = OfflineQueueSettings()) -> DeliveryMachine {
+        DeliveryMachine(settings: settings, seed: 42)
+    }
+
+    /// `record` as it is after `attempts` server failures.
+    private static func counted(_ record: DeliveryRecord, _ attempts: Int) -> DeliveryRecord {
+        var record = record
+        record.attempts = attempts
+        return record
+    }
+
+    /// The pause among `actions`, if any.
+    private static func pause(in actions: [M.Action]) -> (lane: M.Lane, duration: Duration, generation: UInt64)? {
+        for case .pause(let lane, for: let duration, generation: let generation) in actions {
+            return (lane, duration, generation)
+        }
+        return nil
+    }
+
+    private static func withoutPauses(_ actions: [M.Action]) -> [M.Action] {
+        actions.filter { action in
+            if case .pause = action { return false }
+            return true
+        }
+    }
+
+    /// Whether `duration` is `base` seconds ±20 % (DL3).
+    private static func isJittered(_ duration: Duration, around base: Double) -> Bool {
+        duration.seconds >= base * 0.8 - 1e-9 && duration.seconds <= base * 1.2 + 1e-9
+    }
+
+    /// A machine on which `record` was accepted from the host, persisted, and is on the wire.
+    private static func onTheWire(_ record: DeliveryRecord, settings: OfflineQueueSettings = OfflineQueueSettings())
+        -> DeliveryMachine
+    {
+        var machine = machine(settings)
+        _ = machine.accepted([record], route: .host, now: now)
+        _ = machine.persisted(failure: nil, now: now)
+        return machine
+    }
+
+    /// A machine on which `record`'s first attempt failed on the network: queued in a pause,
+    /// whose generation is returned.
+    private static func paused(_ record: DeliveryRecord, settings: OfflineQueueSettings = OfflineQueueSettings())
+        -> (DeliveryMachine, UInt64)
+    {
+        var machine = onTheWire(record, settings: settings)
+        let actions = machine.attemptFinished(record.id, offline, now: now)
+        return (machine, pause(in: actions)?.generation ?? .max)
+    }
+
+    private static func wire(_ status: Int, _ code: AssistantError.Code = .server, retryAfter: Duration? = nil)
+        -> WireFailure
+    {
+        .failed(AssistantError(code: code, message: "x", httpStatus: status, retryAfter: retryAfter), uncertain: true)
+    }
+
+    // MARK: - DL2: persisted first, group commit, routes
+
+    // covers: DL2
+    @Test func anAcceptedRecordIsPersistedBeforeItsFirstAttempt() {
+        var machine = Self.machine()
+        let record = Self.record()
+        #expect(machine.accepted([record], route: .host, now: Self.now) == [.persist([record])])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(record, route: .host)])
+        #expect(machine.attemptFinished(record.id, .delivered, now: Self.now) == [.remove([record.id])])
+        #expect(machine.snapshot.isEmpty)
+    }
+
+    // covers: DL2
+    @Test func recordsAcceptedWhileAWriteIsUnderWayShareTheNextBatch() {
+        var machine = Self.machine()
+        let (first, second, third) = (Self.record(), Self.record(), Self.record())
+        #expect(machine.accepted([first], route: .host, now: Self.now) == [.persist([first])])
+        #expect(machine.accepted([second], route: .host, now: Self.now) == [])
+        #expect(machine.accepted([third], route: .host, now: Self.now) == [])
+        #expect(
+            machine.persisted(failure: nil, now: Self.now) == [
+                .persist([second, third]), .send(first, route: .host),
+            ])
+        #expect(
+            machine.persisted(failure: nil, now: Self.now) == [
+                .send(second, route: .host), .send(third, route: .host),
+            ])
+    }
+
+    // covers: DL2
+    @Test func lifecycleRecordsMakeTheirFirstAttemptsOneAtATimeInOrder() {
+        var machine = Self.machine()
+        let records = [Self.record(), Self.record(), Self.record()]
+        #expect(machine.accepted(records, route: .lifecycle, now: Self.now) == [.persist(records)])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(records[0], route: .lifecycle)])
+        #expect(
+            machine.attemptFinished(records[0].id, .delivered, now: Self.now) == [
+                .remove([records[0].id]), .send(records[1], route: .lifecycle),
+            ])
+        // A failed first attempt frees the route too; the record waits in the drain's pause.
+        let actions = machine.attemptFinished(records[1].id, Self.offline, now: Self.now)
+        #expect(Self.withoutPauses(actions) == [.send(records[2], route: .lifecycle)])
+        #expect(Self.pause(in: actions)?.lane == .gravity)
+    }
+
+    // covers: DL2
+    @Test func trackingFirstAttemptsGoFourAtATime() {
+        var machine = Self.machine()
+        let records = (0..<6).map { _ in Self.record(.tracking) }
+        _ = machine.accepted(records, route: .tracking, now: Self.now)
+        #expect(machine.persisted(failure: nil, now: Self.now) == records[0..<4].map { .send($0, route: .tracking) })
+        #expect(
+            machine.attemptFinished(records[2].id, .delivered, now: Self.now) == [
+                .remove([records[2].id]), .send(records[4], route: .tracking),
+            ])
+        #expect(
+            machine.attemptFinished(records[0].id, .delivered, now: Self.now) == [
+                .remove([records[0].id]), .send(records[5], route: .tracking),
+            ])
+    }
+
+    // covers: DL2
+    @Test func hostFirstAttemptsAllGoAtOnce() {
+        var machine = Self.machine()
+        let records = (0..<12).map { _ in Self.record() }
+        _ = machine.accepted(records, route: .host, now: Self.now)
+        #expect(machine.persisted(failure: nil, now: Self.now) == records.map { .send($0, route: .host) })
+    }
+
+    // MARK: - DL1: RetrySchedule and failure classes
+
+    // covers: DL1
+    @Test func retriesPause1Then2Then4SecondsAndNoneAfterTheThird() {
+        let deadline = Duration.seconds(60)
+        #expect(RetrySchedule.pause(afterFailed: 1, .transient, elapsed: .zero, deadline: deadline) == .seconds(1))
+        #expect(
+            RetrySchedule.pause(afterFailed: 2, .transient, elapsed: .seconds(1), deadline: deadline) == .seconds(2))
+        #expect(
+            RetrySchedule.pause(afterFailed: 3, .server(retryAfter: nil), elapsed: .seconds(3), deadline: deadline)
+                == .seconds(4))
+        #expect(RetrySchedule.pause(afterFailed: 4, .transient, elapsed: .seconds(7), deadline: deadline) == nil)
+        #expect(
+            RetrySchedule.pause(
+                afterFailed: 4, .server(retryAfter: .seconds(1)), elapsed: .seconds(7), deadline: deadline)
+                == nil)
+    }
+
+    // covers: DL1
+    @Test func noRetryWhenTheNextAttemptWouldStartAfterTheDeadline() {
+        let deadline = Duration.seconds(10)
+        #expect(
+            RetrySchedule.pause(afterFailed: 3, .transient, elapsed: .seconds(5), deadline: deadline) == .seconds(4))
+        #expect(RetrySchedule.pause(afterFailed: 3, .transient, elapsed: .seconds(6), deadline: deadline) == nil)
+        #expect(
+            RetrySchedule.pause(afterFailed: 1, .transient, elapsed: .milliseconds(9_500), deadline: deadline) == nil)
+    }
+
+    // covers: DL1
+    @Test func aRetryAfterThatFitsReplacesTheStepAndOneThatDoesNotStopsRetrying() {
+        let deadline = Duration.seconds(10)
+        #expect(
+            RetrySchedule.pause(afterFailed: 1, .server(retryAfter: .seconds(3)), elapsed: .zero, deadline: deadline)
+                == .seconds(3))
+        #expect(
+            RetrySchedule.pause(
+                afterFailed: 2, .server(retryAfter: .seconds(1)), elapsed: .seconds(1), deadline: deadline)
+                == .seconds(1))
+        #expect(
+            RetrySchedule.pause(afterFailed: 1, .server(retryAfter: .seconds(30)), elapsed: .zero, deadline: deadline)
+                == nil)
+        #expect(
+            RetrySchedule.pause(
+                afterFailed: 1, .server(retryAfter: .seconds(9)), elapsed: .seconds(2), deadline: deadline)
+                == nil)
+    }
+
+    // covers: DL1
+    @Test func aFinalFailureIsNeverRetried() {
+        for failed in 1...4 {
+            #expect(RetrySchedule.pause(afterFailed: failed, .final, elapsed: .zero, deadline: .seconds(60)) == nil)
+        }
+    }
+
+    // covers: DL1
+    @Test func failuresAreSortedIntoTransientServerAndFinal() {
+        #expect(FailureClass(.failed(AssistantError(code: .network, message: "x"), uncertain: false)) == .transient)
+        #expect(FailureClass(.failed(AssistantError(code: .timeout, message: "x"), uncertain: true)) == .transient)
+        for status in [408, 500, 503] {
+            #expect(FailureClass(Self.wire(status)) == .server(retryAfter: nil), "HTTP \(status)")
+        }
+        #expect(
+            FailureClass(Self.wire(429, .rateLimited, retryAfter: .seconds(7))) == .server(retryAfter: .seconds(7)))
+        #expect(FailureClass(Self.wire(400)) == .final)
+        #expect(FailureClass(Self.wire(422)) == .final)
+        #expect(FailureClass(Self.wire(401, .unauthorized)) == .final)
+        #expect(FailureClass(.failed(AssistantError(code: .invalidResponse, message: "x"), uncertain: false)) == .final)
+        #expect(FailureClass(Self.wire(200, .invalidResponse)) == .final)
+        #expect(FailureClass(.cancelled) == .final)
+    }
+
+    // MARK: - DL3: the drain
+
+    // covers: DL2, DL3
+    @Test func aNetworkFailureOfAFirstAttemptQueuesTheRecordAndPausesAbout5Seconds() throws {
+        var machine = Self.onTheWire(Self.record())
+        let record = machine.snapshot[0].record
+        let actions = machine.attemptFinished(record.id, Self.offline, now: Self.now)
+        let pause = try #require(Self.pause(in: actions))
+        #expect(actions == [.pause(.gravity, for: pause.duration, generation: pause.generation)])
+        #expect(Self.isJittered(pause.duration, around: 5))
+        #expect(machine.snapshot.map(\.state) == [.queued])
+        #expect(machine.pendingCount == 1)
+        #expect(
+            machine.pauseEnded(.gravity, generation: pause.generation, now: Self.now) == [.send(record, route: nil)])
+        #expect(machine.attemptFinished(record.id, .delivered, now: Self.now) == [.remove([record.id])])
+        #expect(machine.pendingCount == 0)
+    }
+
+    // covers: DL3
+    @Test func aStalePauseEndDoesNothing() {
+        let record = Self.record()
+        var (machine, generation) = Self.paused(record)
+        #expect(machine.pauseEnded(.gravity, generation: generation &+ 1, now: Self.now) == [])
+        #expect(machine.pauseEnded(.tracking, generation: generation, now: Self.now) == [])
+        #expect(machine.snapshot.map(\.state) == [.queued])
+        #expect(machine.pauseEnded(.gravity, generation: generation, now: Self.now) == [.send(record, route: nil)])
+        #expect(machine.pauseEnded(.gravity, generation: generation, now: Self.now) == [])
+    }
+
+    // covers: DL3
+    @Test func pausesGrowFrom5SecondsTo15MinutesEachWithin20Percent() throws {
+        let record = Self.record()
+        var machine = Self.onTheWire(record)
+        var actions = machine.attemptFinished(record.id, Self.offline, now: Self.now)
+        var pause = try #require(Self.pause(in: actions))
+        #expect(Self.isJittered(pause.duration, around: 5))
+        var durations = [pause.duration]
+        for base in [15.0, 45, 120, 300, 900, 900] {
+            #expect(
+                machine.pauseEnded(.gravity, generation: pause.generation, now: Self.now) == [.send(record, route: nil)]
+            )
+            actions = machine.attemptFinished(record.id, Self.offline, now: Self.now)
+            let next = try #require(Self.pause(in: actions))
+            #expect(actions == [.pause(.gravity, for: next.duration, generation: next.generation)])
+            #expect(next.generation != pause.generation)
+            #expect(Self.isJittered(next.duration, around: base), "pause \(durations.count + 1): \(next.duration)")
+            pause = next
+            durations.append(next.duration)
+        }
+        // The jitter is random: two pauses of the same step differ.
+        #expect(durations[5] != durations[6])
+    }
+
+    // covers: DL3
+    @Test func serverFailuresCountAttemptsAndTheFifthDropsTheRecord() throws {
+        let record = Self.record()
+        var machine = Self.onTheWire(record)
+        var actions = machine.attemptFinished(record.id, Self.unavailable, now: Self.now)
+        #expect(Self.withoutPauses(actions) == [.updateAttempts(record.id, 1)])
+        for attempts in 2...4 {
+            let pause = try #require(Self.pause(in: actions))
+            #expect(
+                machine.pauseEnded(.gravity, generation: pause.generation, now: Self.now) == [
+                    .send(Self.counted(record, attempts - 1), route: nil)
+                ])
+            actions = machine.attemptFinished(record.id, Self.unavailable, now: Self.now)
+            #expect(Self.withoutPauses(actions) == [.updateAttempts(record.id, attempts)])
+            #expect(Self.pause(in: actions) != nil)
+        }
+        let pause = try #require(Self.pause(in: actions))
+        #expect(
+            machine.pauseEnded(.gravity, generation: pause.generation, now: Self.now) == [
+                .send(Self.counted(record, 4), route: nil)
+            ])
+        actions = machine.attemptFinished(record.id, Self.unavailable, now: Self.now)
+        #expect(
+            Self.withoutPauses(actions) == [
+                .drop(Self.counted(record, 5), .rejected, detail: "HTTP 503 (5 attempts)", inStore: true)
+            ])
+        #expect(machine.snapshot.isEmpty)
+        #expect(machine.pendingCount == 0)
+    }
+
+    // covers: DL3
+    @Test func aFinalFailureDropsTheRecordAtOnce() {
+        let record = Self.record()
+        var machine = Self.onTheWire(record)
+        #expect(
+            machine.attemptFinished(record.id, Self.refused, now: Self.now) == [
+                .drop(record, .rejected, detail: "HTTP 400", inStore: true)
+            ])
+        #expect(machine.snapshot.isEmpty)
+
+        // In the drain too.
+        let queued = Self.record()
+        var drain = Self.machine()
+        #expect(drain.loaded([queued], now: Self.now) == [.send(queued, route: nil)])
+        #expect(
+            drain.attemptFinished(queued.id, Self.refused, now: Self.now) == [
+                .drop(queued, .rejected, detail: "HTTP 400", inStore: true)
+            ])
+    }
+
+    // covers: DL3
+    @Test func aSuccessElsewhereEndsAPauseAfterANetworkFailureButNotAfterAServerFailure() throws {
+        let record = Self.record()
+        var (network, generation) = Self.paused(record)
+        #expect(network.requestSucceeded(now: Self.now) == [.send(record, route: nil)])
+        #expect(network.pauseEnded(.gravity, generation: generation, now: Self.now) == [])
+
+        var server = Self.onTheWire(record)
+        let actions = server.attemptFinished(record.id, Self.unavailable, now: Self.now)
+        let pause = try #require(Self.pause(in: actions))
+        #expect(server.requestSucceeded(now: Self.now) == [])
+        #expect(server.snapshot.map(\.state) == [.queued])
+        #expect(
+            server.pauseEnded(.gravity, generation: pause.generation, now: Self.now) == [
+                .send(Self.counted(record, 1), route: nil)
+            ])
+    }
+
+    // covers: DL2, DL3
+    @Test func theDrainIsOldestFirstAndOneAtATimePerLane() {
+        var machine = Self.machine()
+        let (first, second, third) = (Self.record(), Self.record(.visit), Self.record())
+        let (click, impression) = (Self.record(.tracking), Self.record(.tracking))
+        #expect(
+            machine.loaded([first, click, second, impression, third], now: Self.now) == [
+                .send(first, route: nil), .send(click, route: nil),
+            ])
+        #expect(
+            machine.attemptFinished(first.id, .delivered, now: Self.now) == [
+                .remove([first.id]), .send(second, route: nil),
+            ])
+        #expect(
+            machine.attemptFinished(click.id, .delivered, now: Self.now) == [
+                .remove([click.id]), .send(impression, route: nil),
+            ])
+        #expect(
+            machine.attemptFinished(second.id, .delivered, now: Self.now) == [
+                .remove([second.id]), .send(third, route: nil),
+            ])
+    }
+
+    // covers: DL3
+    @Test func aGravityLaneFailureDoesNotPauseTheTrackingLane() throws {
+        var machine = Self.machine()
+        let event = Self.record()
+        let (click, impression) = (Self.record(.tracking), Self.record(.tracking))
+        #expect(
+            machine.loaded([event, click, impression], now: Self.now) == [
+                .send(event, route: nil), .send(click, route: nil),
+            ])
+        let actions = machine.attemptFinished(event.id, Self.unavailable, now: Self.now)
+        #expect(Self.withoutPauses(actions) == [.updateAttempts(event.id, 1)])
+        #expect(Self.pause(in: actions)?.lane == .gravity)
+        #expect(
+            machine.attemptFinished(click.id, .delivered, now: Self.now) == [
+                .remove([click.id]), .send(impression, route: nil),
+            ])
+        // The tracking lane's first pause is its own first step.
+        let trackingPause = try #require(
+            Self.pause(in: machine.attemptFinished(impression.id, Self.offline, now: Self.now)))
+        #expect(trackingPause.lane == .tracking)
+        #expect(Self.isJittered(trackingPause.duration, around: 5))
+    }
+
+    // MARK: - DL4: limits
+
+    // covers: DL4
+    @Test func overMaxEntriesTheOldestQueuedRecordIsDropped() {
+        var machine = Self.machine(OfflineQueueSettings(maxEntries: 2))
+        let (first, second, third) = (Self.record(), Self.record(), Self.record())
+        #expect(
+            machine.loaded([first, second, third], now: Self.now) == [
+                .drop(first, .overflow, detail: "over 2 records", inStore: true), .send(second, route: nil),
+            ])
+        _ = machine.attemptFinished(second.id, Self.offline, now: Self.now)
+        // A newly accepted record pushes out the oldest queued one, never the one being written.
+        let fourth = Self.record()
+        #expect(
+            machine.accepted([fourth], route: .host, now: Self.now) == [
+                .persist([fourth]), .drop(second, .overflow, detail: "over 2 records", inStore: true),
+            ])
+        #expect(machine.snapshot.map(\.record) == [third, fourth])
+    }
+
+    // covers: DL4
+    @Test func aLowerMaxEntriesAtRunTimeDropsTheOldestNow() {
+        let (first, second) = (Self.record(), Self.record())
+        var machine = Self.machine()
+        _ = machine.loaded([first, second], now: Self.now)
+        _ = machine.attemptFinished(first.id, Self.offline, now: Self.now)
+        #expect(
+            machine.settingsChanged(OfflineQueueSettings(maxEntries: 1), now: Self.now) == [
+                .drop(first, .overflow, detail: "over 1 records", inStore: true)
+            ])
+        #expect(machine.pendingCount == 1)
+    }
+
+    // covers: DL4
+    @Test func aRecordOlderThanMaxAgeIsDroppedInsteadOfSent() {
+        let old = Self.record(createdAt: Self.now.addingTimeInterval(-8 * 24 * 3600))
+        let fresh = Self.record(createdAt: Self.now.addingTimeInterval(-6 * 24 * 3600))
+        var machine = Self.machine()
+        #expect(
+            machine.loaded([old, fresh], now: Self.now) == [
+                .drop(old, .expired, detail: "older than \(OfflineQueueSettings().maxAge)", inStore: true),
+                .send(fresh, route: nil),
+            ])
+    }
+
+    // covers: DL4
+    @Test func aRecordThatAgesDuringAPauseIsDroppedWhenItsTurnComes() {
+        let record = Self.record()
+        var (machine, generation) = Self.paused(record, settings: OfflineQueueSettings(maxAge: .seconds(60)))
+        #expect(
+            machine.pauseEnded(.gravity, generation: generation, now: Self.now.addingTimeInterval(120)) == [
+                .drop(record, .expired, detail: "older than \(Duration.seconds(60))", inStore: true)
+            ])
+        #expect(machine.pendingCount == 0)
+    }
+
+    // covers: DL4
+    @Test func withTheQueueOffARecordIsSentOnceAndDroppedWhenItFails() {
+        var machine = Self.machine(OfflineQueueSettings(enabled: false))
+        let (failing, delivered) = (Self.record(), Self.record())
+        #expect(
+            machine.accepted([failing, delivered], route: .host, now: Self.now) == [
+                .send(failing, route: .host), .send(delivered, route: .host),
+            ])
+        #expect(machine.pendingCount == 0)
+        #expect(
+            machine.attemptFinished(failing.id, Self.offline, now: Self.now) == [
+                .drop(failing, .rejected, detail: "offline", inStore: false)
+            ])
+        #expect(machine.attemptFinished(delivered.id, .delivered, now: Self.now) == [])
+        #expect(machine.snapshot.isEmpty)
+    }
+
+    // covers: DL4
+    @Test func recordsLoadedWhileTheQueueIsOffWaitUntilItIsOn() {
+        var machine = Self.machine(OfflineQueueSettings(enabled: false))
+        let record = Self.record()
+        #expect(machine.loaded([record], now: Self.now) == [])
+        #expect(machine.requestSucceeded(now: Self.now) == [])
+        #expect(machine.flushRequested(1, kind: .queue, now: Self.now) == [.finishFlushes([1])])
+        #expect(machine.pendingCount == 1)
+        #expect(
+            machine.settingsChanged(OfflineQueueSettings(enabled: true), now: Self.now) == [.send(record, route: nil)])
+    }
+
+    /// A record persisted while the queue was on is in the store; if the queue is turned off
+    /// before its first attempt fails, the machine must not claim it never reached the store:
+    /// either it waits on disk for the queue (DL4) or it is dropped from the store.
+    // covers: DL4
+    @Test func aPersistedRecordWhoseFirstAttemptFailsAfterTheQueueIsTurnedOffStaysConsistentWithTheStore() {
+        let record = Self.record()
+        var machine = Self.onTheWire(record)
+        #expect(machine.settingsChanged(OfflineQueueSettings(enabled: false), now: Self.now) == [])
+        let actions = machine.attemptFinished(record.id, Self.offline, now: Self.now)
+        let waits = actions == [] && machine.pendingCount == 1
+        let dropped =
+            actions == [.drop(record, .rejected, detail: "offline", inStore: true)] && machine.pendingCount == 0
+        #expect(waits || dropped, "actions: \(actions), pendingCount: \(machine.pendingCount)")
+    }
+
+    // MARK: - DL8: queue controls
+
+    // covers: DL8
+    @Test func aFlushDuringAPauseSendsAtOnceAndIsOverWhenTheRecordIsDelivered() {
+        let record = Self.record()
+        var (machine, generation) = Self.paused(record)
+        #expect(machine.flushRequested(7, kind: .queue, now: Self.now) == [.send(record, route: nil)])
+        #expect(
+            machine.attemptFinished(record.id, .delivered, now: Self.now) == [
+                .remove([record.id]), .finishFlushes([7]),
+            ])
+        #expect(machine.pauseEnded(.gravity, generation: generation, now: Self.now) == [])
+    }
+
+    // covers: DL8
+    @Test func aFlushIsOverWhenTheDrainFailsAgain() throws {
+        let record = Self.record()
+        var (machine, _) = Self.paused(record)
+        #expect(machine.flushRequested(7, kind: .queue, now: Self.now) == [.send(record, route: nil)])
+        let actions = machine.attemptFinished(record.id, Self.offline, now: Self.now)
+        let pause = try #require(Self.pause(in: actions))
+        #expect(actions == [.pause(.gravity, for: pause.duration, generation: pause.generation), .finishFlushes([7])])
+        #expect(machine.pendingCount == 1)
+    }
+
+    // covers: DL8
+    @Test func aFlushWithNothingQueuedIsOverAtOnce() {
+        var machine = Self.machine()
+        #expect(machine.flushRequested(1, kind: .queue, now: Self.now) == [.finishFlushes([1])])
+        #expect(machine.flushRequested(2, kind: .firstAttempts, now: Self.now) == [.finishFlushes([2])])
+    }
+
+    // covers: DL8
+    @Test func clearingForgetsEverythingAndARecordOnTheWireIsNotQueuedAgain() throws {
+        let (queued, onWire) = (Self.record(), Self.record())
+        var machine = Self.machine()
+        _ = machine.loaded([queued], now: Self.now)
+        let pause = try #require(Self.pause(in: machine.attemptFinished(queued.id, Self.offline, now: Self.now)))
+        _ = machine.accepted([onWire], route: .host, now: Self.now)
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(onWire, route: .host)])
+        #expect(machine.pendingCount == 2)
+
+        #expect(machine.cleared(now: Self.now) == [.removeAll])
+        #expect(machine.pendingCount == 0)
+        #expect(machine.snapshot.isEmpty)
+        #expect(machine.attemptFinished(onWire.id, Self.offline, now: Self.now) == [])
+        #expect(machine.pauseEnded(.gravity, generation: pause.generation, now: Self.now) == [])
+        #expect(machine.requestSucceeded(now: Self.now) == [])
+        #expect(machine.flushRequested(1, kind: .queue, now: Self.now) == [.finishFlushes([1])])
+        #expect(machine.pendingCount == 0)
+    }
+
+    // covers: DL8
+    @Test func clearedRecordsWaitingForTheirRouteOrForTheirWriteNeverReachTheWire() {
+        let (first, second, third) = (Self.record(), Self.record(), Self.record())
+        var machine = Self.machine()
+        _ = machine.accepted([first, second], route: .lifecycle, now: Self.now)
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(first, route: .lifecycle)])
+        #expect(machine.accepted([third], route: .lifecycle, now: Self.now) == [.persist([third])])
+        #expect(machine.cleared(now: Self.now) == [.removeAll])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [])
+        #expect(machine.attemptFinished(first.id, .delivered, now: Self.now) == [])
+        #expect(machine.snapshot.isEmpty)
+    }
+
+    // covers: DL8
+    @Test func pendingCountCountsTheRecordsInTheStore() {
+        var machine = Self.machine()
+        let (first, second) = (Self.record(), Self.record())
+        _ = machine.accepted([first, second], route: .host, now: Self.now)
+        #expect(machine.pendingCount == 0)  // not written yet
+        _ = machine.persisted(failure: nil, now: Self.now)
+        #expect(machine.pendingCount == 2)
+        _ = machine.attemptFinished(first.id, .delivered, now: Self.now)
+        #expect(machine.pendingCount == 1)
+        _ = machine.attemptFinished(second.id, Self.offline, now: Self.now)
+        #expect(machine.pendingCount == 1)
+        _ = machine.loaded([Self.record()], now: Self.now)
+        #expect(machine.pendingCount == 2)
+    }
+
+    // covers: DL8
+    @Test func stoppingFinishesEveryFlushAndNothingStartsAfter() {
+        let record = Self.record()
+        var (machine, generation) = Self.paused(record)
+        #expect(machine.flushRequested(3, kind: .queue, now: Self.now) == [.send(record, route: nil)])
+        #expect(machine.stopped() == [.finishFlushes([3])])
+        #expect(machine.isStopped)
+        #expect(machine.attemptFinished(record.id, .abandoned, now: Self.now) == [])
+        #expect(machine.accepted([Self.record()], route: .host, now: Self.now) == [])
+        #expect(machine.loaded([Self.record()], now: Self.now) == [])
+        #expect(machine.pauseEnded(.gravity, generation: generation, now: Self.now) == [])
+        #expect(machine.requestSucceeded(now: Self.now) == [])
+        #expect(machine.settingsChanged(OfflineQueueSettings(), now: Self.now) == [])
+        #expect(machine.pendingCount >= 1)  // what is kept stays for the next engine
+    }
+
+    /// `stopped()` ends every flush; one asked for afterwards (`flushTracking()` after
+    /// `shutdown`) must not wait for a drain that will never run.
+    // covers: DL8
+    @Test func aFlushRequestedAfterStoppingIsOverAtOnce() {
+        var (machine, _) = Self.paused(Self.record())
+        _ = machine.stopped()
+        #expect(machine.flushRequested(9, kind: .queue, now: Self.now) == [.finishFlushes([9])])
+        #expect(machine.flushRequested(10, kind: .firstAttempts, now: Self.now) == [.finishFlushes([10])])
+    }
+
+    // MARK: - DL5: a store that cannot be written
+
+    // covers: DL5
+    @Test func aStoreThatCannotBeWrittenIsLoggedAndTheRecordsAreStillSentOnce() {
+        var machine = Self.machine()
+        let (failing, delivered) = (Self.record(), Self.record())
+        #expect(
+            machine.accepted([failing, delivered], route: .host, now: Self.now) == [.persist([failing, delivered])])
+        #expect(
+            machine.persisted(failure: "disk full", now: Self.now) == [
+                .log(.error, "delivery store: 2 record(s) not kept (disk full); sending them once"),
+                .send(failing, route: .host), .send(delivered, route: .host),
+            ])
+        #expect(machine.pendingCount == 0)
+        #expect(
+            machine.attemptFinished(failing.id, Self.offline, now: Self.now) == [
+                .drop(failing, .rejected, detail: "offline", inStore: false)
+            ])
+        #expect(machine.attemptFinished(delivered.id, .delivered, now: Self.now) == [])
+        #expect(machine.snapshot.isEmpty)
+    }
+}

@@ -1,0 +1,436 @@
+import Foundation
+import Testing
+
+@testable import ShoppingAssistant
+
+@Suite struct FileDeliveryStoreTests {
+
+    // MARK: - Helpers
+
+    /// A fresh directory per test, removed when the test is done with it. `inMemory` puts it on
+    /// tmpfs where there is one, for tests of thousands of writes whose subject is not the
+    /// disk's flush: each `fsync` there costs nothing instead of milliseconds.
+    private func withDirectory(inMemory: Bool = false, _ body: (URL) throws -> Void) rethrows {
+        let shm = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+        let base = inMemory && access(shm.path, W_OK) == 0 ? shm : FileManager.default.temporaryDirectory
+        let directory = base.appendingPathComponent("FileDeliveryStoreTests-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try body(directory)
+    }
+
+    /// Collects what a store reports.
+    private final class Warnings: Sendable {
+        private let lines = Locked<[String]>([])
+        var all: [String] { lines.withLock { $0 } }
+        func handler() -> @Sendable (String) -> Void { { line in self.lines.withLock { $0.append(line) } } }
+    }
+
+    private func store(_ directory: URL, _ warnings: Warnings = Warnings()) -> FileDeliveryStore {
+        let store = FileDeliveryStore(directory: directory)
+        store.setWarningHandler(warnings.handler())
+        return store
+    }
+
+    /// A record with every field set, distinct per `number`; odd numbers have no body and no owner.
+    private func record(_ number: Int, attempts: Int = 0) -> DeliveryRecord {
+        DeliveryRecord(
+            id: UUID(), kind: number % 3 == 0 ? .event : number % 3 == 1 ? .visit : .tracking,
+            target: number % 3 == 2 ? "https://t.example/ri?m=\(number)" : "event",
+            body: number % 2 == 0 ? Data((0...255).map { UInt8(($0 + number) & 0xFF) }) : nil,
+            createdAt: Date(timeIntervalSince1970: 1_700_000_000.123_456 + Double(number)), attempts: attempts,
+            label: "label \(number) — ✓", owner: number % 2 == 0 ? "u-\(number)" : nil)
+    }
+
+    private func journal(_ directory: URL, slot: Int = 0) -> String { directory.path + "/journal-\(slot).log" }
+
+    private func bytes(_ path: String) -> [UInt8] { FileManager.default.contents(atPath: path).map(Array.init) ?? [] }
+
+    private func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+
+    private func write(_ bytes: [UInt8], to path: String) {
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+    }
+
+    /// Writes three records with one append each and returns them with the byte offset at
+    /// which each one's frame starts.
+    private func threeRecords(in directory: URL) throws -> ([DeliveryRecord], [Int]) {
+        let store = store(directory)
+        _ = try store.open()
+        var records: [DeliveryRecord] = []
+        var offsets: [Int] = []
+        for number in 0..<3 {
+            offsets.append(bytes(journal(directory)).count)
+            records.append(record(number))
+            try store.append([records[number]])
+        }
+        store.close()
+        return (records, offsets)
+    }
+
+    // MARK: - Format
+
+    @Test func crc32MatchesTheStandardCheckValue() {
+        #expect(Checksum.crc32(Array("123456789".utf8)) == 0xCBF4_3926)
+        #expect(Checksum.crc32([UInt8]()) == 0)
+    }
+
+    @Test func computedFrameSizeMatchesTheEncodedFrame() throws {
+        for number in 0..<6 {
+            let record = record(number, attempts: number)
+            let frame = DeliveryJournal.frame(.add([record]))
+            #expect(DeliveryJournal.framedBytes(of: record) == frame.count)
+            let decoded = try DeliveryJournal.decode(frame[DeliveryJournal.frameHeaderBytes...])
+            #expect(decoded == .add([record]))
+        }
+    }
+
+    // MARK: - Round trip
+
+    // covers: DL5
+    @Test func recordsAttemptsAndRemovalsSurviveReopening() throws {
+        try withDirectory { directory in
+            let first = store(directory)
+            #expect(try first.open().isEmpty)
+            let records = (0..<5).map { record($0) }
+            try first.append(Array(records[0..<3]))
+            try first.append(Array(records[3...]))
+            try first.append([records[0]])  // already kept: ignored
+            try first.updateAttempts(of: records[1].id, to: 3)
+            try first.updateAttempts(of: UUID(), to: 1)  // unknown: ignored
+            try first.remove([records[2].id, UUID()])
+            first.close()
+
+            var expected = records
+            expected[1].attempts = 3
+            expected.remove(at: 2)
+            let second = store(directory)
+            let reopened = try second.open()
+            #expect(reopened == expected)
+            // Bytes and dates come back exactly, not merely equal after rounding.
+            for (got, want) in zip(reopened, expected) {
+                #expect(got.body == want.body)
+                #expect(got.createdAt.timeIntervalSinceReferenceDate == want.createdAt.timeIntervalSinceReferenceDate)
+            }
+            try second.removeAll()
+            second.close()
+
+            let third = store(directory)
+            #expect(try third.open().isEmpty)
+            try third.append([records[4]])
+            third.close()
+            let fourth = store(directory)
+            #expect(try fourth.open() == [records[4]])
+            fourth.close()
+        }
+    }
+
+    @Test func openCreatesAPrivateDirectoryAndOneJournal() throws {
+        try withDirectory { directory in
+            let store = store(directory.appendingPathComponent("outbox"))
+            _ = try store.open()
+            defer { store.close() }
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory.path + "/outbox")
+            #expect((attributes[.posixPermissions] as? Int) == 0o700)
+            #expect(store.ownJournalPath == directory.path + "/outbox/journal-0.log")
+            let journal = try FileManager.default.attributesOfItem(atPath: directory.path + "/outbox/journal-0.log")
+            #expect((journal[.posixPermissions] as? Int) == 0o600)
+            #expect(bytes(directory.path + "/outbox/journal-0.log") == Array("SAOUTBOX".utf8) + [1, 0])
+        }
+    }
+
+    @Test func defaultLocationIsTheOutboxNextToTheIdentity() {
+        #expect(
+            FileDeliveryStore.defaultLocation(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]).path
+                == "/s/shopping-assistant/outbox")
+        #expect(
+            FileDeliveryStore.defaultLocation(environment: ["HOME": "/h"]).path
+                == "/h/.local/state/shopping-assistant/outbox")
+    }
+
+    // MARK: - Damage
+
+    // covers: DL5
+    @Test func aTornLastRecordIsDroppedAtEveryCutAndLaterAppendsSurvive() throws {
+        try withDirectory { directory in
+            let (records, offsets) = try threeRecords(in: directory)
+            let whole = bytes(journal(directory))
+            let added = record(9)
+            for cut in (offsets[2] + 1)..<whole.count {
+                write(Array(whole[..<cut]), to: journal(directory))
+                let warnings = Warnings()
+                let store = store(directory, warnings)
+                #expect(try store.open() == Array(records[0..<2]), "cut at \(cut)")
+                #expect(warnings.all.count == 1, "cut at \(cut)")
+                #expect(warnings.all.first?.contains("byte offset \(offsets[2])") == true)
+                #expect(bytes(journal(directory)).count == offsets[2], "truncated to the last good record")
+                try store.append([added])
+                store.close()
+
+                let clean = Warnings()
+                let reopened = self.store(directory, clean)
+                #expect(try reopened.open() == Array(records[0..<2]) + [added], "cut at \(cut)")
+                #expect(clean.all.isEmpty)
+                reopened.close()
+            }
+        }
+    }
+
+    // covers: DL5
+    @Test func zerosAfterTheLastRecordAreATornTail() throws {
+        try withDirectory { directory in
+            let (records, _) = try threeRecords(in: directory)
+            write(bytes(journal(directory)) + [UInt8](repeating: 0, count: 4096), to: journal(directory))
+            let warnings = Warnings()
+            let store = store(directory, warnings)
+            #expect(try store.open() == records)
+            #expect(warnings.all.count == 1)
+            #expect(!exists(journal(directory) + ".corrupt"))
+            store.close()
+        }
+    }
+
+    // covers: DL5
+    @Test func aFlippedByteInTheMiddleKeepsTheRecordsBeforeItAndSetsTheFileAside() throws {
+        try withDirectory { directory in
+            let (records, offsets) = try threeRecords(in: directory)
+            var damaged = bytes(journal(directory))
+            damaged[offsets[1] + 20] ^= 0x40
+            write(damaged, to: journal(directory))
+
+            let warnings = Warnings()
+            let store = store(directory, warnings)
+            #expect(try store.open() == [records[0]])
+            #expect(warnings.all.count == 1)
+            #expect(warnings.all.first?.contains("byte offset \(offsets[1])") == true)
+            #expect(bytes(journal(directory) + ".corrupt") == damaged)
+            let added = record(7)
+            try store.append([added])
+            store.close()
+
+            let clean = Warnings()
+            let reopened = self.store(directory, clean)
+            #expect(try reopened.open() == [records[0], added])
+            #expect(clean.all.isEmpty)
+            reopened.close()
+        }
+    }
+
+    @Test func aRecordThatDecodesBadlyDespiteItsChecksumIsSkippedAlone() throws {
+        try withDirectory { directory in
+            let (records, offsets) = try threeRecords(in: directory)
+            let whole = bytes(journal(directory))
+            let unknown: [UInt8] = [99, 1, 2, 3]
+            let crc = Checksum.crc32(unknown)
+            let frame =
+                [UInt8(unknown.count), 0, 0, 0] + (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * $0)) } + unknown
+            write(Array(whole[..<offsets[1]]) + frame + Array(whole[offsets[1]...]), to: journal(directory))
+
+            let warnings = Warnings()
+            let store = store(directory, warnings)
+            #expect(try store.open() == records)
+            #expect(warnings.all.count == 1)
+            #expect(warnings.all.first?.contains("byte offset \(offsets[1])") == true)
+            store.close()
+        }
+    }
+
+    @Test func aForeignOrFutureFileIsSetAsideAndTheQueueStartsEmpty() throws {
+        let future = Array("SAOUTBOX".utf8) + [2, 0] + [UInt8](repeating: 7, count: 40)
+        for contents in [Array("not an outbox journal at all".utf8), future] {
+            try withDirectory { directory in
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                write(contents, to: journal(directory))
+                let warnings = Warnings()
+                let store = store(directory, warnings)
+                #expect(try store.open().isEmpty)
+                #expect(warnings.all.count == 1)
+                #expect(bytes(journal(directory) + ".corrupt") == contents)
+                let added = record(1)
+                try store.append([added])
+                store.close()
+                let reopened = self.store(directory)
+                #expect(try reopened.open() == [added])
+                reopened.close()
+            }
+        }
+    }
+
+    @Test func warningsFromOpeningReachAHandlerSetLater() throws {
+        try withDirectory { directory in
+            let (_, offsets) = try threeRecords(in: directory)
+            write(Array(bytes(journal(directory))[..<(offsets[2] + 3)]), to: journal(directory))
+            let store = FileDeliveryStore(directory: directory)
+            _ = try store.open()
+            let warnings = Warnings()
+            store.setWarningHandler(warnings.handler())
+            #expect(warnings.all.count == 1)
+            store.close()
+        }
+    }
+
+    // MARK: - Owners
+
+    // covers: DL5
+    @Test func twoOpenStoresWriteSeparateJournalsAndNeitherSeesTheOther() throws {
+        try withDirectory { directory in
+            let first = store(directory)
+            let second = store(directory)
+            _ = try first.open()
+            try first.append([record(0)])
+            #expect(try second.open().isEmpty)
+            try second.append([record(1)])
+            #expect(first.ownJournalPath == journal(directory, slot: 0))
+            #expect(second.ownJournalPath == journal(directory, slot: 1))
+            #expect(try first.adoptOrphans().isEmpty)
+            #expect(try second.adoptOrphans().isEmpty)
+            first.close()
+            second.close()
+        }
+    }
+
+    // covers: DL5
+    @Test func aClosedStoresRecordsAreAdoptedExactlyOnce() throws {
+        try withDirectory { directory in
+            let stores = (0..<3).map { _ in store(directory) }
+            var written: [[DeliveryRecord]] = []
+            for (number, store) in stores.enumerated() {
+                _ = try store.open()
+                written.append([record(2 * number), record(2 * number + 1)])
+                try store.append(written[number])
+            }
+            stores[1].close()
+            stores[2].close()
+
+            // Takes the freed slot 1 and adopts slot 2; slot 0's owner is alive and keeps its own.
+            let third = store(directory)
+            #expect(try third.open() == written[1] + written[2])
+            #expect(third.ownJournalPath == journal(directory, slot: 1))
+            #expect(!exists(journal(directory, slot: 2)))
+            #expect(try third.adoptOrphans().isEmpty)
+            third.close()
+
+            let fourth = store(directory)
+            #expect(try fourth.open() == written[1] + written[2])
+            #expect(try fourth.adoptOrphans().isEmpty)
+
+            // A running store adopts a neighbour that closes later, once.
+            stores[0].close()
+            #expect(try fourth.adoptOrphans() == written[0])
+            #expect(try fourth.adoptOrphans().isEmpty)
+            #expect(!exists(journal(directory, slot: 0)))
+            fourth.close()
+
+            let fifth = store(directory)
+            #expect(try fifth.open() == Array(written.joined()))
+            fifth.close()
+        }
+    }
+
+    // covers: DL5
+    @Test func aRecordLeftInTwoJournalsByACrashIsKeptOnce() throws {
+        try withDirectory { directory in
+            let (records, _) = try threeRecords(in: directory)
+            // A crash after adopting slot 1 into slot 0 but before deleting it.
+            write(bytes(journal(directory)), to: journal(directory, slot: 1))
+            let store = store(directory)
+            #expect(try store.open() == records)
+            #expect(!exists(journal(directory, slot: 1)))
+            store.close()
+            let reopened = self.store(directory)
+            #expect(try reopened.open() == records)
+            reopened.close()
+        }
+    }
+
+    // covers: DL5
+    @Test func anOrphanWithATornOrDamagedRecordGivesUpOnlyThatRecord() throws {
+        for damagesTheMiddle in [false, true] {
+            try withDirectory { directory in
+                let (records, offsets) = try threeRecords(in: directory)
+                var damaged = bytes(journal(directory))
+                if damagesTheMiddle {
+                    damaged[offsets[1] + 20] ^= 0x40
+                } else {
+                    damaged.removeLast(5)
+                }
+                #expect(unlink(journal(directory)) == 0)
+                write(damaged, to: journal(directory, slot: 1))
+
+                // Takes the empty slot 0 and adopts slot 1, whose owner is gone.
+                let warnings = Warnings()
+                let store = store(directory, warnings)
+                #expect(try store.open() == Array(records[0..<(damagesTheMiddle ? 1 : 2)]))
+                #expect(warnings.all.count == 1)
+                #expect(!exists(journal(directory, slot: 1)))
+                #expect(exists(journal(directory, slot: 1) + ".corrupt") == damagesTheMiddle)
+                store.close()
+            }
+        }
+    }
+
+    // MARK: - Compaction
+
+    @Test func theJournalStaysSmallThroughTenThousandAddAndRemoveCycles() throws {
+        try withDirectory(inMemory: true) { directory in
+            let store = store(directory)
+            _ = try store.open()
+            let kept = record(0)
+            try store.append([kept])
+            let bound = 2 * (10 + DeliveryJournal.framedBytes(of: kept)) + 64 * 1024 + 1024
+            for cycle in 1...10_000 {
+                let passing = record(cycle)
+                try store.append([passing])
+                try store.remove([passing.id])
+                if cycle % 500 == 0 { #expect(bytes(journal(directory)).count <= bound, "after \(cycle) cycles") }
+            }
+            store.close()
+            let reopened = self.store(directory)
+            #expect(try reopened.open() == [kept])
+            reopened.close()
+        }
+    }
+
+    // covers: DL5
+    @Test func appendsFromManyThreadsAreAllKept() throws {
+        try withDirectory(inMemory: true) { directory in
+            let store = store(directory)
+            _ = try store.open()
+            let failures = Locked(0)
+            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+                for number in 0..<50 {
+                    do {
+                        let added = record(1000 * thread + number)
+                        try store.append([added])
+                        if number % 2 == 0 { try store.remove([added.id]) }
+                    } catch {
+                        failures.withLock { $0 += 1 }
+                    }
+                }
+            }
+            #expect(failures.withLock { $0 } == 0)
+            store.close()
+            let reopened = self.store(directory)
+            #expect(try reopened.open().count == 8 * 25)
+            reopened.close()
+        }
+    }
+
+    // MARK: - Lifecycle
+
+    @Test func aStoreThrowsBeforeOpeningAndAfterClosing() throws {
+        try withDirectory { directory in
+            let store = store(directory)
+            #expect(throws: DeliveryStoreError.self) { try store.append([record(0)]) }
+            _ = try store.open()
+            #expect(throws: DeliveryStoreError.self) { try store.open() }
+            store.close()
+            #expect(throws: DeliveryStoreError.self) { try store.open() }
+            #expect(throws: DeliveryStoreError.self) { try store.append([record(0)]) }
+            #expect(throws: DeliveryStoreError.self) { try store.updateAttempts(of: UUID(), to: 1) }
+            #expect(throws: DeliveryStoreError.self) { try store.remove([UUID()]) }
+            #expect(throws: DeliveryStoreError.self) { try store.removeAll() }
+            #expect(throws: DeliveryStoreError.self) { try store.adoptOrphans() }
+            store.close()
+        }
+    }
+}
