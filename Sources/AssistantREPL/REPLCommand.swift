@@ -22,6 +22,7 @@ struct REPLCommand: Sendable {
         case shop = "The shop: cart, purchase, account, push permission, events, widgets"
         case host = "Identity, locks and the window"
         case inspection = "Time, inspection and the demo store"
+        case delivery = "The delivery queue, the network and restarts"
         case repl = "The REPL"
     }
 

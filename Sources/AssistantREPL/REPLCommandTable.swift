@@ -307,7 +307,10 @@ extension REPLCommandTable {
         .plain("state", "inspect preparation, dialog, locks and identity", group: .inspection, related: ["log"]) {
             await $0.showState()
         },
-        .plain("log", "show lifecycle events and tracking requests", group: .inspection, related: ["state"]) {
+        .plain(
+            "log", "show app and lifecycle events and tracking requests, with eventTime and (queued) retries",
+            group: .inspection, related: ["state", "queue"]
+        ) {
             await $0.showLog()
         },
         REPLCommand(
@@ -321,6 +324,26 @@ extension REPLCommandTable {
         .plain("clear-faults", "demo store: remove every fault", group: .inspection, related: ["fault"]) {
             $0.clearFaults()
         },
+        // The delivery queue, the network and restarts (DL).
+        .plain(
+            "queue", "show what waits for delivery: kind, age, attempts, status, next try", group: .delivery,
+            related: ["flush", "offline", "log"]
+        ) { await $0.showQueue() },
+        .plain(
+            "flush", "try everything queued now, and say how much is left", group: .delivery,
+            related: ["queue", "online"]
+        ) { await $0.flushQueue() },
+        .plain(
+            "offline", "make every request of both services fail to connect, until :online", group: .delivery,
+            related: ["online", "queue"]
+        ) { $0.setOffline(true) },
+        .plain("online", "let requests through again after :offline", group: .delivery, related: ["offline", "flush"]) {
+            $0.setOffline(false)
+        },
+        .plain(
+            "restart", "restart the engine on the same stores, as after a process restart", group: .delivery,
+            related: ["queue", "flush"]
+        ) { await $0.restart() },
         // The REPL itself.
         REPLCommand(
             "help", "[COMMAND]", "list commands, or explain one", group: .repl, example: ":help tap",

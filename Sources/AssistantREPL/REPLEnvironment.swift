@@ -44,6 +44,14 @@ package struct REPLEnvironment: Sendable {
         case file(URL)
     }
 
+    /// Where the delivery queue (DL2) lives.
+    package enum Delivery: Sendable, Hashable {
+        /// In memory, the session's own: gone when the process ends, kept across `:restart`.
+        case memory
+        /// In journals in a directory (`FileDeliveryStore`), across sessions.
+        case directory(URL)
+    }
+
     /// How thread and message IDs are made.
     package enum IDs: Sendable, Hashable {
         case random
@@ -57,6 +65,7 @@ package struct REPLEnvironment: Sendable {
         package var backend: Backend
         package var time: Time
         package var identity: Identity
+        package var delivery: Delivery
         package var ids: IDs
         package var settings: REPLSettings
         /// Puts a transport of the caller's in front of the backend (a recording's); it sees
@@ -66,13 +75,15 @@ package struct REPLEnvironment: Sendable {
         package var replaying = false
 
         package init(
-            configuration: AssistantEngineConfiguration, backend: Backend, time: Time, identity: Identity, ids: IDs,
-            settings: REPLSettings, wrapTransport: TransportWrapper? = nil, replaying: Bool = false
+            configuration: AssistantEngineConfiguration, backend: Backend, time: Time, identity: Identity,
+            delivery: Delivery = .memory, ids: IDs, settings: REPLSettings, wrapTransport: TransportWrapper? = nil,
+            replaying: Bool = false
         ) {
             self.configuration = configuration
             self.backend = backend
             self.time = time
             self.identity = identity
+            self.delivery = delivery
             self.ids = ids
             self.settings = settings
             self.wrapTransport = wrapTransport
@@ -91,15 +102,25 @@ package struct REPLEnvironment: Sendable {
 
     /// What this environment was built from.
     package let policy: Policy
-    package let engine: AssistantEngine
+    /// The session's engine now: a new one after each `:restart`.
+    package var engine: AssistantEngine { session.engine }
     /// The demo store when the backend is the demo store.
     package let demoStore: DemoStore?
-    /// What the engine sends through: the backend, wrapped as the policy asks.
+    /// What the engine sends through: the backend, wrapped as the policy asks, behind the
+    /// session's network switch (`:offline`).
     package let transport: any HTTPTransport
+    /// `:offline` and `:online` turn it.
+    package let network: NetworkSwitch
     package let clock: any Clock<Duration>
     /// Virtual time, when the clock is virtual.
     package let time: VirtualTime?
     package let identityStore: any IdentityStore
+    /// Where the first engine's delivery queue lives (an engine after `:restart` opens the
+    /// same place: the same instance in memory, the same directory on disk).
+    package let deliveryStore: any DeliveryStore
+    /// The wall clock events are stamped with (DL6): on virtual time, `virtualEpoch` plus the
+    /// time the session's clock has moved, so a replay stamps what its recording stamped.
+    package let wallClock: @Sendable () -> Date
     /// The REPL core, with the engine's builder, handler and listeners registered.
     package let session: REPLSession
 
@@ -135,7 +156,26 @@ package struct REPLEnvironment: Sendable {
         case .memory(let uid): identityStore = InMemoryIdentityStore(uid: uid)
         case .file(let url): identityStore = FileIdentityStore(fileURL: url)
         }
-        transport = policy.wrapTransport?.wrap(backend) ?? backend
+        let network = NetworkSwitch()
+        self.network = network
+        transport = OfflineTransport(
+            inner: policy.wrapTransport?.wrap(backend) ?? backend, network: network, held: time?.requests)
+        let makeDeliveryStore: @Sendable () -> any DeliveryStore
+        switch policy.delivery {
+        case .memory:
+            let store = InMemoryDeliveryStore()
+            makeDeliveryStore = { store }
+        case .directory(let url):
+            // A closed file store is done: the next engine opens the directory anew.
+            makeDeliveryStore = { FileDeliveryStore(directory: url) }
+        }
+        let wallClock: @Sendable () -> Date
+        if let virtualClock = time?.clock {
+            wallClock = { Self.virtualEpoch.addingTimeInterval(Self.seconds(virtualClock.now.offset)) }
+        } else {
+            wallClock = { Date() }
+        }
+        self.wallClock = wallClock
         let uuid: @Sendable () -> UUID
         switch policy.ids {
         case .random:
@@ -152,15 +192,47 @@ package struct REPLEnvironment: Sendable {
         let logger = AssistantLogger(level: policy.configuration.logLevel) { level, message in
             output.log(level, message)
         }
-        engine = AssistantEngine(
-            configuration: policy.configuration, transport: transport, clock: clock, identityStore: identityStore,
-            uuid: uuid, logger: logger, activity: time?.activity)
+        // On virtual time the queue's pauses are the same on every run (DL3's jitter).
+        let deliverySeed: UInt64? = time == nil ? nil : Self.virtualDeliverySeed
+        let (configuration, engineTransport, engineClock, engineIdentity) = (
+            policy.configuration, self.transport, self.clock, self.identityStore
+        )
+        let activity = time?.activity
+        let makeEngine: @Sendable (AssistantLogger, any DeliveryStore) -> AssistantEngine = { logger, store in
+            AssistantEngine(
+                configuration: configuration, transport: engineTransport, clock: engineClock,
+                identityStore: engineIdentity, uuid: uuid, logger: logger, deliveryStore: store, wallClock: wallClock,
+                deliverySeed: deliverySeed, activity: activity)
+        }
+        let deliveryStore = makeDeliveryStore()
+        self.deliveryStore = deliveryStore
+        let engine = makeEngine(logger, deliveryStore)
+        // `:restart`: a new engine on the same stores, transport and clock, as after a process
+        // restart; its logger prints as the first one's does.
+        let restart: @Sendable () -> AssistantEngine = {
+            let logger = AssistantLogger(level: configuration.logLevel) { level, message in
+                output.log(level, message)
+            }
+            return makeEngine(logger, makeDeliveryStore())
+        }
         // On real time, a session that waits for each command counts impression time only
         // while a command runs, as virtual time does: its recording replays.
         let stepClock = time == nil && !policy.settings.interactive ? StepClock(base: clock) : nil
         session = await REPLSession(
             engine: engine, demoStore: demoStore, output: output, settings: policy.settings, clock: clock, time: time,
-            stepClock: stepClock, replaying: policy.replaying, uuid: uuid)
+            stepClock: stepClock, replaying: policy.replaying, uuid: uuid, network: network, wallClock: wallClock,
+            restart: restart)
+    }
+
+    /// Where the wall clock of a session on virtual time starts: every piped demo session and
+    /// every replay stamps its events from here.
+    package static let virtualEpoch = Date(timeIntervalSince1970: 1_796_551_200)  // 2026-12-06T10:00:00Z
+
+    /// The delivery queue's seed on virtual time.
+    package static let virtualDeliverySeed: UInt64 = 0x5EED
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 
@@ -176,6 +248,12 @@ extension REPLEnvironment.Policy {
     /// runs print the same bytes, a 120 s timeout takes no wall time, and a session recorded
     /// in a terminal is the one a pipe would record. An unrecorded terminal session, or live
     /// services, run on real time, and live services keep the identity in `stateDirectory`.
+    ///
+    /// The delivery queue lives in `stateDirectory` (`outbox`) in a terminal or with an explicit
+    /// `--state-dir`, on the demo store too: quitting and starting again is a real restart, and
+    /// what was queued leaves. A piped session without `--state-dir` keeps it in memory, so what
+    /// it prints never depends on a queue an earlier run left behind; a recording always does,
+    /// as its transcript replays on a store of its own.
     ///
     /// A recorded session waits for each command like a piped one (it replays step by step)
     /// but, in a terminal, does not echo the input the line editor already shows.
@@ -197,6 +275,8 @@ extension REPLEnvironment.Policy {
             backend: demo ? .demoStore : .services,
             time: demo && (!interactive || recording) ? .virtual(VirtualTime()) : .real,
             identity: demo ? .memory(uid: nil) : stateDirectory.map { .file($0.identityFile) } ?? .memory(uid: nil),
+            delivery: recording || !(interactive || options.stateDirectory != nil)
+                ? .memory : stateDirectory.map { .directory($0.outboxDirectory) } ?? .memory,
             ids: demo ? .sequential : .random,
             settings: REPLSettings(
                 width: width, terminalWidth: recording ? nil : terminalWidth, entrySelector: options.entrySelector,

@@ -6,7 +6,6 @@ import ShoppingAssistant
 struct REPLReadLoop: Sendable {
     let session: REPLSession
     let stepper: REPLStepper
-    let engine: AssistantEngine
     let output: REPLOutput
     let settings: REPLSettings
     let onDemoStore: Bool
@@ -51,6 +50,7 @@ struct REPLReadLoop: Sendable {
     /// virtual time. A terminal session on real time shuts the engine down, giving tracking
     /// `quitFlushDeadline` to leave.
     private func finish() async {
+        let engine = session.engine  // the engine now: `:restart` makes a new one
         guard interruptible else { return await engine.flushTracking() }
         await engine.shutdown(flushDeadline: Self.quitFlushDeadline)
     }

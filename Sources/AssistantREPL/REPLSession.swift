@@ -13,8 +13,27 @@ import ShoppingAssistant
 package actor REPLSession {
     /// The reader of `run(reader:)`: a refused message goes back on its line.
     private var reader: (any LineReader)?
-    /// The engine the commands call. Internal, for the command extensions in other files.
-    let engine: AssistantEngine
+    /// The engine and the host side wired to it: replaced whole by `:restart`.
+    private struct Parts: Sendable {
+        let engine: AssistantEngine
+        let carousel: CarouselState
+        let presenter: ChatPresenter
+        let host: REPLHost
+        let shop: REPLShop
+
+        init(engine: AssistantEngine, wiring: REPLWiring) {
+            self.engine = engine
+            carousel = wiring.carousel
+            presenter = wiring.presenter
+            host = wiring.host
+            shop = wiring.shop
+        }
+    }
+
+    private let parts: Locked<Parts>
+    /// The engine the commands call now (a new one after `:restart`). Internal, for the
+    /// command extensions in other files.
+    nonisolated var engine: AssistantEngine { parts.withLock { $0.engine } }
     private let demoStore: DemoStore?
     nonisolated let output: REPLOutput
     let settings: REPLSettings
@@ -25,20 +44,29 @@ package actor REPLSession {
     /// session that waits for each command on real time.
     private let stepClock: StepClock?
     private let activity: ActivityMonitor?
-    private let carousel: CarouselState
-    private let presenter: ChatPresenter
+    private nonisolated var carousel: CarouselState { parts.withLock { $0.carousel } }
+    private nonisolated var presenter: ChatPresenter { parts.withLock { $0.presenter } }
     private let commands = REPLCommandTable.standard
     /// The app around the chat.
-    nonisolated let host: REPLHost
+    nonisolated var host: REPLHost { parts.withLock { $0.host } }
     /// The shop the app is: cart, purchase, account, push permission, events, widget.
-    nonisolated let shop: REPLShop
+    nonisolated var shop: REPLShop { parts.withLock { $0.shop } }
+    /// Makes its IDs for the shop.
+    private let uuid: @Sendable () -> UUID
+    /// `:offline` and `:online`.
+    nonisolated let network: NetworkSwitch
+    /// The wall clock the engine stamps events with, for the ages `:queue` shows.
+    let wallClock: @Sendable () -> Date
+    /// A new engine on the same stores, transport and clock (`:restart`); nil where the
+    /// session was given an engine alone.
+    private let makeEngine: (@Sendable () -> AssistantEngine)?
 
     init(
         engine: AssistantEngine, demoStore: DemoStore?, output: REPLOutput, settings: REPLSettings,
         clock: any Clock<Duration>, time: VirtualTime?, stepClock: StepClock? = nil, replaying: Bool,
-        uuid: @escaping @Sendable () -> UUID = { UUID() }
+        uuid: @escaping @Sendable () -> UUID = { UUID() }, network: NetworkSwitch = NetworkSwitch(),
+        wallClock: @escaping @Sendable () -> Date = { Date() }, restart: (@Sendable () -> AssistantEngine)? = nil
     ) async {
-        self.engine = engine
         self.demoStore = demoStore
         self.output = output
         self.settings = settings
@@ -47,19 +75,20 @@ package actor REPLSession {
         self.replaying = replaying
         self.stepClock = stepClock
         activity = time?.activity
+        self.uuid = uuid
+        self.network = network
+        self.wallClock = wallClock
+        makeEngine = restart
         let wiring = await REPLWiring(
             engine: engine, output: output, settings: settings, clock: stepClock ?? clock, activity: time?.activity,
             demoCatalogue: demoStore != nil || replaying, uuid: uuid)
-        carousel = wiring.carousel
-        presenter = wiring.presenter
-        host = wiring.host
-        shop = wiring.shop
+        parts = Locked(Parts(engine: engine, wiring: wiring))
     }
 
     /// Runs one step at a time on this session's time: for a driver of its own (a replay).
     nonisolated package var stepper: REPLStepper {
         REPLStepper(
-            session: self, engine: engine, time: time, stepClock: stepClock,
+            session: self, time: time, stepClock: stepClock,
             waitsForEachCommand: !settings.interactive)
     }
 
@@ -68,7 +97,7 @@ package actor REPLSession {
     package func run(reader: any LineReader, observer: (any REPLStepObserver)? = nil) async {
         self.reader = reader
         let loop = REPLReadLoop(
-            session: self, stepper: stepper, engine: engine, output: output, settings: settings,
+            session: self, stepper: stepper, output: output, settings: settings,
             onDemoStore: demoStore != nil, interruptible: settings.interactive && time == nil)
         await loop.run(reader: reader, observer: observer)
     }
@@ -334,7 +363,48 @@ package actor REPLSession {
         await engine.flushTracking()
         let log = await engine.trackingLog
         if log.isEmpty { output.line(.dim, "(nothing tracked yet)") }
-        for record in log { output.untrusted(record.description, prefix: "  ") }
+        for record in log { output.untrusted(Self.logLine(record), prefix: "  ") }
+    }
+
+    /// One `:log` line: the record as the engine describes it, then when an event was raised
+    /// (`eventTime`, DL6) and `(queued)` for an attempt the delivery queue made (DL2).
+    static func logLine(_ record: TrackingRecord) -> String {
+        var line = record.description
+        if let eventTime = record.eventTime { line += " eventTime=\(eventTime)" }
+        if record.deferred { line += " (queued)" }
+        return line
+    }
+
+    // MARK: - Restart
+
+    /// `:restart`: shuts the engine down and starts a new one on the same stores (identity,
+    /// delivery queue), transport and clock, as a process restart would; the screens, the chat
+    /// and the cart start afresh, as in a new process.
+    func restart() async {
+        guard let makeEngine else {
+            output.line(.warning, "this session cannot restart its engine")
+            return
+        }
+        let old = engine
+        await old.shutdown()
+        let engine = makeEngine()
+        let wiring = await REPLWiring(
+            engine: engine, output: output, settings: settings, clock: stepClock ?? clock, activity: activity,
+            demoCatalogue: demoStore != nil || replaying, uuid: uuid)
+        parts.withLock { $0 = Parts(engine: engine, wiring: wiring) }
+        output.line(
+            .dim,
+            "(engine restarted on the same stores: identity and delivery queue kept; "
+                + "screens, chat and cart start afresh)")
+    }
+
+    /// `1 entry`, `3 entries`, `no entry`.
+    static func entries(_ count: Int) -> String {
+        switch count {
+        case 0: return "no entry"
+        case 1: return "1 entry"
+        default: return "\(count) entries"
+        }
     }
 
     /// Lets `duration` pass; Ctrl-C (a cancelled task) ends it early, and then it says nothing.

@@ -23,7 +23,6 @@ package struct REPLStepper: Sendable {
     }
 
     let session: REPLSession
-    let engine: AssistantEngine
     let time: VirtualTime?
     let stepClock: StepClock?
     let waitsForEachCommand: Bool
@@ -40,7 +39,7 @@ package struct REPLStepper: Sendable {
             // waits for it: its time (a loaded machine's, a slow host's) is not impression time.
             stepClock?.stop()
             if waitsForEachCommand {
-                await engine.flushTracking()
+                await session.engine.flushTracking()  // the engine now: `:restart` makes a new one
                 await session.stepEnded()
             }
             return Outcome(keepGoing: keepGoing, finished: true)

@@ -4,8 +4,8 @@ import Foundation
     import Glibc
 #endif
 
-/// Where the REPL keeps what outlives a session: the line history (`history`) and, against
-/// live services, the SDK-managed identity (`identity.json`).
+/// Where the REPL keeps what outlives a session: the line history (`history`), the delivery
+/// queue (`outbox/`) and, against live services, the SDK-managed identity (`identity.json`).
 ///
 /// `--state-dir` names it; without it, it is `$XDG_STATE_HOME/shopping-assistant` or
 /// `~/.local/state/shopping-assistant`, the directory `FileIdentityStore.defaultLocation`
@@ -27,6 +27,9 @@ package struct StateDirectory: Sendable, Hashable {
 
     /// The SDK-managed identity, against live services.
     package var identityFile: URL { URL(fileURLWithPath: Self.joined(path, "identity.json")) }
+
+    /// The delivery queue's journals (`FileDeliveryStore`), beside the identity.
+    package var outboxDirectory: URL { URL(fileURLWithPath: Self.joined(path, "outbox"), isDirectory: true) }
 
     /// The default directory, or nil without an absolute `XDG_STATE_HOME` or `HOME` (history
     /// then stays in memory, and so does the identity). Nothing is created here: the files'

@@ -19,6 +19,9 @@ enum BehaviorRuleIDs {
         B11
         B12
         B13
+        B14
+        B15
+        B16
         H1
         H2
         E1
@@ -69,6 +72,9 @@ enum BehaviorRuleIDs {
         D15
         D16
         D17
+        D18
+        D19
+        D20
         PR1
         PR2
         PR3
@@ -85,6 +91,14 @@ enum BehaviorRuleIDs {
         AC4
         AC5
         AC6
+        DL1
+        DL2
+        DL3
+        DL4
+        DL5
+        DL6
+        DL7
+        DL8
         AN1
         AN2
         AN3

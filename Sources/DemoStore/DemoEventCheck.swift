@@ -7,7 +7,8 @@ import ShoppingAssistant
 /// The standard types and their fields are the vendor SDKs' (`add-to-cart-v1` with `value`,
 /// `productId`, `quantity`, `currency?`, `cart?`, …). An optional field may be absent or
 /// `null` (flutter and Android send `null`). Any other type is a custom event, which carries
-/// `customProps` (string values) and nothing else: a standard field on a type that is not a
+/// `customProps` (string values) and nothing else (besides `eventTime`, which every event may
+/// carry): a standard field on a type that is not a
 /// standard one is an unknown type, most likely a misspelled one.
 ///
 /// Codes: `INVALID_EVENTS` (no list of event objects), `UNKNOWN_EVENT_TYPE`,
@@ -15,6 +16,10 @@ import ShoppingAssistant
 /// `INVALID_EVENT_FIELD` (a field of the wrong JSON kind, such as a string `value`; a quantity
 /// below one; a negative amount; a field the type does not have).
 enum DemoEventCheck {
+    /// What every event carries besides its own fields: its type, its name and when it was
+    /// raised (`eventTime`, DL6).
+    private static let envelope = ["type", "name", "eventTime"]
+
     /// The kinds of value an event field holds.
     private enum Kind {
         /// A non-negative JSON number (`value`, `itemPrice`).
@@ -90,9 +95,12 @@ enum DemoEventCheck {
         }
         let at = "\(path) (\(type))"
         guard event.nonEmptyString("name") != nil else { return missing("\(at).name", "the event's name") }
+        // When it happened (DL6): every event may carry it, as a string.
+        if let time = members["eventTime"], time != .null, time.stringValue == nil {
+            return invalid("\(at).eventTime", "must be a string")
+        }
         guard let fields = standard[type] else { return customRefusal(members, at: at, type: type) }
-        for name in members.keys where !["type", "name"].contains(name) && !fields.contains(where: { $0.name == name })
-        {
+        for name in members.keys where !envelope.contains(name) && !fields.contains(where: { $0.name == name }) {
             return invalid("\(at).\(name)", "is not a field of \(type)")
         }
         for field in fields {
@@ -107,7 +115,7 @@ enum DemoEventCheck {
     }
 
     private static func customRefusal(_ members: [String: JSONValue], at: String, type: String) -> HTTPResponse? {
-        for name in members.keys.sorted() where !["type", "name", "customProps"].contains(name) {
+        for name in members.keys.sorted() where !(envelope + ["customProps"]).contains(name) {
             guard !standardFieldNames.contains(name) else {
                 return DemoHTTP.error(
                     400, code: "UNKNOWN_EVENT_TYPE",

@@ -20,7 +20,7 @@ struct DemoREPL {
     ///   transport of its own: the session has no demo store (no catalogue, no faults).
     init(
         width: Int = 80, logLevel: AssistantLogLevel = .error, recording: Bool = false, liveServices: Bool = false,
-        sourceLocation: SourceLocation = #_sourceLocation
+        delivery: REPLEnvironment.Delivery = .memory, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         var options = CommandLineOptions()
         options.logLevel = logLevel
@@ -28,6 +28,7 @@ struct DemoREPL {
         let printed = Locked<[String]>([])
         self.printed = printed
         var policy = REPLEnvironment.Policy.commandLine(options, interactive: false, width: width, stateDirectory: nil)
+        policy.delivery = delivery
         liveStore = liveServices ? policy.liveDemoStore() : nil
         let output = REPLOutput { line in printed.withLock { $0.append(line) } }
         if recording {

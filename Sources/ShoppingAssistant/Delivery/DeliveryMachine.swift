@@ -215,7 +215,7 @@ struct DeliveryMachine {
             entry.state = .queued
             entries[id] = entry
         case .failed(let failure, let reason):
-            if entry.unprotected || !settings.enabled && !wasDrain {
+            if entry.unprotected {
                 forget(id)
                 actions.append(.drop(entry.record, .rejected, detail: reason, inStore: false))
                 break
@@ -262,6 +262,7 @@ struct DeliveryMachine {
     /// `flushQueue()` (DL8): one fresh attempt now, whatever pause was under way; the flush
     /// `id` is over when the drain stops. `flushTracking()` waits for first attempts instead.
     mutating func flushRequested(_ id: UInt64, kind: FlushKind, now: Date) -> [Action] {
+        guard !isStopped else { return [.finishFlushes([id])] }
         let awaited = Set(
             entries.filter { _, entry in
                 switch entry.state {

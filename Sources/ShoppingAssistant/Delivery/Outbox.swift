@@ -42,6 +42,10 @@ final class Outbox: Sendable {
         var answers: [UUID: CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>] = [:]
         var persistedSignals: [UUID: @Sendable () -> Void] = [:]
         var sends: [UUID: Task<Void, Never>] = [:]
+        /// The deadline of each send that keeps its own (B13), cancelled when the send ends.
+        var deadlines: [UUID: Task<Void, Never>] = [:]
+        /// Sends that finished before they were listed in `sends`.
+        var finishedUnlisted: Set<UUID> = []
         var pauses: [DeliveryMachine.Lane: Task<Void, Never>] = [:]
         var flushes: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextFlush: UInt64 = 0
@@ -127,6 +131,9 @@ final class Outbox: Sendable {
     ) async -> Result<HTTPResponse, WireFailure> {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
+                // Parked until the attempt is over: not runnable work, for replay quiescence;
+                // counted again before it is resumed (`resume`).
+                activity?.end()
                 perform { shell in
                     shell.details[record.id] = detail
                     shell.answers[record.id] = continuation
@@ -150,6 +157,7 @@ final class Outbox: Sendable {
 
     private func flush(_ kind: DeliveryMachine.FlushKind) async {
         await withCheckedContinuation { continuation in
+            activity?.end()  // parked, as above
             perform { shell in
                 shell.nextFlush += 1
                 shell.flushes[shell.nextFlush] = continuation
@@ -249,6 +257,7 @@ final class Outbox: Sendable {
                     shell.details[record.id] = nil
                     return shell.answers.removeValue(forKey: record.id)
                 }
+                if waiting != nil { activity?.begin() }
                 waiting?.resume(
                     returning: .failure(.failed(AssistantError(code: .network, message: "dropped: \(detail)"), uncertain: false)))
             case .removeAll:
@@ -269,7 +278,10 @@ final class Outbox: Sendable {
                 old?.cancel()
             case .finishFlushes(let ids):
                 let waiting = state.withLock { shell in ids.compactMap { shell.flushes.removeValue(forKey: $0) } }
-                for continuation in waiting { continuation.resume() }
+                for continuation in waiting {
+                    activity?.begin()
+                    continuation.resume()
+                }
             case .log(let level, let line):
                 logger.log(level, line)
             }
@@ -289,18 +301,25 @@ final class Outbox: Sendable {
             }
             finish(record, detail: detail, route: route, result)
         }
-        state.withLock { $0.sends[record.id] = task }
+        // A send may be over before it is listed here: it then left a mark instead.
+        let alreadyOver = state.withLock { shell -> Bool in
+            if shell.finishedUnlisted.remove(record.id) != nil { return true }
+            shell.sends[record.id] = task
+            return false
+        }
         // A host call's own deadline is the engine's (B13); the others' is kept here.
-        guard delivery else { return }
+        guard delivery, !alreadyOver else { return }
         let clock = wiring.clock
         let deadline = spawn {
             do { try await clock.sleep(for: timeout) } catch { return }
             task.cancel()
         }
-        spawn {
-            await task.value
-            deadline.cancel()
+        let over = state.withLock { shell -> Bool in
+            guard shell.sends[record.id] != nil else { return true }  // already finished
+            shell.deadlines[record.id] = deadline
+            return false
         }
+        if over { deadline.cancel() }
     }
 
     /// The request a record stands for, to the Gravity base URL configured now (DL2); the key
@@ -379,8 +398,9 @@ final class Outbox: Sendable {
             outcome = .failed(FailureClass(.failed(error, uncertain: uncertain)), reason: "\(error)")
             failure = error.code.rawValue
         }
-        let waiting = state.withLock { shell -> CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>? in
-            shell.sends[record.id] = nil
+        let (waiting, deadline) = state.withLock {
+            shell -> (CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>?, Task<Void, Never>?) in
+            if shell.sends.removeValue(forKey: record.id) == nil { shell.finishedUnlisted.insert(record.id) }
             if let detail {
                 shell.log.append(
                     TrackingRecord(
@@ -388,12 +408,16 @@ final class Outbox: Sendable {
                         properties: detail.properties, failure: failure, eventTime: detail.eventTime,
                         deferred: route == nil))
             }
-            return shell.answers.removeValue(forKey: record.id)
+            return (shell.answers.removeValue(forKey: record.id), shell.deadlines.removeValue(forKey: record.id))
         }
+        deadline?.cancel()
         if case .failed(let failureClass, let reason) = outcome, failureClass != .final {
             logger.log(.info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later")
         }
-        waiting?.resume(returning: result)
+        if let waiting {
+            activity?.begin()
+            waiting.resume(returning: result)
+        }
         perform { $0.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()) }
     }
 

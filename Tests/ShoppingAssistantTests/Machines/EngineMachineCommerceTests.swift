@@ -37,7 +37,7 @@ import Testing
         #expect(
             F.withoutGravityDeadlines(actions) == [
                 .sendGravity(
-                    .host(F.call(1)), .event([addToCart.wire, purchase.wire, custom.wire], F.envelope()),
+                    .host(F.call(1)), .event([addToCart.wire.stamped(), purchase.wire.stamped(), custom.wire.stamped()], F.envelope()),
                     identityEpoch: 1)
             ])
         #expect(addToCart.wire.type == "add-to-cart-v1")
@@ -89,7 +89,7 @@ import Testing
             let actions = machine.triggerEventCalled(F.call(1), events: [event, good], page: F.page)
             #expect(Self.errors(actions).count == 1, "\(event)")
             #expect(Self.errors(actions).first?.contains(reason) == true, "\(Self.errors(actions)) says \(reason)")
-            #expect(Self.sentEvents(actions) == [good.wire], "only the complete event goes: \(event)")
+            #expect(Self.sentEvents(actions) == [good.wire.stamped()], "only the complete event goes: \(event)")
         }
     }
 
@@ -118,7 +118,7 @@ import Testing
         let actions = machine.triggerEventCalled(F.call(1), events: [ForeignEvent(), good], page: F.page)
         #expect(Self.errors(actions).count == 1)
         #expect(Self.errors(actions).first?.contains("ForeignEvent (foreign-v1) is not one of the engine's") == true)
-        #expect(Self.sentEvents(actions) == [good.wire])
+        #expect(Self.sentEvents(actions) == [good.wire.stamped()])
     }
 
     // covers: B10

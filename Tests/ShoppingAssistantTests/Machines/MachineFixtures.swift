@@ -79,6 +79,9 @@ enum MachineFixtures {
             options: GravityOptions())
     }
 
+    /// `eventTime` as a machine test stamps it: its wall clock stays at the epoch (DL6).
+    static let epochTime = "1970-01-01T00:00:00.000Z"
+
     /// A lifecycle event as wire.md names it, bound to `user` and `page` (AN1–AN3).
     /// `identityEpoch` is the identity it was sent for: the current one's (1 unless the test
     /// changed it), or 0 for an ended identity's (AN3), whose answer changes nothing (B9).
@@ -89,7 +92,8 @@ enum MachineFixtures {
         let name = type.replacingOccurrences(of: "_", with: " ")
         return .track([
             .event(
-                GravityCustomEvent(type: type, name: name, customProps: props), envelope: envelope(page, user: user),
+                GravityCustomEvent(type: type, name: name, customProps: props, eventTime: epochTime),
+                envelope: envelope(page, user: user),
                 identityEpoch: identityEpoch)
         ])
     }
@@ -310,5 +314,14 @@ enum MachineFixtures {
     /// `actions` without log lines.
     static func withoutLogs(_ actions: [EngineAction]) -> [EngineAction] {
         actions.filter { if case .log = $0 { return false } else { return true } }
+    }
+}
+
+extension GravityEvent {
+    /// The event as a machine test sends it: stamped at the epoch (DL6).
+    func stamped() -> GravityEvent {
+        var event = self
+        event.fields["eventTime"] = .text(MachineFixtures.epochTime)
+        return event
     }
 }

@@ -1,0 +1,116 @@
+import DemoStore
+import Foundation
+import ShoppingAssistant
+import Testing
+
+@testable import AssistantREPL
+
+/// Nothing is lost, and the prompt shows it (DL2, DL5, DL6): a purchase made offline waits in
+/// the queue (`:queue`), leaves once the network is back (`:online`, `:flush`) with the moment
+/// it was made, and survives a restart of the engine on the same stores (`:restart`), in
+/// memory or in the state directory.
+@Suite(.timeLimit(.minutes(2))) struct DeliveryQueueCommandTests {
+    private func purchases(_ repl: DemoREPL) -> [DemoGravityEvent] {
+        repl.demoStore?.receivedEvents.filter { $0.type == "purchase-v1" } ?? []
+    }
+
+    /// `:offline`, two mugs in the cart, `:buy`: nothing reaches the store.
+    private func buyOffline(_ repl: DemoREPL) async {
+        await repl.run(lines: [":product KIT-1001", ":offline", ":cart add KIT-1001 2", ":buy"])
+    }
+
+    /// The `:log` lines that name `purchase-v1`.
+    private func purchaseLines(_ repl: DemoREPL) async -> [String] {
+        await repl.run(":log").printed.filter { $0.contains("purchase-v1") }
+    }
+
+    @Test func aPurchaseMadeOfflineWaitsInTheQueue() async throws {
+        let repl = try await DemoREPL()
+        await buyOffline(repl)
+        #expect(purchases(repl).isEmpty, "offline, nothing reaches the store")
+        let queue = await repl.run(":queue").printed
+        let purchase = try #require(queue.first { $0.contains("event purchase-v1") }, "\(queue)")
+        #expect(purchase.contains(" · age "), "\(purchase)")
+        #expect(purchase.contains(" attempt"), "\(purchase)")
+        #expect(await repl.session.engine.pendingDeliveries == queue.count)
+    }
+
+    @Test func backOnlineAFlushDeliversThePurchaseWithTheTimeItWasMade() async throws {
+        let repl = try await DemoREPL()
+        await buyOffline(repl)
+        let refused = try #require(await purchaseLines(repl).first, "the first attempt is in the log")
+        #expect(refused.contains("FAILED"), "\(refused)")
+        #expect(await repl.run(":online").printed == ["(online: queued entries leave on the next drain or :flush)"])
+        // The queue may have drained on its own already; a flush leaves nothing either way.
+        #expect(await repl.run(":wait 1s").printed.last == "(1s later)")
+        #expect(await repl.run(":flush").printed == ["(queue flushed: nothing left)"])
+        #expect(await repl.run(":queue").printed == ["queue empty"])
+        #expect(purchases(repl).count == 1, "delivered once")
+        let lines = await purchaseLines(repl)
+        let delivered = try #require(lines.first { !$0.contains("FAILED") }, "\(lines)")
+        #expect(delivered.hasSuffix(" (queued)"), "a later attempt, from the queue: \(delivered)")
+        let stamp = try #require(Self.eventTime(in: refused))
+        #expect(stamp.hasPrefix("2026-12-06T10:0"), "the virtual wall clock: \(stamp)")
+        #expect(Self.eventTime(in: delivered) == stamp, "sent with the moment it was made, not of the send")
+    }
+
+    @Test func aRestartKeepsTheQueueAndThePurchaseLeavesOnceOnline() async throws {
+        let repl = try await DemoREPL()
+        await buyOffline(repl)
+        let before = repl.session.engine
+        let restarted = await repl.run(":restart").printed
+        #expect(restarted.contains { $0.hasPrefix("(engine restarted on the same stores") }, "\(restarted)")
+        #expect(repl.session.engine !== before, "a new engine")
+        #expect(await repl.run(":queue").printed.contains { $0.contains("event purchase-v1") })
+        await repl.run(lines: [":online", ":flush"])
+        #expect(purchases(repl).count == 1)
+        #expect(await repl.run(":queue").printed == ["queue empty"])
+        #expect(await purchaseLines(repl).contains { $0.hasSuffix("(queued)") && !$0.contains("FAILED") })
+    }
+
+    @Test func aQueueInTheStateDirectoryOutlivesTheSession() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "repl-outbox-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try await DemoREPL(delivery: .directory(directory))
+        await buyOffline(first)
+        await first.session.engine.shutdown()  // the process ends with the purchase queued
+        // A new process on the same directory: the purchase leaves as its engine starts.
+        let second = try await DemoREPL(delivery: .directory(directory))
+        await second.run(":flush")
+        #expect(purchases(second).count == 1, "delivered by the next session")
+        #expect(await second.run(":queue").printed == ["queue empty"])
+    }
+
+    @Test func aCommandLineSessionKeepsItsQueueBesideItsIdentity() {
+        let state = StateDirectory(path: "/tmp/assistant-state")
+        func delivery(interactive: Bool, explicit: Bool, recording: Bool) -> REPLEnvironment.Delivery {
+            var options = CommandLineOptions()
+            options.stateDirectory = explicit ? state.path : nil
+            options.recordPath = recording ? "x.transcript" : nil
+            return REPLEnvironment.Policy.commandLine(
+                options, interactive: interactive, width: 80, stateDirectory: state
+            ).delivery
+        }
+        let outbox = REPLEnvironment.Delivery.directory(
+            URL(fileURLWithPath: "/tmp/assistant-state/outbox", isDirectory: true))
+        #expect(delivery(interactive: true, explicit: false, recording: false) == outbox)
+        #expect(delivery(interactive: false, explicit: true, recording: false) == outbox)
+        #expect(delivery(interactive: false, explicit: false, recording: false) == .memory, "piped: deterministic")
+        #expect(delivery(interactive: true, explicit: true, recording: true) == .memory, "a recording replays")
+    }
+
+    @Test func agesReadInAFewCharacters() {
+        #expect(REPLSession.age(0.25) == "250ms")
+        #expect(REPLSession.age(-3) == "0ms")
+        #expect(REPLSession.age(12.4) == "12s")
+        #expect(REPLSession.age(75) == "1m 15s")
+        #expect(REPLSession.age(7_800) == "2h 10m")
+        #expect(REPLSession.age(3 * 86_400 + 4 * 3600) == "3d 4h")
+    }
+
+    private static func eventTime(in line: String) -> String? {
+        guard let range = line.range(of: "eventTime=") else { return nil }
+        return String(line[range.upperBound...].prefix { $0 != " " })
+    }
+}
