@@ -7,6 +7,9 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "ShoppingAssistant",
+    // The floors of actors, `Duration` and `any Clock`; nothing newer is used without an
+    // `#available` fallback (`.ci/check-portable`).
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "ShoppingAssistant", targets: ["ShoppingAssistant"]),
         .library(name: "ShoppingAssistantCurl", targets: ["ShoppingAssistantCurl"]),
