@@ -7,6 +7,9 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "ShoppingAssistant",
+    // The floors of actors, `Duration` and `any Clock`; nothing newer is used without an
+    // `#available` fallback (`.ci/check-portable`).
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "ShoppingAssistant", targets: ["ShoppingAssistant"]),
         .library(name: "ShoppingAssistantCurl", targets: ["ShoppingAssistantCurl"]),
@@ -36,6 +39,14 @@ let package = Package(
         // Manual clock and scripted transport, public so embedders can test their hosts too.
         .target(
             name: "ShoppingAssistantTesting",
+            dependencies: ["ShoppingAssistant"],
+            swiftSettings: swiftSettings
+        ),
+        // The package's own test harness, Linux only: a loopback HTTP server on raw sockets,
+        // child processes, the JSON and reply differentials, console-sized reports. Not a
+        // product, so an embedder's build never compiles it.
+        .target(
+            name: "ShoppingAssistantTestSupport",
             dependencies: ["ShoppingAssistant"],
             swiftSettings: swiftSettings
         ),
@@ -73,15 +84,15 @@ let package = Package(
         .executableTarget(
             name: "assistant-bench",
             dependencies: [
-                "ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTesting", "DemoStore", "AssistantREPL",
-                "AssistantTranscripts",
+                "ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTestSupport", "DemoStore",
+                "AssistantREPL", "AssistantTranscripts",
             ],
             swiftSettings: swiftSettings
         ),
         // libFuzzer target over the wire decoders and the transcript parser (see fuzz/README.md).
         .executableTarget(
             name: "WireFuzzer",
-            dependencies: ["ShoppingAssistant", "ShoppingAssistantTesting", "AssistantTranscripts"],
+            dependencies: ["ShoppingAssistant", "ShoppingAssistantTestSupport", "AssistantTranscripts"],
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         ),
         // glibc's count of the bytes in use on the heap, for the soak's memory curve.
@@ -89,7 +100,8 @@ let package = Package(
         .testTarget(
             name: "ShoppingAssistantTests",
             dependencies: [
-                "ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTesting", "CHeapStatistics",
+                "ShoppingAssistant", "ShoppingAssistantCurl", "ShoppingAssistantTesting",
+                "ShoppingAssistantTestSupport", "CHeapStatistics",
             ],
             swiftSettings: swiftSettings
         ),
@@ -101,14 +113,17 @@ let package = Package(
         .testTarget(
             name: "AssistantREPLTests",
             dependencies: [
-                "AssistantREPL", "AssistantTranscripts", "ShoppingAssistant", "ShoppingAssistantTesting", "DemoStore",
+                "AssistantREPL", "AssistantTranscripts", "ShoppingAssistant", "ShoppingAssistantTesting",
+                "ShoppingAssistantTestSupport", "DemoStore",
             ],
             swiftSettings: swiftSettings
         ),
         // One test case per file in transcripts/.
         .testTarget(
             name: "TranscriptTests",
-            dependencies: ["AssistantTranscripts", "AssistantREPL", "ShoppingAssistant", "ShoppingAssistantTesting"],
+            dependencies: [
+                "AssistantTranscripts", "AssistantREPL", "ShoppingAssistant", "ShoppingAssistantTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
     ],

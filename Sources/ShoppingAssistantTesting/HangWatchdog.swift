@@ -1,6 +1,12 @@
 import Foundation
 import ShoppingAssistant
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The last resort behind every hang guard: a thread of its own that ends the test process when
 /// a guarded wait has not returned long after its limit.
 ///

@@ -1,7 +1,7 @@
 import AssistantTranscripts
 import Foundation
 import ShoppingAssistant
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 
 // libFuzzer entry point over the wire decoders and the transcript parser. Build and run:
 //   swift build -c release --product WireFuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING

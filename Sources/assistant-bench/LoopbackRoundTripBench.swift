@@ -1,7 +1,7 @@
 import Foundation
 import ShoppingAssistant
 import ShoppingAssistantCurl
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,6 +1,6 @@
 import Foundation
 import ShoppingAssistant
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 import Testing
 
 @testable import AssistantREPL

@@ -1,7 +1,7 @@
 import DemoStore
 import Foundation
 import ShoppingAssistant
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 import Testing
 
 @testable import AssistantREPL

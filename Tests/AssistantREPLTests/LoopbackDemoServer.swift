@@ -1,7 +1,7 @@
 import DemoStore
 import Foundation
 import ShoppingAssistant
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 import Testing
 
 /// Both services on one loopback port, played by a `DemoStore` behind a real HTTP server, so

@@ -85,7 +85,8 @@ import Testing
     }
 
     /// The list claims are checked against is the spec's, whenever the spec is at hand
-    /// (`BEHAVIOR_SPEC` names it; `.ci/rule-ids` regenerates the list).
+    /// (`BEHAVIOR_SPEC` names it, else the shared folder beside the checkout,
+    /// `../shared/spec/behavior.md`, as in `.ci/run`; `.ci/rule-ids` regenerates the list).
     @Test(.enabled(if: FileManager.default.fileExists(atPath: specPath)))
     func theCheckedInRuleIDsAreTheSpecs() throws {
         let spec = try String(contentsOfFile: Self.specPath, encoding: .utf8)
@@ -98,7 +99,11 @@ import Testing
         #expect(BehaviorRuleIDs.text.split(separator: "\n").map(String.init) == ids)
     }
 
-    static let specPath = ProcessInfo.processInfo.environment["BEHAVIOR_SPEC"] ?? "/work/shared/spec/behavior.md"
+    static let specPath =
+        ProcessInfo.processInfo.environment["BEHAVIOR_SPEC"]
+        ?? URL(fileURLWithPath: #filePath)  // <root>/Tests/TranscriptTests/this file
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/spec/behavior.md").path
 
     /// JUnit's `failure@message` is the first problem, not the diff's header.
     @Test func aFailuresHeadlineIsItsFirstProblem() async throws {

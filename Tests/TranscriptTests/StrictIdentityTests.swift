@@ -1,6 +1,6 @@
 import AssistantTranscripts
 import Foundation
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 import Testing
 
 /// A placeholder bound once must be the same text everywhere after: the corpus's retry

@@ -1,6 +1,6 @@
 import AssistantTranscripts
 import Foundation
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 import Testing
 
 /// Replays every file in `transcripts/` through the REPL core and the engine, on a manual

@@ -50,11 +50,11 @@ package final class ActivityMonitor: Sendable {
         await state.wait(cancelled: false) { $0.busy <= 0 ? .proceed(true) : .park(()) }
     }
 
-    /// Runs `body` as one unit of work in a new task, on `executor` when one is given;
+    /// Runs `body` as one unit of work in a new task;
     /// `immediately`, on the calling thread until it first suspends.
     @discardableResult
     package func spawn(
-        on executor: (any TaskExecutor)? = nil, immediately: Bool = false,
+        immediately: Bool = false,
         _ body: @escaping @Sendable () async -> Void
     ) -> Task<Void, Never> {
         state.withLock { state in
@@ -66,6 +66,6 @@ package final class ActivityMonitor: Sendable {
             self.state.withLock { $0.live -= 1 }
             self.end()
         }
-        return immediately ? Task.startingNow(run) : Task(executorPreference: executor, operation: run)
+        return immediately ? Task.startingNow(run) : Task(operation: run)
     }
 }

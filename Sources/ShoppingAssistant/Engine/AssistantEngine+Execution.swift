@@ -86,7 +86,7 @@ extension AssistantEngine {
                 // `/visit` and `/event` go through the outbox: kept before they leave (DL2).
                 let kept = deliveryRecord(for: request, identityEpoch: epoch)
                 let outbox = self.outbox
-                requests[id] = spawn(.request) { [weak self] in
+                requests[id] = spawnRequest(id) { [weak self] in
                     let answer: GravityResult
                     if let (record, detail) = kept {
                         let response = await outbox.deliver(record, detail: detail) { [weak self] in
@@ -106,7 +106,7 @@ extension AssistantEngine {
                 }
             case .sendShopping(let id, let request):
                 let shopping = self.shopping
-                requests[id] = spawn(.request) { [weak self] in
+                requests[id] = spawnRequest(id) { [weak self] in
                     let answer = await shopping.perform(request)
                     if answer.succeeded { await self?.outbox.requestSucceeded() }
                     let next = await self?.answered(id) { machine, canHandle in
@@ -194,16 +194,39 @@ extension AssistantEngine {
     }
 
     /// Starts engine work as a task that the activity monitor counts until it ends, and that a
-    /// shutdown waits for (unless it is a host callback: the host's own). A request's task
-    /// runs at once, up to the transport, on the calling thread (`EngineTasks.start`) —
-    /// unless the calling task is cancelled: its cancellation reaches the machine first, which
-    /// then lets the request go before it was sent (P4).
+    /// shutdown waits for (unless it is a host callback: the host's own).
     @discardableResult
     nonisolated func spawn(_ kind: EngineTasks.Kind = .engine, _ body: @escaping @Sendable () async -> Void)
         -> Task<Void, Never>
     {
-        tasks.start(kind, immediately: kind == .request && !Task.isCancelled, activity: activity, body)
+        tasks.start(kind, activity: activity, body)
     }
+
+    /// Starts request `id`'s task, which must send nothing once the machine has let the
+    /// request go (`.cancelRequest`) — above all when the caller that made it is cancelled
+    /// (P4): its call feeds the machine that cancellation before it parks (`result(of:)`), in
+    /// the same turn of the actor that started the request.
+    ///
+    /// Where the runtime has `Task.immediate` (`Task.startsOnCallingThread`) and the calling
+    /// task is not cancelled, the task runs at once, on this thread, up to the transport, before
+    /// the call that made the request returns: it saves the hop to another thread. Anywhere
+    /// else — an older runtime, or a cancelled caller, whose cancellation must win — the task
+    /// first waits for the actor, which the call that made the request holds until it has fed
+    /// the machine everything it will feed in this turn, the cancellation included; a request
+    /// the machine let go meanwhile is not in `requests` any more and is not sent. So P4 rests
+    /// on the actor's ordering alone, never on `Task.immediate`.
+    private func spawnRequest(_ id: RequestID, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        if !Task.isCancelled, Task<Void, Never>.startsOnCallingThread {
+            return tasks.start(.request, immediately: true, activity: activity, body)
+        }
+        return tasks.start(.request, activity: activity) { [weak self] in
+            guard await self?.isRequested(id) == true else { return }
+            await body()
+        }
+    }
+
+    /// Whether request `id` is still wanted: started and neither cancelled nor answered.
+    private func isRequested(_ id: RequestID) -> Bool { requests[id] != nil }
 
     // MARK: - Deadlines: one ticker
 

@@ -43,8 +43,34 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     public static let defaultGravityBaseURL = URL(string: "https://evs-01.gravityfield.ai/v2")!
     /// The Shopping API in production (S1); used when `shoppingBaseURL` is not given.
     public static let defaultShoppingBaseURL = URL(string: "https://shopping-assistant-api.gravityfield.ai")!
-    /// `attributes.app_platform` (B4): the platform the engine runs on.
-    public static let platform = "linux"
+    /// `attributes.app_platform` (B4): the platform the engine was built for, in lower case —
+    /// `"linux"`, `"macos"`, `"ios"`, `"tvos"`, `"watchos"`, `"visionos"`, `"windows"` or
+    /// `"android"` (`"unknown"` elsewhere) — so an iOS app's analytics never say Linux.
+    public static let platform = platformName.lowercased()
+
+    /// The platform's name as `device.ua` and the default `userAgent` spell it (`Linux`,
+    /// `macOS`, `iOS`, …): decided when the package is compiled.
+    public static let platformName: String = {
+        #if os(Linux)
+            return "Linux"
+        #elseif os(macOS)
+            return "macOS"
+        #elseif os(iOS)
+            return "iOS"
+        #elseif os(tvOS)
+            return "tvOS"
+        #elseif os(watchOS)
+            return "watchOS"
+        #elseif os(visionOS)
+            return "visionOS"
+        #elseif os(Windows)
+            return "Windows"
+        #elseif os(Android)
+            return "Android"
+        #else
+            return "unknown"
+        #endif
+    }()
     /// This package's version, the one place it is defined: printed by `assistant --version`,
     /// in the default `userAgent`, and the base of `attributes.sdk_version` (B4). Its release
     /// notes are in CHANGELOG.md.
@@ -57,11 +83,12 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     public static let wireSDKVersion = "\(sdkVersion)+shopping-assistant"
 
     /// `device.ua`, describing the host app as the vendor SDKs do (`App/version (platform)`,
-    /// iOS: `App/1.2 (iOS 17.4; iPhone; arm64)`), from `appName` and `appVersion`. An engine on
-    /// Linux has no device model or architecture to report, and a string that stays the same
-    /// across machines lets a recorded session replay anywhere.
+    /// iOS: `App/1.2 (iOS 17.4; iPhone; arm64)`), from `appName` and `appVersion`, with the
+    /// platform's name alone (`App/1.2 (Linux)`, `App/1.2 (iOS)`): no device model, OS version
+    /// or architecture, so a string that stays the same across machines of one platform lets
+    /// a recorded session replay on any of them.
     public var deviceUserAgent: String {
-        "\(appName ?? Self.sdkName)/\(appVersion ?? Self.sdkVersion) (Linux)"
+        "\(appName ?? Self.sdkName)/\(appVersion ?? Self.sdkVersion) (\(Self.platformName))"
     }
 
     /// Only `apiKey` and `section` are required (B1); `nil` base URLs mean production.
@@ -71,7 +98,7 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
         apiKey: String, section: String, gravityBaseURL: URL? = nil, shoppingBaseURL: URL? = nil,
         logLevel: AssistantLogLevel = .error, appName: String? = nil, appVersion: String? = nil,
         userAgent: String =
-            "\(AssistantEngineConfiguration.sdkName)/\(AssistantEngineConfiguration.sdkVersion) (Linux)",
+            "\(AssistantEngineConfiguration.sdkName)/\(AssistantEngineConfiguration.sdkVersion) (\(AssistantEngineConfiguration.platformName))",
         options: GravityOptions = GravityOptions(), contentSettings: GravityContentSettings = GravityContentSettings(),
         deviceId: String? = nil, trackingLogCapacity: Int = 1_000, gravityTimeout: Duration = .seconds(10),
         trackingTimeout: Duration = .seconds(10)

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Log levels of B2, most verbose first. `.none` silences the engine.
 public enum AssistantLogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
     /// From most to least verbose: `.debug` adds HTTP traffic and chat text, `.none` is silence.
@@ -31,23 +29,32 @@ public final class AssistantLogger: Sendable {
         var level: AssistantLogLevel
         var listener: Listener?
         var secrets: [String]
+        /// The least level delivered (its raw value), `Int.max` when nothing is: one comparison
+        /// decides that a message is dropped.
+        var threshold: Int
+
+        init(level: AssistantLogLevel, listener: Listener?) {
+            self.level = level
+            self.listener = listener
+            secrets = []
+            threshold = Int.max
+            updateThreshold()
+        }
+
+        mutating func updateThreshold() {
+            threshold = listener == nil || level == .none ? Int.max : level.rawValue
+        }
     }
 
+    /// Everything, under one lock: a message costs one uncontended lock whether it is
+    /// delivered or not (`Locked`, not an atomic: `Synchronization` is newer than the
+    /// package's platform floors).
     private let state: Locked<State>
-    /// The least level delivered (its raw value), `Int.max` when nothing is: read without the
-    /// lock, so a message that will not be delivered costs one load (product actions log one
-    /// line each, many a second). Written under the lock with the level and the listener.
-    private let threshold: Atomic<Int>
 
     /// A logger for a host that wants its own listener before the engine exists; pass it to
     /// `AssistantEngine.init(logger:)`. Without a listener nothing is delivered.
     public init(level: AssistantLogLevel = .error, listener: Listener? = nil) {
-        state = Locked(State(level: level, listener: listener, secrets: []))
-        threshold = Atomic(Self.threshold(level: level, listener: listener))
-    }
-
-    private static func threshold(level: AssistantLogLevel, listener: Listener?) -> Int {
-        listener == nil || level == .none ? Int.max : level.rawValue
+        state = Locked(State(level: level, listener: listener))
     }
 
     /// Can be changed at any time, from any thread; the next message follows the new level.
@@ -56,7 +63,7 @@ public final class AssistantLogger: Sendable {
         set {
             state.withLock { state in
                 state.level = newValue
-                threshold.store(Self.threshold(level: newValue, listener: state.listener), ordering: .relaxed)
+                state.updateThreshold()
             }
         }
     }
@@ -65,7 +72,7 @@ public final class AssistantLogger: Sendable {
     public func setListener(_ listener: Listener?) {
         state.withLock { state in
             state.listener = listener
-            threshold.store(Self.threshold(level: state.level, listener: listener), ordering: .relaxed)
+            state.updateThreshold()
         }
     }
 
@@ -77,15 +84,15 @@ public final class AssistantLogger: Sendable {
 
     /// Whether a message of this level would be delivered; lets callers skip building it.
     public func isEnabled(_ level: AssistantLogLevel) -> Bool {
-        level != .none && level.rawValue >= threshold.load(ordering: .relaxed)
+        level != .none && level.rawValue >= state.withLock { $0.threshold }
     }
 
     /// Delivers `message` to the listener when `level` passes, with the API key redacted (B2).
     /// The message is only built when it will be delivered, so a `.debug` dump costs nothing otherwise.
     public func log(_ level: AssistantLogLevel, _ message: @autoclosure () -> String) {
-        guard level != .none, level.rawValue >= threshold.load(ordering: .relaxed) else { return }
+        guard level != .none else { return }
         let (listener, secrets) = state.withLock { state -> (Listener?, [String]) in
-            guard level >= state.level else { return (nil, []) }
+            guard level.rawValue >= state.threshold else { return (nil, []) }
             return (state.listener, state.secrets)
         }
         guard let listener else { return }

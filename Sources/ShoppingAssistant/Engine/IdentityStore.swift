@@ -2,6 +2,8 @@ import Foundation
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Where the SDK-managed `uid` survives restarts (B3; `UserDefaults` on mobile).

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A value guarded by a pthread mutex.
 ///
@@ -21,15 +25,8 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        // Adaptive: a thread that finds the lock taken spins briefly before it sleeps. Every
-        // critical section here is a few dozen instructions, so a waiter nearly always gets
-        // the lock while spinning, instead of a futex sleep and wake on each contended access
-        // (the tracker's workers recording deliveries while a drain fills their lanes).
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
+        // A default mutex, which every platform has: glibc's adaptive kind is glibc's alone.
+        pthread_mutex_init(mutex, nil)
     }
 
     deinit {

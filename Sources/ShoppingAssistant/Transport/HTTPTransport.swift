@@ -131,10 +131,12 @@ public struct HTTPResponseTooLarge: Error, Sendable, Hashable, CustomStringConve
 /// cancelled preparation reports `.cancelled` and not a network error (P4). They must wait
 /// for the network by suspending, never by blocking the calling thread: lifecycle events and
 /// tracking URLs of every engine in the process are sent from one serial queue, which a
-/// blocked `send` would hold up (B13). A message's or a Gravity call's `send` starts on the
-/// engine's own thread, before the engine call that made the request returns, and runs there
-/// until it first suspends: a blocking `send` would hold up the engine itself. It may call the
-/// engine back; such a call waits for the engine like any other (H1).
+/// blocked `send` would hold up (B13). Where the runtime has `Task.immediate` (Linux; Apple
+/// platforms from version 26), a message's or a Gravity call's `send` starts on the engine's
+/// own thread, before the engine call that made the request returns, and runs there until it
+/// first suspends: a blocking `send` would hold up the engine itself. Elsewhere it starts on a
+/// thread of its own, just after. Either way it may call the engine back; such a call waits
+/// for the engine like any other (H1).
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns whatever the server answered, 4xx and 5xx included. Throws
     /// `HTTPTransportError` when there is no answer (telling "nothing sent" from "maybe

@@ -34,7 +34,8 @@ enum Peer {
             "type": "PRODUCT", "data": ["SKU-123"], "location": "app://product/SKU-123",
             "attributes": [
                 "app_version": AssistantEngineConfiguration.sdkVersion,
-                "sdk_version": AssistantEngineConfiguration.wireSDKVersion, "app_platform": "linux",
+                "sdk_version": AssistantEngineConfiguration.wireSDKVersion,
+                "app_platform": AssistantEngineConfiguration.platform,
             ],
         ]
     }

@@ -3,11 +3,11 @@ import Testing
 
 @testable import ShoppingAssistant
 
-/// The engine's default message and thread IDs: version-4 UUIDs, drawn from a pool of system
-/// randomness that is refilled as it runs out.
+/// The engine's default message and thread IDs: version-4 UUIDs drawn from the system's
+/// randomness.
 @Suite struct RandomUUIDsTests {
-    @Test func idsAreVersionFourAndNeverRepeatAcrossRefillsAndThreads() async {
-        // 8 tasks × 2,000 draw 16,000 UUIDs: the 4 KiB pool (256 UUIDs) refills over 60 times.
+    @Test func idsAreVersionFourAndNeverRepeatAcrossThreads() async {
+        // 8 tasks × 2,000 draw 16,000 UUIDs at once.
         let drawn = await withTaskGroup(of: [UUID].self) { group in
             for _ in 0..<8 {
                 group.addTask { (0..<2_000).map { _ in RandomUUIDs.next() } }
@@ -25,13 +25,25 @@ import Testing
 }
 
 extension RandomUUIDsTests {
-    @Test func thePoolIsFilledFromTheSystemsRandomness() {
-        var first = [UInt8](repeating: 0, count: 4096)
-        var second = first
-        #expect(RandomUUIDs.fill(&first))
-        #expect(RandomUUIDs.fill(&second))
-        // 4 KiB of randomness: never all zero, never twice the same.
-        #expect(first.contains { $0 != 0 })
-        #expect(first != second)
+    @Test func everyBitButTheVersionAndVariantIsDrawn() {
+        // Over 2,000 UUIDs each of the 122 random bits is set in some and clear in others: no
+        // bit is left constant but the six the version and the variant fix.
+        var ones = [UInt8](repeating: 0, count: 16)
+        var zeros = [UInt8](repeating: 0, count: 16)
+        for _ in 0..<2_000 {
+            let uuid = RandomUUIDs.next().uuid
+            withUnsafeBytes(of: uuid) { bytes in
+                for index in 0..<16 {
+                    ones[index] |= bytes[index]
+                    zeros[index] |= ~bytes[index]
+                }
+            }
+        }
+        let fixedOnes: [Int: UInt8] = [6: 0x40, 8: 0x80]  // version 4, RFC 4122 variant
+        let fixedZeros: [Int: UInt8] = [6: 0xB0, 8: 0x40]
+        for index in 0..<16 {
+            #expect(ones[index] == 0xFF & ~(fixedZeros[index] ?? 0), "byte \(index) has a bit never set")
+            #expect(zeros[index] == 0xFF & ~(fixedOnes[index] ?? 0), "byte \(index) has a bit never clear")
+        }
     }
 }

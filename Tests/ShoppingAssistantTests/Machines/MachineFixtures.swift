@@ -75,7 +75,8 @@ enum MachineFixtures {
         GravityClient.Envelope(
             user: user,
             context: page.withSDKAttributes(
-                appVersion: appVersion, sdkVersion: AssistantEngineConfiguration.wireSDKVersion, platform: "linux"),
+                appVersion: appVersion, sdkVersion: AssistantEngineConfiguration.wireSDKVersion,
+                platform: AssistantEngineConfiguration.platform),
             options: GravityOptions())
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import ShoppingAssistant
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 import Testing
 
 /// One engine, thousands of messages over loopback sockets through each real transport

@@ -1,4 +1,5 @@
 import Foundation
+import ShoppingAssistantTestSupport
 import ShoppingAssistantTesting
 import Testing
 

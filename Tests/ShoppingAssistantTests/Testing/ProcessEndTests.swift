@@ -1,5 +1,5 @@
 import Foundation
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 import Testing
 
 /// How the tests wait for a child process: its end, with its status, without a thread that

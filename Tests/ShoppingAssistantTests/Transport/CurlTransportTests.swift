@@ -1,7 +1,7 @@
 import Foundation
 import ShoppingAssistant
 import ShoppingAssistantCurl
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 import Testing
 
 /// What `CurlTransport` does beyond what both transports share (`TransportRoundTripTests`,

@@ -1,6 +1,7 @@
 import CHeapStatistics
 import Foundation
 import ShoppingAssistant
+import ShoppingAssistantTestSupport
 import ShoppingAssistantTesting
 import Testing
 

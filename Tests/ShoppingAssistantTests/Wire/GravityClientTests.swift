@@ -38,7 +38,7 @@ import Testing
         let configuration = AssistantEngineConfiguration(apiKey: "k", section: "s")
         // `device.ua` describes the host app (this SDK, when the host names none); the header
         // names this SDK.
-        #expect(device["ua"] as? String == "ShoppingAssistant-Swift/\(AssistantEngineConfiguration.sdkVersion) (Linux)")
+        #expect(device["ua"] as? String == sdkUserAgent)
         #expect(device["userAgent"] == nil, "the fixed SDKs' key only")
         #expect(request?.header("User-Agent") == configuration.userAgent)
         #expect(device["id"] == nil, "no device id unless the host gives one")
@@ -110,7 +110,7 @@ import Testing
         #expect(bytes(attributes["Color"]) == Array(" Red ".utf8))
         #expect(attributes["app_version"] as? String == AssistantEngineConfiguration.sdkVersion)
         #expect(attributes["sdk_version"] as? String == "\(AssistantEngineConfiguration.sdkVersion)+shopping-assistant")
-        #expect(attributes["app_platform"] as? String == "linux")
+        #expect(attributes["app_platform"] as? String == AssistantEngineConfiguration.platform)
         #expect(attributes.count == 4)
         await h.verify()
     }
@@ -131,12 +131,11 @@ import Testing
             ctx["attributes"] as? [String: String] == [
                 "app_version": "3.2.1-Beta",
                 "sdk_version": "\(AssistantEngineConfiguration.sdkVersion)+shopping-assistant",
-                "app_platform": "linux",
+                "app_platform": AssistantEngineConfiguration.platform,
             ])
-        #expect(object(body["device"])["ua"] as? String == "Hoff/3.2.1-Beta (Linux)")
         #expect(
-            built.transport.request(for: visit)?.header("User-Agent")
-                == "ShoppingAssistant-Swift/\(AssistantEngineConfiguration.sdkVersion) (Linux)")
+            object(body["device"])["ua"] as? String == "Hoff/3.2.1-Beta (\(AssistantEngineConfiguration.platformName))")
+        #expect(built.transport.request(for: visit)?.header("User-Agent") == sdkUserAgent)
         await built.verify()
     }
 
@@ -241,3 +240,8 @@ import Testing
         #expect(configuration.logLevel == .error)
     }
 }
+
+/// `device.ua` and `User-Agent` when the host names no app: this SDK, on the platform the
+/// package was built for.
+private let sdkUserAgent =
+    "ShoppingAssistant-Swift/\(AssistantEngineConfiguration.sdkVersion) (\(AssistantEngineConfiguration.platformName))"

@@ -1,5 +1,5 @@
 import Foundation
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 import Testing
 
 @testable import ShoppingAssistant

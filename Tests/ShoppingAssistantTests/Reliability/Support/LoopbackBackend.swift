@@ -1,5 +1,6 @@
 import Foundation
 import ShoppingAssistant
+import ShoppingAssistantTestSupport
 import ShoppingAssistantTesting
 import Testing
 

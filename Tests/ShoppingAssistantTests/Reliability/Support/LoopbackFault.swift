@@ -1,6 +1,6 @@
 import Foundation
 import ShoppingAssistant
-import ShoppingAssistantTesting
+import ShoppingAssistantTestSupport
 import Testing
 
 /// Every way the loopback server misbehaves on purpose, with what each transport
