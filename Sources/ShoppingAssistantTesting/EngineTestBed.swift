@@ -71,12 +71,13 @@ public struct EngineTestBed: Sendable {
         canHandle: @escaping @Sendable (AssistantAction) -> Bool = { _ in true },
         registersHostObjects: Bool = true,
         wrap: (ScriptedTransport) -> any HTTPTransport = { $0 },
-        onUnexpected: @escaping @Sendable (String) -> Void = { _ in }
+        onUnexpected: @escaping @Sendable (String) -> Void = { _ in },
+        deliveryStore: any DeliveryStore = InMemoryDeliveryStore()
     ) async {
         await self.init(
             configuration: configuration, identityStore: identityStore, logger: logger, analytics: analytics,
             canHandle: canHandle, registersHostObjects: registersHostObjects, activity: ActivityMonitor(),
-            wrap: { transport, _ in wrap(transport) }, onUnexpected: onUnexpected)
+            wrap: { transport, _ in wrap(transport) }, onUnexpected: onUnexpected, deliveryStore: deliveryStore)
     }
 
     /// The same, on a monitor the caller made, with the monitor handed to `wrap` so a transport
@@ -92,7 +93,8 @@ public struct EngineTestBed: Sendable {
         wrap: (ScriptedTransport, ActivityMonitor) -> any HTTPTransport,
         onUnexpected: @escaping @Sendable (String) -> Void,
         tickerSlice: Duration? = nil,
-        sleepersRunOut: Bool? = nil
+        sleepersRunOut: Bool? = nil,
+        deliveryStore: any DeliveryStore = InMemoryDeliveryStore()
     ) async {
         self.activity = activity
         let clock = ManualClock(activity: activity)
@@ -108,13 +110,18 @@ public struct EngineTestBed: Sendable {
         self.uuids = uuids
         engine = AssistantEngine(
             configuration: configuration, transport: wrap(transport, activity), clock: clock,
-            identityStore: identityStore, uuid: { uuids.next() }, logger: logger, activity: activity,
-            tickerSlice: tickerSlice, sleepersRunOut: sleepersRunOut)
+            identityStore: identityStore, uuid: { uuids.next() }, logger: logger, deliveryStore: deliveryStore,
+            wallClock: { Self.wallClockStart.addingTimeInterval(clock.now.offset.secondsValue) }, deliverySeed: 42,
+            activity: activity, tickerSlice: tickerSlice, sleepersRunOut: sleepersRunOut)
         if registersHostObjects {
             await engine.setAssistantProductBlockBuilder(builder)
             await engine.setAssistantActionHandler(handler)
         }
     }
+
+    /// The wall clock's time when the bed's manual clock reads zero: events are stamped with it
+    /// plus the manual clock's time (DL6), so a test's `eventTime` never depends on the day.
+    public static let wallClockStart = Date(timeIntervalSince1970: 1_796_551_200)  // 2026-12-06T10:00:00Z
 
     /// Another presenter that reports its held calls to this bed, for a second screen or for a
     /// presenter the test lets go of (O5).
@@ -207,5 +214,12 @@ public struct EngineTestBed: Sendable {
         has not returned counts as running, unless a presenter of this bed holds it; so does a wait in a transport \
         other than the scripted one.
         """
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a wall-clock interval.
+    fileprivate var secondsValue: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

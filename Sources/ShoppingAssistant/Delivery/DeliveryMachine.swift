@@ -353,7 +353,8 @@ struct DeliveryMachine {
     }
 
     private mutating func startPause(_ lane: Lane, afterNetworkFailure: Bool, now: Date) -> [Action] {
-        guard var pause = pauses[lane], pause.generation == nil else { return [] }
+        // Off, nothing drains: a pause would wake nothing (DL4).
+        guard settings.enabled, var pause = pauses[lane], pause.generation == nil else { return [] }
         let base = Self.pauses[min(pause.level, Self.pauses.count - 1)]
         let factor = 0.8 + 0.4 * random.nextUnit()
         let duration = base * factor

@@ -1,0 +1,215 @@
+import Foundation
+import ShoppingAssistantTesting
+import Testing
+
+@testable import ShoppingAssistant
+
+/// Delivery through the whole engine, on a scripted transport and the manual clock: the wire
+/// behaviours of the flutter SDK's outbox and retry tests (`api_retry_wire_test`,
+/// `outbox_event_wire_test`, `outbox_recovery_wire_test`, `outbox_adversarial_wire_test`),
+/// as this engine's rules state them.
+@Suite(.timeLimit(.minutes(2)))
+struct DeliveryEngineTests {
+    static let purchase = PurchaseEvent(
+        uniqueTransactionId: "ORDER-1", value: 3980, cart: [CartItem(productId: "KIT-1001", quantity: 2, itemPrice: 1990)],
+        currency: "RUB")
+
+    static func bed(store: InMemoryDeliveryStore = InMemoryDeliveryStore(), uid: String? = "u-8f3c") async
+        -> EngineTestBed
+    {
+        await EngineTestBed(
+            configuration: AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section),
+            identityStore: InMemoryIdentityStore(uid: uid), analytics: .scripted,
+            onUnexpected: { Issue.record(Comment(rawValue: $0)) }, deliveryStore: store)
+    }
+
+    static func buy(_ bed: EngineTestBed) -> EngineTestBed.Call<Bool> {
+        bed.start { engine in
+            await engine.triggerEvent(events: [Self.purchase], pageContext: Fixtures.homePage)
+            return true
+        }
+    }
+
+    static var event: ScriptedTransport.Matcher { .request(.post, pathSuffix: "/event") }
+
+    // 503, 503, 200: three requests, the same bytes each time, one second then two apart.
+    // covers: DL1
+    @Test func aServerErrorIsRetriedWithinTheDeadlineWithTheSameBytes() async throws {
+        let bed = await Self.bed()
+        let first = bed.transport.expect(Self.event, .respond(.text(503, "")))
+        let second = bed.transport.expect(Self.event, .respond(.text(503, "")))
+        let third = bed.transport.expect(Self.event, .respond(Fixtures.eventResponse()))
+        _ = Self.buy(bed)
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: second) == nil, "the second attempt waits a second")
+        bed.clock.advance(by: .seconds(1))
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: third) == nil, "the third waits two more")
+        bed.clock.advance(by: .seconds(2))
+        try await bed.runUntilIdle()
+        let bodies = [first, second, third].map { bed.transport.request(for: $0)?.body }
+        #expect(bodies.allSatisfy { $0 != nil && $0 == bodies[0] }, "every attempt sends the same bytes")
+        #expect(await bed.engine.pendingDeliveries == 0)
+    }
+
+    // A 422 is final: not retried, not queued, dropped with its reason.
+    // covers: DL1, DL3
+    @Test func aRejectedEventIsNeitherRetriedNorQueued() async throws {
+        let logs = Locked<[String]>([])
+        let logger = AssistantLogger(level: .info)
+        logger.setListener { _, message in logs.withLock { $0.append(message) } }
+        let bed = await EngineTestBed(
+            configuration: AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section),
+            identityStore: InMemoryIdentityStore(uid: "u-8f3c"), logger: logger, analytics: .scripted,
+            onUnexpected: { Issue.record(Comment(rawValue: $0)) })
+        bed.transport.expect(Self.event, .respond(.text(422, "")))
+        let call = Self.buy(bed)
+        try await bed.runUntilIdle()
+        bed.clock.advance(by: .seconds(60))
+        try await bed.runUntilIdle()
+        #expect(call.returnedValue == true)
+        #expect(bed.transport.requests.count == 1)
+        #expect(await bed.engine.pendingDeliveries == 0)
+        #expect(logs.withLock { $0 }.contains { $0.contains("purchase-v1 dropped (rejected)") })
+    }
+
+    // Offline: every attempt within the deadline fails to connect; the purchase stays in the
+    // store and `flushQueue` sends exactly the body first written, eventTime included.
+    // covers: DL2, DL6, DL8
+    @Test func aPurchaseThatCannotConnectIsKeptAndFlushQueueDeliversItsFirstBytes() async throws {
+        let store = InMemoryDeliveryStore()
+        let bed = await Self.bed(store: store)
+        let offline = (0..<4).map { _ in bed.transport.expect(Self.event, .fail(.cannotConnect("offline"))) }
+        let call = Self.buy(bed)
+        try await bed.runUntilIdle()
+        #expect(call.returnedValue == true, "triggerEvent returned once the event was kept")
+        for step in [1, 2, 4] {
+            bed.clock.advance(by: .seconds(step))
+            try await bed.runUntilIdle()
+        }
+        #expect(offline.allSatisfy { bed.transport.request(for: $0) != nil }, "four attempts within 10 s")
+        #expect(await bed.engine.pendingDeliveries == 1)
+        #expect(store.records.map(\.label) == ["purchase-v1"])
+        let first = try #require(bed.transport.request(for: offline[0])?.body)
+        #expect(String(decoding: first, as: UTF8.self).contains(#""eventTime":"2026-12-06T10:00:00.000Z""#))
+        let delivered = bed.transport.expect(Self.event, .respond(Fixtures.eventResponse()))
+        bed.clock.advance(by: .seconds(30))  // later than the moment of the call: the time stays
+        await bed.engine.flushQueue()
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: delivered)?.body == first)
+        #expect(await bed.engine.pendingDeliveries == 0)
+        #expect(store.records.isEmpty)
+        let log = await bed.engine.trackingLog
+        #expect(log.last?.name == "purchase-v1" && log.last?.deferred == true && log.last?.failure == nil)
+    }
+
+    // `triggerEvent` returns while its request is still on the wire: the event is in the store.
+    // covers: DL5
+    @Test func triggerEventReturnsOnceItsEventsAreInTheStore() async throws {
+        let store = InMemoryDeliveryStore()
+        let bed = await Self.bed(store: store)
+        let held = bed.transport.expect(Self.event, .deferred)
+        let call = Self.buy(bed)
+        try await bed.runUntilIdle()
+        #expect(call.returnedValue == true)
+        #expect(bed.transport.request(for: held) != nil, "its request is under way")
+        #expect(store.records.count == 1, "and it is kept until answered")
+        bed.transport.complete(held, with: Fixtures.eventResponse())
+        try await bed.runUntilIdle()
+        #expect(store.records.isEmpty)
+    }
+
+    // A process gone before delivery: the next engine on the same store sends the event as it
+    // was raised — same user, same eventTime — when it starts.
+    // covers: DL5, AN4, DL7
+    @Test func theNextEngineOnTheSameStoreDeliversWhatTheLastOneKept() async throws {
+        let store = InMemoryDeliveryStore()
+        let before = await Self.bed(store: store)
+        for _ in 0..<4 { before.transport.expect(Self.event, .fail(.cannotConnect("offline"))) }
+        _ = Self.buy(before)
+        try await before.runUntilIdle()
+        for step in [1, 2, 4] {
+            before.clock.advance(by: .seconds(step))
+            try await before.runUntilIdle()
+        }
+        let kept = try #require(before.transport.requests.first?.body)
+        await before.engine.shutdown()
+        #expect(store.records.count == 1, "a shutdown leaves it for the next engine")
+
+        let after = await Self.bed(store: store, uid: "u-other")
+        let delivered = after.transport.expect(Self.event, .respond(Fixtures.eventResponse(uid: "u-other")))
+        try await after.runUntilIdle()
+        #expect(after.transport.request(for: delivered)?.body == kept, "byte for byte, as u-8f3c")
+        #expect(store.records.isEmpty)
+        #expect(await after.engine.canonicalUserId == "u-other", "its answer does not adopt the old user")
+    }
+
+    // A cleared queue sends nothing, whatever its records were doing.
+    // covers: DL8
+    @Test func aClearedQueueNeverReachesTheWire() async throws {
+        let store = InMemoryDeliveryStore()
+        let bed = await Self.bed(store: store)
+        for _ in 0..<4 { bed.transport.expect(Self.event, .fail(.cannotConnect("offline"))) }
+        _ = Self.buy(bed)
+        try await bed.runUntilIdle()
+        for step in [1, 2, 4] {
+            bed.clock.advance(by: .seconds(step))
+            try await bed.runUntilIdle()
+        }
+        #expect(await bed.engine.pendingDeliveries == 1)
+        await bed.engine.clearQueue()
+        #expect(await bed.engine.pendingDeliveries == 0)
+        #expect(store.records.isEmpty)
+        let sent = bed.transport.requests.count
+        await bed.engine.flushQueue()
+        bed.clock.advance(by: .seconds(3600))
+        try await bed.runUntilIdle()
+        #expect(bed.transport.requests.count == sent, "nothing more was sent")
+    }
+
+    // A severed answer: the server may have the event, so it is sent again, and may arrive
+    // twice; once an answer is seen, never again.
+    // covers: AN9, DL2
+    @Test func aSeveredAnswerIsReplayedAndTheDuplicateIsExpected() async throws {
+        let bed = await Self.bed()
+        let severed = bed.transport.expect(Self.event, .fail(.connectionLost("reset after the body")))
+        let replayed = bed.transport.expect(Self.event, .respond(Fixtures.eventResponse()))
+        _ = Self.buy(bed)
+        try await bed.runUntilIdle()
+        bed.clock.advance(by: .seconds(1))
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: replayed)?.body == bed.transport.request(for: severed)?.body)
+        bed.clock.advance(by: .seconds(3600))
+        await bed.engine.flushQueue()
+        try await bed.runUntilIdle()
+        #expect(bed.transport.requests.count == 2, "delivered once seen, never sent again")
+    }
+
+    // Turned off, nothing is queued: the event is sent once and a failure loses it (DL4 says
+    // so); records kept earlier wait on disk until the queue is on again.
+    // covers: DL4
+    @Test func aQueueTurnedOffKeepsNothingNewAndSendsNothingKept() async throws {
+        let kept = DeliveryRecord(
+            id: UUID(), kind: .event, target: "event", body: Data(#"{"data":[]}"#.utf8),
+            createdAt: EngineTestBed.wallClockStart, label: "kept-v1", owner: "u-8f3c")
+        let store = InMemoryDeliveryStore(records: [kept])
+        var configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
+        configuration.offlineQueue = OfflineQueueSettings(enabled: false)
+        let bed = await EngineTestBed(
+            configuration: configuration, identityStore: InMemoryIdentityStore(uid: "u-8f3c"), analytics: .scripted,
+            onUnexpected: { Issue.record(Comment(rawValue: $0)) }, deliveryStore: store)
+        for _ in 0..<4 { bed.transport.expect(Self.event, .fail(.cannotConnect("offline"))) }
+        _ = Self.buy(bed)
+        try await bed.runUntilIdle()
+        for step in [1, 2, 4] {
+            bed.clock.advance(by: .seconds(step))
+            try await bed.runUntilIdle()
+        }
+        #expect(store.records.map(\.label) == ["kept-v1"], "the purchase was not kept; the old record waits")
+        let drained = bed.transport.expect(Self.event, .respond(Fixtures.eventResponse()))
+        await bed.engine.setOfflineQueueSettings(OfflineQueueSettings(enabled: true))
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: drained)?.body == kept.body)
+        #expect(store.records.isEmpty)
+    }
+}
