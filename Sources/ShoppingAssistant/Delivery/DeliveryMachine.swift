@@ -229,7 +229,9 @@ struct DeliveryMachine {
                 if entry.record.attempts >= Self.maximumServerFailures {
                     forget(id)
                     actions.append(
-                        .drop(entry.record, .rejected, detail: "\(reason) (\(entry.record.attempts) attempts)", inStore: true))
+                        .drop(
+                            entry.record, .rejected, detail: "\(reason) (\(entry.record.attempts) attempts)",
+                            inStore: true))
                 } else {
                     entry.state = .queued
                     entries[id] = entry
@@ -336,7 +338,8 @@ struct DeliveryMachine {
             case .queued, .waiting:
                 forget(id)
                 kept -= 1
-                actions.append(.drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: true))
+                actions.append(
+                    .drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: true))
             case .persisting, .firstAttempt, .draining:
                 continue
             }
@@ -388,10 +391,12 @@ struct DeliveryMachine {
                 entry.state = .firstAttempt(route)
                 entries[id] = entry
                 actions.append(.send(entry.record, route: route))
-            case .queued where settings.enabled && !draining.contains(entry.lane) && pauses[entry.lane]?.generation == nil:
+            case .queued
+            where settings.enabled && !draining.contains(entry.lane) && pauses[entry.lane]?.generation == nil:
                 if now.timeIntervalSince(entry.record.createdAt) > settings.maxAge.seconds {
                     forget(id)
-                    actions.append(.drop(entry.record, .expired, detail: "older than \(settings.maxAge)", inStore: true))
+                    actions.append(
+                        .drop(entry.record, .expired, detail: "older than \(settings.maxAge)", inStore: true))
                     continue
                 }
                 draining.insert(entry.lane)
@@ -419,7 +424,8 @@ struct DeliveryMachine {
             !settings.enabled
             || Lane.allCases.allSatisfy { lane in
                 !draining.contains(lane)
-                    && (pauses[lane]?.generation != nil || !entries.values.contains { $0.lane == lane && $0.state == .queued })
+                    && (pauses[lane]?.generation != nil
+                        || !entries.values.contains { $0.lane == lane && $0.state == .queued })
             }
         var over: [UInt64] = []
         flushes.removeAll { flush in

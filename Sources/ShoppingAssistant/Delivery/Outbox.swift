@@ -228,7 +228,9 @@ final class Outbox: Sendable {
                 storeQueue.async { [self] in
                     var failure: String?
                     do { try store.append(records) } catch { failure = "\(error)" }
-                    let signals = state.withLock { shell in records.compactMap { shell.persistedSignals.removeValue(forKey: $0.id) } }
+                    let signals = state.withLock { shell in
+                        records.compactMap { shell.persistedSignals.removeValue(forKey: $0.id) }
+                    }
                     for signal in signals { signal() }
                     perform { $0.machine.persisted(failure: failure, now: wiring.wallClock()) }
                     activity?.end()
@@ -247,22 +249,27 @@ final class Outbox: Sendable {
                     }
                 }
             case .drop(let record, let reason, let detail, let inStore):
-                logger.log(.error, "delivery: \(record.kind.rawValue) \(record.label) dropped (\(reason.rawValue)): \(detail)")
+                logger.log(
+                    .error, "delivery: \(record.kind.rawValue) \(record.label) dropped (\(reason.rawValue)): \(detail)")
                 if inStore {
                     storeQueue.async { [self] in
                         do { try store.remove([record.id]) } catch { logger.log(.error, "delivery store: \(error)") }
                     }
                 }
-                let waiting = state.withLock { shell -> CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>? in
+                let waiting = state.withLock {
+                    shell -> CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>? in
                     shell.details[record.id] = nil
                     return shell.answers.removeValue(forKey: record.id)
                 }
                 if waiting != nil { activity?.begin() }
                 waiting?.resume(
-                    returning: .failure(.failed(AssistantError(code: .network, message: "dropped: \(detail)"), uncertain: false)))
+                    returning: .failure(
+                        .failed(AssistantError(code: .network, message: "dropped: \(detail)"), uncertain: false)))
             case .removeAll:
                 storeQueue.async { [self] in
-                    do { try store.removeAll() } catch { logger.log(.error, "delivery store: cannot be emptied (\(error))") }
+                    do { try store.removeAll() } catch {
+                        logger.log(.error, "delivery store: cannot be emptied (\(error))")
+                    }
                 }
             case .pause(let lane, let duration, let generation):
                 let clock = wiring.clock
@@ -358,7 +365,8 @@ final class Outbox: Sendable {
         HTTPResponse, WireFailure
     > {
         guard let request else {
-            return .failure(.failed(AssistantError(code: .invalidResponse, message: "not a valid URL"), uncertain: false))
+            return .failure(
+                .failed(AssistantError(code: .invalidResponse, message: "not a valid URL"), uncertain: false))
         }
         let start = elapsed()
         var failed = 0
@@ -412,7 +420,9 @@ final class Outbox: Sendable {
         }
         deadline?.cancel()
         if case .failed(let failureClass, let reason) = outcome, failureClass != .final {
-            logger.log(.info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later")
+            logger.log(
+                .info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later"
+            )
         }
         if let waiting {
             activity?.begin()

@@ -94,7 +94,8 @@ extension AssistantEngine {
                         }
                         answer = .campaigns(response.flatMap(gravity.decodeEvents))
                     } else if case .choose(let selector, let settings, let envelope) = request {
-                        answer = .content(await gravity.choose(selector: selector, settings: settings, envelope: envelope))
+                        answer = .content(
+                            await gravity.choose(selector: selector, settings: settings, envelope: envelope))
                     } else {
                         return  // every other call is kept (`deliveryRecord`)
                     }

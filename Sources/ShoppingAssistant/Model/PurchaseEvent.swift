@@ -21,7 +21,10 @@ public struct PurchaseEvent: TriggerEvent {
     public var name: String { "Purchase" }
 
     /// The order `uniqueTransactionId` of `cart`, worth `value`.
-    public init(uniqueTransactionId: String, value: EventAmount, cart: [CartItem], currency: String? = nil, eventTime: Date? = nil) {
+    public init(
+        uniqueTransactionId: String, value: EventAmount, cart: [CartItem], currency: String? = nil,
+        eventTime: Date? = nil
+    ) {
         self.eventTime = eventTime
         self.uniqueTransactionId = uniqueTransactionId
         self.value = value

@@ -24,8 +24,9 @@ public struct RemoveFromCartEvent: TriggerEvent {
 
     /// `quantity` units of `productId` removed, worth `value`.
     public init(
-        value: EventAmount, productId: String, quantity: Int, currency: String? = nil, cart: [CartItem]? = nil
-    , eventTime: Date? = nil) {
+        value: EventAmount, productId: String, quantity: Int, currency: String? = nil, cart: [CartItem]? = nil,
+        eventTime: Date? = nil
+    ) {
         self.eventTime = eventTime
         self.value = value
         self.productId = productId

@@ -11,7 +11,8 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct DeliveryEngineTests {
     static let purchase = PurchaseEvent(
-        uniqueTransactionId: "ORDER-1", value: 3980, cart: [CartItem(productId: "KIT-1001", quantity: 2, itemPrice: 1990)],
+        uniqueTransactionId: "ORDER-1", value: 3980,
+        cart: [CartItem(productId: "KIT-1001", quantity: 2, itemPrice: 1990)],
         currency: "RUB")
 
     static func bed(store: InMemoryDeliveryStore = InMemoryDeliveryStore(), uid: String? = "u-8f3c") async
@@ -211,5 +212,21 @@ struct DeliveryEngineTests {
         try await bed.runUntilIdle()
         #expect(bed.transport.request(for: drained)?.body == kept.body)
         #expect(store.records.isEmpty)
+    }
+
+    // The key goes to the Gravity origin only: a tracking URL there carries it, a third-party
+    // host named by the server's data never gets it (wire.md § Tracking).
+    // covers: DL2
+    @Test func aTrackingURLCarriesTheKeyOnlyToTheGravityOrigin() async throws {
+        let bed = await Self.bed()
+        let base = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section).gravityBaseURL
+        let own = base.scheme! + "://" + base.host! + (base.port.map { ":\($0)" } ?? "") + "/track?e=1"
+        let gravity = bed.transport.expect(.get(own), .respond(.text(204, "")))
+        let other = bed.transport.expect(.get("https://t.example/i"), .respond(.text(204, "")))
+        let user = GravityUser(uid: "u-8f3c")
+        await bed.engine.track([.url(TrackingURL(own), user: user), .url("https://t.example/i", user: user)])
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: gravity)?.header("Authorization") == "Bearer \(Fixtures.apiKey)")
+        #expect(bed.transport.request(for: other).map { $0.header("Authorization") == nil } == true)
     }
 }
