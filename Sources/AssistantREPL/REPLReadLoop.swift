@@ -51,7 +51,7 @@ struct REPLReadLoop: Sendable {
     /// `quitFlushDeadline` to leave.
     private func finish() async {
         let engine = session.engine  // the engine now: `:restart` makes a new one
-        guard interruptible else { return await engine.flushTracking() }
+        guard interruptible else { return await stepper.flushTrackingAtTheEnd() }
         await engine.shutdown(flushDeadline: Self.quitFlushDeadline)
     }
 

@@ -54,6 +54,15 @@ package struct REPLStepper: Sendable {
         return Outcome(keepGoing: keepGoing.withLock { $0 }, finished: finished)
     }
 
+    /// Waits for the first attempts of everything the session queued, at its end. On virtual
+    /// time the clock moves meanwhile: a first attempt retried within its deadline (DL1)
+    /// sleeps on it.
+    package func flushTrackingAtTheEnd() async {
+        let session = self.session
+        guard let time else { return await session.engine.flushTracking() }
+        _ = await time.run { await session.engine.flushTracking() }
+    }
+
     /// Lets `duration` pass with no input, firing every deadline on the way in order (a
     /// transcript's `%wait`). Virtual time only: on real time it does nothing.
     package func pass(_ duration: Duration) async {

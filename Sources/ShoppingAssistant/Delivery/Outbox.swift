@@ -10,7 +10,9 @@ import Foundation
 final class Outbox: Sendable {
     /// What an engine gives the outbox to reach the network and its own log.
     struct Wiring: Sendable {
+        /// Tracking URLs' calls, and Gravity's (`/event`, `/visit`): each logs as its service.
         var call: WireCall
+        var gravityCall: WireCall
         /// The Gravity base URL and key: records go to the base URL configured when they leave
         /// (DL2), and the key only ever to that origin (wire.md).
         var gravityBaseURL: URL
@@ -349,6 +351,20 @@ final class Outbox: Sendable {
         }
     }
 
+    /// What the log says of a record an earlier engine kept: its label, owner and `eventTime`
+    /// as written (DL6); its answer is never adopted (DL7).
+    static func detail(ofKept record: DeliveryRecord) -> Detail {
+        var eventTime: String?
+        if let body = record.body, let json = WireJSON.decode(body), case .array(let items)? = json["data"],
+            let time = items.first?["eventTime"]?.stringValue
+        {
+            eventTime = time
+        }
+        return Detail(
+            kind: record.kind == .tracking ? .url : .event, name: record.label, user: GravityUser(uid: record.owner),
+            properties: [:], eventTime: eventTime, identityEpoch: nil)
+    }
+
     /// Scheme, host and port compared exactly, the default port filled in.
     static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
         func origin(_ url: URL) -> (String, String, Int)? {
@@ -371,7 +387,10 @@ final class Outbox: Sendable {
         let start = elapsed()
         var failed = 0
         while true {
-            let result = await wiring.call.perform(request)
+            let call =
+                request.url.absoluteString.hasPrefix(wiring.gravityBaseURL.absoluteString)
+                ? wiring.gravityCall : wiring.call
+            let result = await call.perform(request)
             guard case .failure(let failure) = result else { return result }
             failed += 1
             guard retrying, !Task.isCancelled,
@@ -387,6 +406,7 @@ final class Outbox: Sendable {
         _ result: Result<HTTPResponse, WireFailure>
     ) {
         let stopped = state.withLock { $0.machine.isStopped }
+        let detail = detail ?? Self.detail(ofKept: record)
         let outcome: DeliveryMachine.Outcome
         var failure: String?
         switch result {
@@ -394,7 +414,7 @@ final class Outbox: Sendable {
             outcome = .delivered
             // B9: the answer's `user`, for the identity the record was sent for; a host call's
             // answer is the engine's own to read.
-            if route != .host, record.kind != .tracking, let epoch = detail?.identityEpoch,
+            if route != .host, record.kind != .tracking, let epoch = detail.identityEpoch,
                 let (_, user) = GravityAnswer.events(response.body), let user
             {
                 identityAnswered.withLock { $0 }?.answered(user, epoch)
@@ -409,13 +429,11 @@ final class Outbox: Sendable {
         let (waiting, deadline) = state.withLock {
             shell -> (CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>?, Task<Void, Never>?) in
             if shell.sends.removeValue(forKey: record.id) == nil { shell.finishedUnlisted.insert(record.id) }
-            if let detail {
-                shell.log.append(
-                    TrackingRecord(
-                        kind: detail.kind, name: detail.name, uid: detail.user.uid, customUserId: detail.user.custom,
-                        properties: detail.properties, failure: failure, eventTime: detail.eventTime,
-                        deferred: route == nil))
-            }
+            shell.log.append(
+                TrackingRecord(
+                    kind: detail.kind, name: detail.name, uid: detail.user.uid, customUserId: detail.user.custom,
+                    properties: detail.properties, failure: failure, eventTime: detail.eventTime,
+                    deferred: route == nil))
             return (shell.answers.removeValue(forKey: record.id), shell.deadlines.removeValue(forKey: record.id))
         }
         deadline?.cancel()

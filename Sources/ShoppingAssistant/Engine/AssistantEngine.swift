@@ -149,7 +149,8 @@ public actor AssistantEngine {
         outbox = Outbox(
             store: deliveryStore, settings: configuration.offlineQueue,
             wiring: Outbox.Wiring(
-                call: call("tracking"), gravityBaseURL: configuration.gravityBaseURL, apiKey: configuration.apiKey,
+                call: call("tracking"), gravityCall: call("gravity"), gravityBaseURL: configuration.gravityBaseURL,
+                apiKey: configuration.apiKey,
                 clock: clock, wallClock: wallClock, activity: activity, eventTimeout: configuration.gravityTimeout,
                 urlTimeout: configuration.trackingTimeout, logCapacity: configuration.trackingLogCapacity,
                 seed: deliverySeed ?? UInt64.random(in: 0...UInt64.max)),
