@@ -131,6 +131,8 @@ struct DeliveryMachine {
     private var flushes: [(id: UInt64, kind: FlushKind, awaited: Set<UUID>)] = []
     private var random: SplitMix64
     private(set) var isStopped = false
+    /// The store has been read: until then a flush cannot know what waits (DL3).
+    private(set) var hasLoaded = false
 
     init(settings: OfflineQueueSettings, seed: UInt64) {
         self.settings = settings
@@ -159,6 +161,7 @@ struct DeliveryMachine {
     /// The engine starts on a store that holds `records` from an earlier run (DL3: the queue is
     /// tried when an engine starts).
     mutating func loaded(_ records: [DeliveryRecord], now: Date) -> [Action] {
+        hasLoaded = true
         for record in records where entries[record.id] == nil {
             entries[record.id] = Entry(record: record, state: .queued)
             order.append(record.id)
@@ -429,7 +432,10 @@ struct DeliveryMachine {
             }
         var over: [UInt64] = []
         flushes.removeAll { flush in
-            let done = flush.kind == .queue ? drainStopped : firstAttemptsOver(flush.awaited)
+            // `flushQueue` waits for the first attempts under way too: a record accepted just
+            // before it is on its way, not yet in the queue, and the app asked for it to go.
+            let done =
+                hasLoaded && firstAttemptsOver(flush.awaited) && (flush.kind == .firstAttempts || drainStopped)
             if done { over.append(flush.id) }
             return done
         }

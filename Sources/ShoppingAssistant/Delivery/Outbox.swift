@@ -133,15 +133,15 @@ final class Outbox: Sendable {
     ) async -> Result<HTTPResponse, WireFailure> {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                // Parked until the attempt is over: not runnable work, for replay quiescence;
-                // counted again before it is resumed (`resume`).
-                activity?.end()
                 perform { shell in
                     shell.details[record.id] = detail
                     shell.answers[record.id] = continuation
                     shell.persistedSignals[record.id] = persisted
                     return shell.machine.accepted([record], route: .host, now: wiring.wallClock())
                 }
+                // Parked until the attempt is over: not runnable work, for replay quiescence,
+                // once what it started is counted; counted again before it is resumed.
+                activity?.end()
             }
         } onCancel: {
             let send = state.withLock { $0.sends[record.id] }
@@ -159,12 +159,14 @@ final class Outbox: Sendable {
 
     private func flush(_ kind: DeliveryMachine.FlushKind) async {
         await withCheckedContinuation { continuation in
-            activity?.end()  // parked, as above
             perform { shell in
                 shell.nextFlush += 1
                 shell.flushes[shell.nextFlush] = continuation
                 return shell.machine.flushRequested(shell.nextFlush, kind: kind, now: wiring.wallClock())
             }
+            // Parked, as above; a flush over at once was counted again first, so the count
+            // never passes through zero while this task still runs.
+            activity?.end()
         }
     }
 
@@ -412,6 +414,11 @@ final class Outbox: Sendable {
         switch result {
         case .success(let response):
             outcome = .delivered
+            // The server has it; an answer that is not Gravity's JSON is still worth a line, and
+            // sending the same bytes again could not mend it (DL1: final).
+            if record.kind != .tracking, route != .host, GravityAnswer.events(response.body) == nil {
+                failure = AssistantError.Code.invalidResponse.rawValue
+            }
             // B9: the answer's `user`, for the identity the record was sent for; a host call's
             // answer is the engine's own to read.
             if route != .host, record.kind != .tracking, let epoch = detail.identityEpoch,

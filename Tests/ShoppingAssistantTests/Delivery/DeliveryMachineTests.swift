@@ -17,7 +17,9 @@ import Testing
     }
 
     private static func machine(_ settings: OfflineQueueSettings = OfflineQueueSettings()) -> DeliveryMachine {
-        DeliveryMachine(settings: settings, seed: 42)
+        var machine = DeliveryMachine(settings: settings, seed: 42)
+        _ = machine.loaded([], now: now)  // the store was read: an empty one
+        return machine
     }
 
     /// `record` as it is after `attempts` server failures.

@@ -179,6 +179,7 @@ enum IdentityWriterRole {
     @Test func playTheRoleThisProcessWasStartedFor() async {
         switch ChildProcess.role {
         case "identity-writer": IdentityWriterRole.run()
+        case DeliveryWriterRole.role: await DeliveryWriterRole.run()
         case "partial-headers": await PartialHeadersCrashTests.childRun()
         case "footprint": await TransportFootprintTests.childRun()
         case "curl-proxy": await CurlTransportTests.proxyChildRun()
