@@ -227,9 +227,20 @@ struct TranscriptSpeller: Sendable {
     private static let pattern = try? NSRegularExpression(
         pattern: "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", options: [])
 
-    /// A speller that names UUIDs `<uuid-1>`, `<uuid-2>`, … in order of first sight.
-    init() {
+    /// Wall-clock moments (`eventTime`) are named too: a session on real time stamps its events
+    /// with moments no replay reproduces, while one on virtual time writes them out.
+    private var namesMoments = false
+    private var moments: [String: String] = [:]
+    private var nextMoment = 1
+    private static let momentPattern = try? NSRegularExpression(
+        pattern: "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z", options: [])
+
+    /// A speller that names UUIDs `<uuid-1>`, `<uuid-2>`, … in order of first sight, and when
+    /// `namingMoments`, wall-clock moments `<time-1>`, `<time-2>`, … the same way (one name per
+    /// moment, so a replayed event must carry the moment its first attempt carried).
+    init(namingMoments: Bool = false) {
         taken = []
+        namesMoments = namingMoments
     }
 
     /// A speller that names each UUID `bindings` bound after its placeholder, and the others
@@ -273,6 +284,32 @@ struct TranscriptSpeller: Sendable {
     }
 
     mutating func spell(_ text: String) -> String {
+        let spelled = spellUUIDs(text)
+        return namesMoments ? spellMoments(spelled) : spelled
+    }
+
+    private mutating func spellMoments(_ text: String) -> String {
+        guard text.contains("Z"), let regex = Self.momentPattern else { return text }
+        var result = ""
+        var cursor = text.startIndex
+        for match in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            guard let range = Range(match.range, in: text) else { continue }
+            result += text[cursor..<range.lowerBound]
+            let moment = String(text[range])
+            if let name = moments[moment] {
+                result += name
+            } else {
+                let name = "<time-\(nextMoment)>"
+                nextMoment += 1
+                moments[moment] = name
+                result += name
+            }
+            cursor = range.upperBound
+        }
+        return result + text[cursor...]
+    }
+
+    private mutating func spellUUIDs(_ text: String) -> String {
         guard let regex = Self.pattern else { return text }
         var result = ""
         var cursor = text.startIndex

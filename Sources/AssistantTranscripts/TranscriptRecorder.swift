@@ -19,7 +19,7 @@ package final class TranscriptRecorder: REPLStepObserver {
         var file: RecordingFile?
         /// Steps written to the file so far, named by one speller in order.
         var written = 0
-        var namer = TranscriptSpeller()
+        var namer: TranscriptSpeller
         /// Requests in flight, per step.
         var inFlight: [Int] = []
         /// The last step has ended.
@@ -50,7 +50,8 @@ package final class TranscriptRecorder: REPLStepObserver {
         state = Locked(
             State(
                 transcript: Transcript(
-                    comments: [summary, "Recorded with assistant --record."], settings: settings, segments: [])))
+                    comments: [summary, "Recorded with assistant --record."], settings: settings, segments: []),
+                namer: TranscriptSpeller(namingMoments: !clockIsVirtual)))
         apiKey = configuration.apiKey
         classify = ServiceClassifier(
             gravityBase: configuration.gravityBaseURL, shoppingBase: configuration.shoppingBaseURL)
@@ -159,7 +160,7 @@ package final class TranscriptRecorder: REPLStepObserver {
     /// The recording so far, secrets removed and generated IDs named.
     package var transcript: Transcript {
         var transcript = state.withLock { $0.transcript }
-        var namer = TranscriptSpeller()
+        var namer = TranscriptSpeller(namingMoments: !clockIsVirtual)
         for index in transcript.segments.indices {
             transcript.segments[index] = cleaned(transcript.segments[index], namer: &namer)
         }

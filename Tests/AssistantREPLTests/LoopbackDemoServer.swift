@@ -4,13 +4,15 @@ import ShoppingAssistant
 import ShoppingAssistantTestSupport
 import Testing
 
-/// Both services on one loopback port, played by a `DemoStore` behind a real HTTP server, so
-/// the REPL runs against "live services" over sockets and real time: Gravity under
-/// `/gravity`, the Shopping API at the root, and the tracking URLs of every answer rewritten to
-/// `/t/…` and `/t2/…` on the same host — tracking that shares the Shopping API's host, which a
-/// transcript must still file as tracking.
+/// Both services played by a `DemoStore` behind real HTTP servers, so the REPL runs against
+/// "live services" over sockets and real time: Gravity under `/gravity` on a port of its own
+/// (another origin, as the real services are, so tracking GETs carry no key), the Shopping API
+/// at the root of the other, and the tracking URLs of every answer rewritten to `/t/…` and
+/// `/t2/…` on the Shopping API's host — tracking that shares that host, which a transcript
+/// must still file as tracking.
 final class LoopbackDemoServer: Sendable {
     let server: LoopbackHTTPServer
+    private let gravityServer: LoopbackHTTPServer
     let store: DemoStore
     /// Wire faults armed for the next request whose path ends with the key, played once.
     private let wireFaults = Locked<[String: LoopbackHTTPServer.Reply]>([:])
@@ -20,7 +22,7 @@ final class LoopbackDemoServer: Sendable {
         .send(Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Le".utf8)), .close,
     ])
 
-    var gravityURL: URL { server.baseURL.appendingPathComponent("gravity") }
+    var gravityURL: URL { gravityServer.baseURL.appendingPathComponent("gravity") }
     var shoppingURL: URL { server.baseURL }
 
     private static let trackingHosts = [
@@ -29,21 +31,28 @@ final class LoopbackDemoServer: Sendable {
 
     init() throws {
         let server = try LoopbackHTTPServer()
+        let gravityServer = try LoopbackHTTPServer()
         let store = DemoStore()
         self.server = server
+        self.gravityServer = gravityServer
         self.store = store
         let base = server.baseURL.absoluteString
         let wireFaults = self.wireFaults
-        server.setResponder { head in
+        let responder: LoopbackHTTPServer.Responder = { head in
             let armed = wireFaults.withLock { faults -> LoopbackHTTPServer.Reply? in
                 guard let key = faults.keys.first(where: { head.path.hasSuffix($0) }) else { return nil }
                 return faults.removeValue(forKey: key)
             }
             return armed ?? .respond { request in Self.answer(request, store: store, base: base) }
         }
+        server.setResponder(responder)
+        gravityServer.setResponder(responder)
     }
 
-    func stop() { server.stop() }
+    func stop() {
+        server.stop()
+        gravityServer.stop()
+    }
 
     /// Plays `reply` on the next request whose path ends with `pathSuffix`, instead of the store.
     func arm(_ reply: LoopbackHTTPServer.Reply, forPathEndingWith pathSuffix: String) {

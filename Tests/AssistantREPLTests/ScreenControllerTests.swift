@@ -82,7 +82,8 @@ struct ScreenControllerTests {
     // covers: E5, B8
     @Test func onAFirstLaunchAFailedPageViewDoesNotKeepTheButtonAway() async throws {
         let bed = await EngineTestBed()
-        bed.transport.expect(.request(.post, pathSuffix: "/visit"), .fail(.cannotConnect("refused")))
+        // A rejected page view is final (a refused connection would be tried again, DL1).
+        bed.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(.text(400, "")))
         Self.expectEntryAndAssistant(bed)
         let output = REPLOutput.capturing()
         let screens = ScreenController(

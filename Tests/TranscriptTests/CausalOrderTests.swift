@@ -9,9 +9,9 @@ import Testing
 /// backends come one at a time and only when nothing else can run, in the file's order, and
 /// timers due at the same instant fire one at a time.
 @Suite(.timeLimit(.minutes(2))) struct CausalOrderTests {
-    /// The corpus's product tap, its first click URL answered `refused`: the tracker's error
-    /// line used to land before or after `── chat closed ──` as threads were scheduled. Blessed
-    /// once, the copy passes every replay, each replay the same.
+    /// The corpus's product tap, its first click URL answered 404 (final: dropped with an error
+    /// line, DL3): the error line used to land before or after `── chat closed ──` as threads
+    /// were scheduled. Blessed once, the copy passes every replay, each replay the same.
     @Test func aRefusedClickURLsErrorLineHasOnePlaceAfterOneBless() async throws {
         let path = TranscriptReplayTests.directory.appendingPathComponent(
             "demo-gift-question-and-product-tap.transcript"
@@ -19,7 +19,7 @@ import Testing
         let original = try String(contentsOfFile: path, encoding: .utf8)
         let tap = try #require(original.range(of: "> :tap 1\n"))
         let click = "→ GET tracking https://t.demo-store.example/c?i=p-001\n→ User-Agent: <user-agent>\n"
-        let tail = original[tap.upperBound...].replacingOccurrences(of: click + "← 204", with: click + "← refused")
+        let tail = original[tap.upperBound...].replacingOccurrences(of: click + "← 204", with: click + "← 404")
         #expect(tail != String(original[tap.upperBound...]))
         let copy = NSTemporaryDirectory() + "refused-click-\(UUID().uuidString).transcript"
         try (original[..<tap.upperBound] + tail).write(toFile: copy, atomically: true, encoding: .utf8)
@@ -28,7 +28,7 @@ import Testing
         let blessed = await TranscriptRunner.check(file: copy, display: "copy", bless: true)
         #expect(blessed.status == .blessed, "\(blessed.report ?? "")")
         let text = try String(contentsOfFile: copy, encoding: .utf8)
-        #expect(text.contains("  [error] url https://t.demo-store.example/c?i=p-001 not delivered"))
+        #expect(text.contains("  [error] delivery: tracking https://t.demo-store.example/c?i=p-001 dropped"))
         let replays = await TranscriptRunner.check(file: copy, display: "copy", bless: false, repeats: 30)
         #expect(replays.status == .passed, "\(replays.report ?? "")")
     }

@@ -206,7 +206,6 @@ struct DeliveryMachine {
     /// An attempt is over (DL1–DL3).
     mutating func attemptFinished(_ id: UUID, _ outcome: Outcome, now: Date) -> [Action] {
         guard var entry = entries[id] else { return [] }  // cleared while on the wire (DL8)
-        let wasDrain = entry.state == .draining
         var actions: [Action] = []
         switch outcome {
         case .delivered:

@@ -107,9 +107,10 @@ extension AssistantEngine {
                 }
             case .sendShopping(let id, let request):
                 let shopping = self.shopping
+                let outbox = self.outbox
                 requests[id] = spawnRequest(id) { [weak self] in
                     let answer = await shopping.perform(request)
-                    if answer.succeeded { await self?.outbox.requestSucceeded() }
+                    if answer.succeeded { outbox.requestSucceeded() }
                     let next = await self?.answered(id) { machine, canHandle in
                         machine.shoppingAnswered(id, answer, canHandle: canHandle)
                     }

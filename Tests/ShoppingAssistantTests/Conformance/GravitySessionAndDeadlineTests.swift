@@ -81,7 +81,7 @@ struct GravitySessionAndDeadlineTests {
     // covers: B8
     @Test func aFailedFirstVisitReleasesTheGate() async throws {
         let h = await EngineHarness(storedUID: nil)
-        h.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(.text(500, "{}")))
+        h.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(.text(400, "{}")))  // final: not retried (DL1)
         let next = h.transport.expect(
             .request(.post, pathSuffix: "/choose"), .respond(Peer.choose([("banner", "{}")], uid: "server-uid")))
         await h.engine.trackView(pageContext: Fixtures.homePage)
@@ -157,8 +157,10 @@ struct GravitySessionAndDeadlineTests {
     }
 
     // A tracking host that never answers holds up nothing else: the other URLs and the lifecycle
-    // events go meanwhile (their own lanes), and it ends at its deadline, logged as an error.
-    // covers: B13, AN9
+    // event go meanwhile (their own routes), and it ends at its own deadline as a timeout that
+    // is kept, not lost: the queue pauses 5 s ±20 % and then sends it again (DL2, DL3). The
+    // log records each attempt as it finishes.
+    // covers: B13, AN9, DL2, DL3
     @Test func aTrackingHostThatNeverAnswersDelaysNothingElse() async throws {
         let h = await EngineHarness()
         let stalled = h.transport.expect(.get("https://stalled.example/i"), .deferred)
@@ -175,22 +177,44 @@ struct GravitySessionAndDeadlineTests {
         #expect(sent.contains("https://t.example/a") && sent.contains("https://t.example/b"))
         #expect(sent.contains { $0.hasSuffix("/event") }, "the lifecycle event went too")
         #expect(h.transport.request(for: stalled) != nil)
-        h.clock.advance(by: .seconds(10))
+        var log = await h.engine.trackingLog
+        #expect(Set(log.map(\.name)) == ["https://t.example/a", "https://t.example/b", "chat_dialog_open"])
+        #expect(log.allSatisfy { $0.failure == nil }, "delivered while the host stalled")
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "only the stalled send's own deadline")
+
+        h.clock.advance(by: .seconds(10) - .milliseconds(1))
         try await h.bed.runUntilIdle()
-        let log = await h.engine.trackingLog
+        #expect(await h.engine.trackingLog.count == 3, "not over before its deadline")
+        h.clock.advance(by: .milliseconds(1))
+        try await h.bed.runUntilIdle()
+        log = await h.engine.trackingLog
+        #expect(log.count == 4)
+        #expect(log.last?.name == "https://stalled.example/i" && log.last?.failure == "timeout")
         #expect(
-            log.map(\.name).prefix(3) == ["https://stalled.example/i", "https://t.example/a", "https://t.example/b"])
-        #expect(log.first?.failure == "timeout")
-        #expect(h.logs.messages.contains("url https://stalled.example/i not delivered: timed out"))
-        await h.engine.flushTracking()
-        #expect(h.clock.sleeperCount == 0, "the deadline watcher ended with the last request")
+            h.logs.messages.contains(
+                "delivery: tracking https://stalled.example/i not delivered yet (timed out); kept for later"))
+        #expect(await h.engine.deliveryQueue.map(\.label) == ["https://stalled.example/i"], "kept (DL2)")
+        await h.engine.flushTracking()  // its first attempt is over: the flush does not wait for the drain
+        let pause = try #require(h.clock.pendingDeadlines.map(\.offset).first, "the queue's pause")
+        #expect(h.clock.pendingDeadlines.count == 1, "the deadline ended with its send; only the pause sleeps")
+        #expect(pause >= .seconds(14) && pause <= .seconds(16), "5 s ±20 % after the failure: \(pause)")
+
+        let resent = h.transport.expect(.get("https://stalled.example/i"), .respond(.text(204, "")))
+        h.clock.advance(to: ManualClock.Instant(offset: pause))
+        try await h.bed.runUntilIdle()
+        #expect(h.transport.request(for: resent) != nil, "sent again when the pause ended")
+        log = await h.engine.trackingLog
+        #expect(log.last?.name == "https://stalled.example/i" && log.last?.failure == nil)
+        #expect(log.last?.deferred == true)
+        #expect(await h.engine.pendingDeliveries == 0)
+        #expect(h.clock.sleeperCount == 0, "nothing sleeps once the queue is empty")
         await h.verify()
     }
 
-    // A burst queued while a lane waits for a host that never answers: the tracking queue's
-    // drain does not wait for that lane (it is suspended, not queued), so the burst goes at
-    // once, and the stalled request still ends at its deadline.
-    // covers: B13
+    // A burst raised while a send waits for a host that never answers: that send takes one of
+    // the tracking route's places, not the route, so the burst goes at once, and the stalled
+    // request still ends at its own deadline, kept for later.
+    // covers: B13, DL2
     @Test func aBurstQueuedWhileAHostStallsGoesAtOnce() async throws {
         let h = await EngineHarness()
         let stalled = h.transport.expect(.get("https://stalled.example/i"), .deferred)
@@ -201,7 +225,7 @@ struct GravitySessionAndDeadlineTests {
         let burst = (0..<40).map { "https://t.example/\($0)" }
         for url in burst { h.transport.expect(.get(url), .respond(.text(204, ""))) }
         h.expectEvents(1)
-        // One at a time, as impressions come: only the first asks for a drain.
+        // One at a time, as impressions come.
         for url in burst { await h.engine.track([.url(TrackingURL(url), user: user)]) }
         await h.engine.track([Self.dialogOpen(for: user)])
         try await h.bed.runUntilIdle()
@@ -209,20 +233,25 @@ struct GravitySessionAndDeadlineTests {
         #expect(burst.allSatisfy(sent.contains), "every URL of the burst went while the host stalled")
         #expect(sent.contains { $0.hasSuffix("/event") }, "and the lifecycle event")
         #expect(h.clock.now.offset == .zero, "without any time passing")
+        var log = await h.engine.trackingLog
+        #expect(Set(log.map(\.name)) == Set(burst + ["chat_dialog_open"]) && log.count == 41)
+        #expect(log.allSatisfy { $0.failure == nil })
         h.clock.advance(by: .seconds(10))
         try await h.bed.runUntilIdle()
-        let log = await h.engine.trackingLog
-        #expect(
-            log.map(\.name) == ["https://stalled.example/i"] + burst + ["chat_dialog_open"], "logged in queue order")
-        #expect(log.first?.failure == "timeout")
+        log = await h.engine.trackingLog
+        #expect(log.count == 42)
+        #expect(log.last?.name == "https://stalled.example/i" && log.last?.failure == "timeout", "logged as it ended")
+        #expect(await h.engine.deliveryQueue.map(\.label) == ["https://stalled.example/i"], "kept for later")
         await h.engine.flushTracking()
         await h.verify()
     }
 
     /// A lifecycle event with a long deadline (30 s) is under way when a tracking URL with a
-    /// short one (5 s) starts at 1 s: the URL still ends at 6 s, not when the event's deadline
-    /// would have woken the watcher (B13). Its record waits for the event's in the log.
-    // covers: B13
+    /// short one (5 s) starts at 1 s: each send keeps its own deadline on the engine's clock, so
+    /// the URL ends at 6 s exactly, while the event is still on the wire (B13). The log records
+    /// them as they end: the URL first. The URL timed out, a network failure, so the event's
+    /// success ends the queue's pause at once and the URL goes again (DL3).
+    // covers: B13, DL3
     @Test func aShortTrackingDeadlineIsKeptBehindALongerLifecycleEventDeadline() async throws {
         var configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
         configuration.gravityTimeout = .seconds(30)
@@ -237,13 +266,24 @@ struct GravitySessionAndDeadlineTests {
         h.clock.advance(by: .seconds(1))
         await h.engine.track([.url("https://stalled.example/i", user: user)])
         try await h.bed.runUntilIdle()
-        h.clock.advance(by: .seconds(5))  // at 6 s: the URL's deadline
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(6), .seconds(30)], "each send's own deadline")
+        h.clock.advance(by: .seconds(5) - .milliseconds(1))
         try await h.bed.runUntilIdle()
+        #expect(await h.engine.trackingLog.isEmpty)
+        h.clock.advance(by: .milliseconds(1))  // at 6 s: the URL's deadline
+        try await h.bed.runUntilIdle()
+        var log = await h.engine.trackingLog
+        #expect(log.map(\.name) == ["https://stalled.example/i"])
+        #expect(log.map(\.failure) == ["timeout"], "the URL ended at its own deadline, the event still on the wire")
+        let resent = h.transport.expect(.get("https://stalled.example/i"), .respond(.text(204, "")))
         h.transport.complete(event, with: Fixtures.eventResponse())
         try await h.bed.runUntilIdle()
-        let log = await h.engine.trackingLog
-        #expect(log.map(\.name) == ["chat_dialog_open", "https://stalled.example/i"])
-        #expect(log.map(\.failure) == [nil, "timeout"], "the URL ended at its own deadline")
+        #expect(h.clock.now.offset == .seconds(6), "no pause waited for")
+        #expect(h.transport.request(for: resent) != nil)
+        log = await h.engine.trackingLog
+        #expect(log.map(\.name) == ["https://stalled.example/i", "chat_dialog_open", "https://stalled.example/i"])
+        #expect(log.map(\.failure) == ["timeout", nil, nil])
+        #expect(log.map(\.deferred) == [false, false, true])
         await h.verify()
     }
 
@@ -263,37 +303,37 @@ struct GravitySessionAndDeadlineTests {
         await h.verify()
     }
 
-    /// On the system's clocks the deadline watcher is not cancelled with the last worker: it
-    /// sleeps on, the next burst's deadline is kept by it, and it ends when it wakes with no
-    /// worker left (B13).
+    /// Each tracking send sleeps towards its own deadline on the engine's clock, and that
+    /// sleeper ends with the send — also where sleepers otherwise run out (the system's
+    /// clocks): a URL answered at 2 s leaves nothing asleep, and the next one, sent at 3 s,
+    /// ends at 13 s exactly (B13).
     // covers: B13
-    @Test func aDeadlineWatcherLeftToRunOutKeepsTheNextBurstsDeadline() async throws {
+    @Test func eachTrackingSendKeepsItsOwnDeadlineAndEndsItWithTheSend() async throws {
         let h = await EngineHarness(sleepersRunOut: true)
         let first = h.transport.expect(.get("https://t.example/a"), .deferred)
         h.transport.expect(.get("https://stalled.example/i"), .deferred)
         let user = GravityUser(uid: "u-8f3c")
         await h.engine.track([.url("https://t.example/a", user: user)])
         try await h.bed.runUntilIdle()
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "the send's deadline")
         h.clock.advance(by: .seconds(2))
         h.transport.complete(first, with: .text(204, ""))
         try await h.bed.runUntilIdle()
-        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "the watcher sleeps on")
+        #expect(h.clock.sleeperCount == 0, "its deadline ended with it")
 
-        h.clock.advance(by: .seconds(1))  // at 3 s: the next burst, its deadline at 13 s
+        h.clock.advance(by: .seconds(1))  // at 3 s: the next URL, its deadline at 13 s
         await h.engine.track([.url("https://stalled.example/i", user: user)])
         try await h.bed.runUntilIdle()
-        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "no second watcher")
-        h.clock.advance(by: .seconds(7))  // at 10 s: the watcher wakes and sleeps to 13 s
-        try await h.bed.runUntilIdle()
         #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(13)])
-        h.clock.advance(by: .seconds(3))  // at 13 s
+        h.clock.advance(by: .seconds(10) - .milliseconds(1))
+        try await h.bed.runUntilIdle()
+        #expect(await h.engine.trackingLog.map(\.failure) == [nil], "not over before 13 s")
+        h.clock.advance(by: .milliseconds(1))  // at 13 s
         try await h.bed.runUntilIdle()
         let log = await h.engine.trackingLog
         #expect(log.map(\.failure) == [nil, "timeout"], "the stalled URL ended at its deadline")
-        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(23)], "the watcher, until it next wakes")
-        h.clock.advance(by: .seconds(10))
-        try await h.bed.runUntilIdle()
-        #expect(h.clock.sleeperCount == 0, "woken with no worker left, it ended")
+        let left = h.clock.pendingDeadlines.map(\.offset)
+        #expect(left.count == 1 && left.allSatisfy { $0 > .seconds(13) }, "only the queue's pause: \(left)")
         await h.verify()
     }
 

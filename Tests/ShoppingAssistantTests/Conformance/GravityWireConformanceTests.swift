@@ -6,6 +6,9 @@ import Testing
 /// The Gravity API V2 wire as the vendor SDKs send and read it. Request bodies are pinned
 /// whole (golden bodies); answers are read the way the SDKs' models read them.
 @Suite(.timeLimit(.minutes(2))) struct GravityWireConformanceTests {
+    /// `eventTime` of an event raised while the harness's manual clock reads zero (DL6).
+    static let at = TypedEventWireConformanceTests.at
+
     // MARK: - Golden request bodies, SDK-managed mode
 
     // Mirrors: iOS GravityRepository.chooseBySelector (ContentRequest + BySelectorData), and
@@ -51,7 +54,8 @@ import Testing
 
     // Mirrors: iOS GravityRepository.event (EventRequest) and CustomEvent's encoding (type,
     // name, customProps left out when nil).
-    // covers: B5
+    // Every item also carries `eventTime`, the moment of the call on the harness's wall clock.
+    // covers: B5, DL6
     @Test func eventBodyCarriesTheCustomEvents() async {
         let h = await EngineHarness(storedUID: "u-8f3c")
         let event = h.transport.expect(.request(.post, pathSuffix: "/event"), .respond(Fixtures.eventResponse()))
@@ -64,8 +68,11 @@ import Testing
             "sec": Fixtures.section, "device": Peer.device, "user": ["uid": "u-8f3c"], "ctx": Peer.productContext,
             "options": Peer.options,
             "data": [
-                ["type": "add-to-cart-v1", "name": "Add to Cart", "customProps": ["sku": "SKU-123"]],
-                ["type": "ping", "name": "Ping"],
+                [
+                    "type": "add-to-cart-v1", "name": "Add to Cart", "customProps": ["sku": "SKU-123"],
+                    "eventTime": Self.at,
+                ],
+                ["type": "ping", "name": "Ping", "eventTime": Self.at],
             ],
         ]
         #expect(Peer.golden(h.transport.request(for: event)) == expected)
@@ -106,7 +113,8 @@ import Testing
                 as NSDictionary)
         #expect(
             Peer.golden(h.transport.request(for: event))
-                == envelope.merging(["data": [["type": "ping", "name": "Ping"]]]) { $1 } as NSDictionary)
+                == envelope.merging(["data": [["type": "ping", "name": "Ping", "eventTime": Self.at]]]) { $1 }
+                as NSDictionary)
         await h.verify()
     }
 
@@ -188,7 +196,8 @@ import Testing
     @Test func failedChooseIsNilAndLoggedOnce() async {
         let collector = LogCollector()
         let h = await EngineHarness(logger: collector.makeLogger(level: .info))
-        h.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(500, "{}")))
+        // A final status: retrying cannot help (DL1), so it fails at once.
+        h.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(400, "{}")))
         #expect(await h.engine.getContentBySelector(selector: "banner", pageContext: Fixtures.homePage) == nil)
         #expect(collector.errors.count == 1)
         #expect(collector.errors.first?.contains("/choose") == true)

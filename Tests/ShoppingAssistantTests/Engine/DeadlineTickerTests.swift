@@ -51,14 +51,14 @@ import Testing
             .request(.post, pathSuffix: "/v1/messages"), .respondAfter(.seconds(5), Fixtures.reply(to: "first")))
         h.expectEvents(2)  // chat_message_send, chat_message_reply
         _ = try await h.sendAccepted("Первый вопрос")
-        await h.clock.waitForSleepers(2)
+        try await h.bed.runUntilIdle()
         #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(5), .seconds(10)], "no ticker for 120 s")
         h.clock.advance(by: .seconds(5))
         await h.engine.waitForReply()
         try await h.bed.runUntilIdle()
-        // The ticker sleeps on, and so does the deadline watcher of the reply's tracking (its
-        // events went at 5 s, with 10 s deadlines), which no worker needs any more either.
-        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10), .seconds(15)])
+        // The ticker sleeps on; the reply's tracking (its events went at 5 s, with 10 s
+        // deadlines) left nothing asleep: each send's deadline ended with the send (B13).
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)])
 
         h.clock.advance(by: .seconds(1))  // at 6 s
         h.transport.expect(
@@ -70,17 +70,13 @@ import Testing
         let history = h.transport.expect(
             .request(.get, pathSuffix: "/v1/threads/\(threadId)/messages"),
             .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: "am-h")))
-        await h.clock.waitForSleepers(2)
-        await h.clock.waitForSleepers(3)
-        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10), .seconds(15), .seconds(127)], "no new ticker")
+        try await h.bed.runUntilIdle()
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10), .seconds(127)], "no new ticker")
 
         h.clock.advance(by: .seconds(4))  // at 10 s: the ticker's old target, nothing due
-        await h.clock.waitForSleepers(3)
-        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(15), .seconds(126), .seconds(127)])
-        h.clock.advance(by: .seconds(5))  // at 15 s: the watcher wakes with no worker, and ends
-        await h.clock.waitForSleepers(2)
+        try await h.bed.runUntilIdle()
         #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(126), .seconds(127)])
-        h.clock.advance(by: .seconds(111) - .milliseconds(1))
+        h.clock.advance(by: .seconds(116) - .milliseconds(1))
         #expect(await h.engine.dialogState == .sending)
         #expect(h.transport.request(for: history) == nil)
 
@@ -121,39 +117,61 @@ import Testing
         await h.verify()
     }
 
-    /// A shutdown ends a ticker and a tracking watcher left to run out at once: nothing of the
-    /// engine sleeps on (H2).
-    // covers: H2
-    @Test func aShutdownEndsATickerAndAWatcherLeftToRunOut() async throws {
+    /// A shutdown ends a ticker left to run out and every sleeper of the outbox at once — each
+    /// send's own deadline, a send waiting for its next attempt (DL1) — and leaves what those
+    /// sends carried in the store for the next engine: nothing of the engine sleeps on (H2).
+    // covers: H2, DL8
+    @Test func aShutdownEndsATickerLeftToRunOutAndEverySendsSleepers() async throws {
         let h = await EngineHarness(sleepersRunOut: true)
         await h.prepareReady()
         try await h.sendAndReceive("Вопрос", reply: Fixtures.reply(to: "m"))
         try await h.bed.runUntilIdle()
-        // The ticker, towards `/choose`'s old deadline, and the reply's tracking watcher.
-        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10), .seconds(10)])
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "the ticker, towards `/choose`'s old deadline")
+        h.transport.expect(.get("https://stalled.example/i"), .deferred)
+        h.transport.expect(.get("https://offline.example/i"), .fail(.cannotConnect("offline")))
+        let user = GravityUser(uid: "u-8f3c")
+        await h.engine.track([
+            .url("https://stalled.example/i", user: user), .url("https://offline.example/i", user: user),
+        ])
+        try await h.bed.runUntilIdle()
+        // The second attempt of the URL that could not connect (at 1 s), each send's deadline.
+        #expect(
+            h.clock.pendingDeadlines.map(\.offset) == [.seconds(1), .seconds(10), .seconds(10), .seconds(10)])
         await h.engine.shutdown()
         try await h.bed.runUntilIdle()
-        #expect(h.clock.sleeperCount == 0, "no ticker is left asleep")
+        #expect(h.clock.sleeperCount == 0, "nothing is left asleep")
         #expect(h.activity.liveTasks == 0, "nothing of the engine runs")
+        #expect(await h.engine.pendingDeliveries == 2, "both URLs wait in the store for the next engine")
     }
 
-    /// A deadline watcher left to run out holds its tracker only while it looks: an engine
-    /// released without a shutdown lets go of its tracker (and the transport) at once, not
-    /// when the watcher next wakes.
-    @Test func aWatcherLeftToRunOutKeepsNoReleasedEnginesTrackerAlive() async throws {
+    /// A pause of the queue left sleeping holds the outbox only while it looks: an engine
+    /// released without a shutdown lets go of its outbox (and the transport) at once, not when
+    /// the pause ends; woken with no outbox, the pause ends. (This replaces the tracker's
+    /// deadline watcher left to run out, which the outbox no longer has: a send's deadline
+    /// ends with the send.)
+    // covers: DL3
+    @Test func aPauseLeftToRunKeepsNoReleasedEnginesOutboxAlive() async throws {
         weak var released: Outbox?
         let clock: ManualClock
+        let activity: ActivityMonitor
         do {
             let h = await EngineHarness(sleepersRunOut: true)
             clock = h.clock
+            activity = h.activity
             released = await h.engine.outbox
-            h.transport.expect(.get("https://t.example/a"), .respond(.text(204, "")))
-            await h.engine.track([.url("https://t.example/a", user: GravityUser(uid: "u-8f3c"))])
+            h.transport.expect(.get("https://stalled.example/i"), .deferred)
+            await h.engine.track([.url("https://stalled.example/i", user: GravityUser(uid: "u-8f3c"))])
             try await h.bed.runUntilIdle()
-            #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "the watcher sleeps on")
+            h.clock.advance(by: .seconds(10))  // its deadline: kept, and the queue pauses
+            try await h.bed.runUntilIdle()
+            #expect(await h.engine.trackingLog.map(\.failure) == ["timeout"])
+            #expect(h.clock.sleeperCount == 1, "the pause sleeps")
             await h.verify()
         }
-        #expect(released == nil, "the sleeping watcher does not keep the tracker")
+        #expect(released == nil, "the sleeping pause does not keep the outbox")
         #expect(clock.sleeperCount == 1, "while it still sleeps")
+        clock.advance(by: .seconds(10))
+        #expect(await activity.waitUntilIdle())
+        #expect(clock.sleeperCount == 0, "woken with no outbox, it ended")
     }
 }

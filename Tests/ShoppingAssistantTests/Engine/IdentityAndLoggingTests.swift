@@ -98,12 +98,12 @@ import Testing
         let (error, errorMessages, errorLevels) = await harness(level: .error)
         await runASession(error, text: userText)
         #expect(errorMessages.all.isEmpty)
-        error.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(500, "")))
+        error.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(400, "")))
         #expect(
             await error.engine.prepareAssistant(
                 assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage) != .ready)
         #expect(errorMessages.all.isEmpty)
-        error.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(500, "")))
+        error.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(400, "")))
         #expect(await error.engine.getContentBySelector(selector: "banner", pageContext: Fixtures.homePage) == nil)
         #expect(errorMessages.all.count == 1)
         #expect(errorLevels.all.allSatisfy { $0 == .error })
@@ -111,7 +111,7 @@ import Testing
 
         // .none: silence, even for failures.
         let (none, noneMessages, _) = await harness(level: .none)
-        none.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(500, "")))
+        none.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(400, "")))
         _ = await none.engine.prepareAssistant(
             assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
         #expect(noneMessages.all.isEmpty)

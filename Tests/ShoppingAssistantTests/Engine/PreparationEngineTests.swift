@@ -58,7 +58,7 @@ import Testing
         _ = await h.engine.prepareAssistant(
             assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
         #expect(await h.engine.preparationState == .unavailable)
-        h.transport.expect(chooseMatcher, .respond(.text(503, "")))
+        h.transport.expect(chooseMatcher, .respond(.text(400, "")))  // final: not retried (DL1)
         _ = await h.engine.prepareAssistant(
             assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
         #expect(await h.engine.preparationState == .failed)
@@ -481,11 +481,12 @@ import Testing
         let thread = await h.engine.currentThreadId
         #expect(thread != nil)
 
-        h.transport.expect(chooseMatcher, .respond(.text(500, "")))
-        expectFailure(
-            await h.engine.prepareAssistant(
-                assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage),
-            .server)
+        // A 500 is tried again within the deadline (DL1): four attempts, then the failure.
+        for _ in 0..<4 { h.transport.expect(chooseMatcher, .respond(.text(500, ""))) }
+        let failed = await h.passingTime { engine in
+            await engine.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
+        }
+        expectFailure(failed ?? .cancelled, .server)
         h.transport.expect(chooseMatcher, .respond(Fixtures.choose(customJSON: #"{"enabled":false}"#)))
         #expect(
             await h.engine.prepareAssistant(

@@ -73,7 +73,7 @@ import Testing
     @Test func notReadyAfterAFailedOrUnavailablePreparation() async {
         let h = await EngineHarness()
         await h.prepareReady()
-        h.transport.expect(chooseMatcher, .respond(.text(500, "")))
+        h.transport.expect(chooseMatcher, .respond(.text(400, "")))
         _ = await h.engine.prepareAssistant(
             assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
         #expect(await h.engine.openAssistant(presenter: h.presenter) == .notReady)

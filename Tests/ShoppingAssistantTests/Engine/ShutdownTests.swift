@@ -267,6 +267,9 @@ enum EnginesChurn {
         _ = try await bed.run { await $0.shutdown() }
         try await bed.runUntilIdle()
         if !bed.engine.runningTaskKinds.isEmpty { Issue.record("left running: \(bed.engine.runningTaskKinds)") }
+        // The outbox's sends, retry sleeps and queue pauses (DL1, DL3) sleep on the clock, not
+        // counted as busy; the shutdown cancels them and each ends a moment later (DL8).
+        for _ in 0..<1_000 where bed.activity.liveTasks > 0 { await Task.yield() }
         return bed.activity.liveTasks
     }
 }

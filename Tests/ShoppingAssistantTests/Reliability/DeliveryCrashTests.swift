@@ -120,8 +120,14 @@ enum DeliveryWriterRole {
     static let page = PageContext(type: .homepage, location: "app://home")
 
     static func configuration(gravity: URL) -> AssistantEngineConfiguration {
-        // A short deadline, so that retries within a call (DL1) end quickly.
-        AssistantEngineConfiguration(apiKey: "k", section: "s", gravityBaseURL: gravity, gravityTimeout: .seconds(2))
+        // A short deadline, so that retries within a call (DL1) end quickly. A child raises
+        // thousands of events in its first few hundred milliseconds, most of them still on their
+        // first attempt when it is killed: the limit is raised so that no entry is dropped as an
+        // overflow (DL4), which would be a loss this test does not look for.
+        var configuration = AssistantEngineConfiguration(
+            apiKey: "k", section: "s", gravityBaseURL: gravity, gravityTimeout: .seconds(2))
+        configuration.offlineQueue = OfflineQueueSettings(maxEntries: 1_000_000)
+        return configuration
     }
 
     static func event(_ number: Int) -> CustomEvent {

@@ -10,7 +10,9 @@ import Testing
 /// Every case starts from the same state: a ready preparation, the chat open and one message
 /// already answered. After the fault the engine must have settled (nothing left running, so
 /// no hang), the earlier messages must still be there, the chat still open with only the
-/// assistant's lock held, and the outcome must be the documented one.
+/// assistant's lock held, and the outcome must be the documented one. A Gravity call or a
+/// tracking `GET` is tried again within its deadline (DL1) and, if kept, after the queue's
+/// pause (DL3): the test moves the engine's manual clock through both before it looks.
 @Suite(.timeLimit(.minutes(2)))
 struct FaultMatrixTests {
     // MARK: - The faults
@@ -22,6 +24,25 @@ struct FaultMatrixTests {
         case malformedJSON, truncatedJSON, wrongFieldTypes, emptyBody, invalidUTF8, fiveMegabyteBody
 
         var testDescription: String { rawValue }
+
+        /// Whether DL1 tries the call again: a transient failure (cannot connect, connection
+        /// lost, timed out) or 408, 429, 5xx. Every other fault is final, or no failure at all.
+        var isRetryable: Bool {
+            switch self {
+            case .connectionRefused, .lostAfterSend, .transportTimeout: return true
+            case .rateLimited429, .internalError500, .badGateway502, .serviceUnavailable503, .gatewayTimeout504:
+                return true
+            default: return false
+            }
+        }
+
+        /// How many attempts of a Gravity call or tracking `GET` reach the server when the fault
+        /// answers every one (DL1, B13): after 1 s, 2 s and 4 s the fourth still starts inside
+        /// the 10 s deadline (7 s); a 429 whose `Retry-After` (30 s) does not fit gets none more.
+        var attemptsWithinDeadline: Int {
+            guard isRetryable else { return 1 }
+            return self == .rateLimited429 ? 1 : 4
+        }
 
         /// The HTTP status of a status fault, as `AssistantError.httpStatus` must carry it.
         var httpStatus: Int? {
@@ -194,17 +215,23 @@ struct FaultMatrixTests {
 
     // MARK: - Gravity /choose
 
-    // covers: P6, S6
+    // The fault answers every attempt: a retryable one is tried four times within the 10 s
+    // deadline, with the same bytes, before the documented error; a final one once.
+    // covers: P6, S6, DL1, B13
     @Test(arguments: Fault.allCases)
     func prepareAssistantReportsTheDocumentedErrorAndKeepsTheOpenDialog(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.choose, fault)
-        scene.h.routes.arm(fault.answer(for: .choose, valid: Fixtures.choose()), for: .choose)
+        let attempts = fault.attemptsWithinDeadline
+        scene.h.routes.arm(fault.answer(for: .choose, valid: Fixtures.choose()), for: .choose, times: attempts)
 
-        let result = try #require(
-            await scene.h.settle {
-                await $0.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
-            }, "prepareAssistant never returned")
+        let call = scene.h.bed.start {
+            await $0.prepareAssistant(assistantSelector: Fixtures.assistantSelector, pageContext: Fixtures.homePage)
+        }
+        await scene.h.settle()
+        if attempts > 1 { #expect(call.returnedValue == nil, "the second attempt waits a second on the clock") }
+        await scene.passRetrySteps(attempts)
+        let result = try #require(call.returnedValue, "prepareAssistant never returned")
 
         switch expected {
         case .success:
@@ -219,23 +246,30 @@ struct FaultMatrixTests {
             if code == .rateLimited { #expect(error.message.contains("Retry-After: 30")) }
             #expect(await scene.h.engine.preparationState == .failed)
         }
-        #expect(scene.h.routes.requests(to: .choose).count == 2)
+        let chooses = scene.h.routes.requests(to: .choose)
+        #expect(chooses.count == 1 + attempts, "the scene's own and \(attempts) attempt(s)")
+        let bodies = chooses.dropFirst().map(\.body)
+        #expect(bodies.allSatisfy { $0 == bodies.first }, "every attempt sends the same bytes")
         await scene.expectIntact()
     }
 
-    // covers: B5
+    // covers: B5, DL1
     @Test(arguments: Fault.allCases)
     func getContentBySelectorReturnsNilAndLogsTheFailure(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.choose, fault)
+        let attempts = fault.attemptsWithinDeadline
         scene.h.routes.arm(
-            fault.answer(for: .choose, valid: Fixtures.choose(selector: "assistant-entry")), for: .choose)
+            fault.answer(for: .choose, valid: Fixtures.choose(selector: "assistant-entry")), for: .choose,
+            times: attempts)
         let logsBefore = scene.h.logs.messages.count
 
-        let content = try #require(
-            await scene.h.settle {
-                await $0.getContentBySelector(selector: "assistant-entry", pageContext: Fixtures.homePage)
-            }, "getContentBySelector never returned")
+        let call = scene.h.bed.start {
+            await $0.getContentBySelector(selector: "assistant-entry", pageContext: Fixtures.homePage)
+        }
+        await scene.h.settle()
+        await scene.passRetrySteps(attempts)
+        let content = try #require(call.returnedValue, "getContentBySelector never returned")
 
         let logged = scene.h.logs.messages.dropFirst(logsBefore).filter { $0.contains("/choose") }
         switch expected {
@@ -245,9 +279,10 @@ struct FaultMatrixTests {
             #expect(logged.isEmpty)
         case .failure(let code, _):
             #expect(content == nil)
-            #expect(logged.count == 1, "one logged failure: \(logged)")
+            #expect(logged.count == 1, "one logged failure, after the last attempt: \(logged)")
             #expect(Self.mentions(logged, code), "\(logged) should name \(code.rawValue)")
         }
+        #expect(scene.h.routes.requests(to: .choose).count == 1 + attempts, "retried per DL1, never more")
         #expect(await scene.h.engine.preparationState == .ready)
         #expect(await scene.h.engine.canonicalUserId == "u-8f3c")
         await scene.expectIntact()
@@ -255,20 +290,32 @@ struct FaultMatrixTests {
 
     // MARK: - Gravity /visit
 
+    // A failed `/visit` is logged once; one that still fails transiently or with a server
+    // status after its attempts within the deadline is kept and sent again after the queue's
+    // first pause, a final one is dropped; nothing else changes.
+    // covers: B5, DL1, DL2, DL3
     @Test(arguments: Fault.allCases)
-    func trackViewFailureIsLoggedAndChangesNothingElse(_ fault: Fault) async throws {
+    func trackViewFailureIsLoggedAndOnlyTheQueueChanges(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.visit, fault)
-        scene.h.routes.arm(fault.answer(for: .visit, valid: Fixtures.eventResponse()), for: .visit)
+        let attempts = fault.attemptsWithinDeadline
+        let kept = expected != .success && fault.isRetryable
+        scene.h.routes.arm(fault.answer(for: .visit, valid: Fixtures.eventResponse()), for: .visit, times: attempts)
         let logsBefore = scene.h.logs.messages.count
 
-        let done = await scene.h.settle {
+        let call = scene.h.bed.start {
             await $0.trackView(pageContext: Fixtures.homePage)
             return true
         }
-        #expect(done == true, "trackView never returned")
+        await scene.h.settle()
+        await scene.passRetrySteps(attempts)
+        #expect(call.returnedValue == true, "trackView never returned")
+        #expect(scene.h.routes.requests(to: .visit).count == attempts, "tried per DL1 within its deadline")
+        #expect(await scene.h.engine.pendingDeliveries == (kept ? 1 : 0))
 
         let logged = Array(scene.h.logs.messages.dropFirst(logsBefore))
+        let keptLines = logged.filter { $0.contains("delivery: visit screenview not delivered yet") }
+        let dropped = logged.filter { $0.contains("delivery: visit screenview dropped (rejected)") }
         switch expected {
         case .success:
             #expect(logged.isEmpty)
@@ -276,8 +323,18 @@ struct FaultMatrixTests {
             let failure = logged.filter { $0.contains("/visit") || $0.contains("undecodable event response") }
             #expect(failure.count == 1, "one logged failure: \(logged)")
             #expect(Self.mentions(failure, code), "\(failure) should name \(code.rawValue)")
+            #expect(keptLines.count == (kept ? 1 : 0), "\(logged)")
+            #expect(dropped.count == (!kept && fault.httpStatus != nil ? 1 : 0), "\(logged)")
         }
-        #expect(scene.h.routes.requests(to: .visit).count == 1)
+
+        // The queue's first pause (5 s ±20 %) ends: a kept visit is sent once more and delivered.
+        await scene.passFirstPause()
+        let visits = scene.h.routes.requests(to: .visit)
+        #expect(visits.count == attempts + (kept ? 1 : 0))
+        #expect(visits.allSatisfy { $0.body == visits.first?.body }, "the queue sends the bytes first written")
+        #expect(await scene.h.engine.pendingDeliveries == 0)
+        await scene.passLongAfter()
+        #expect(scene.h.routes.requests(to: .visit).count == visits.count, "never more")
         #expect(await scene.h.engine.canonicalUserId == "u-8f3c")
         #expect(await scene.h.engine.preparationState == .ready)
         await scene.expectIntact()
@@ -285,29 +342,69 @@ struct FaultMatrixTests {
 
     // MARK: - Gravity /event (lifecycle events)
 
+    // The message lands at once; its `chat_message_send` is tried per DL1 within its deadline
+    // (one record), and one still failing transiently or with a server status is kept and
+    // delivered after the queue's first pause (a second, deferred record), never more.
+    // covers: DL1, DL2, DL3, DL6
     @Test(arguments: Fault.allCases)
-    func lifecycleEventFailureIsRecordedOnceAndTheMessageStillLands(_ fault: Fault) async throws {
+    func lifecycleEventFailureIsRetriedThenKeptAndTheMessageStillLands(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.event, fault)
+        let attempts = fault.attemptsWithinDeadline
+        let kept = expected != .success && fault.isRetryable
         // The next lifecycle event is the second message's chat_message_send.
-        scene.h.routes.arm(fault.answer(for: .event, valid: Fixtures.eventResponse()), for: .event)
+        scene.h.routes.arm(
+            fault.answer(for: .event, valid: Fixtures.eventResponse()), for: .event, times: attempts)
 
         let messageId = try await scene.send("Второе сообщение").get()
-
-        let sendEvents = await scene.h.engine.trackingLog.filter {
-            $0.kind == .event && $0.name == "chat_message_send" && $0.properties["messageId"] == messageId
-        }
-        #expect(sendEvents.count == 1, "attempted once, never retried: \(sendEvents)")
-        #expect(sendEvents.first?.failure == expected.code?.rawValue)
-        #expect(sendEvents.first?.properties["attempt"] == "1")
-        let sent = scene.h.routes.requests(to: .event).filter {
-            PrepFixtures.bodyText($0).contains(messageId) && PrepFixtures.bodyText($0).contains("chat_message_send")
-        }
-        #expect(sent.count == 1)
         let snapshot = await scene.h.engine.chatSnapshot
         #expect(snapshot.messages.map(\.id).dropFirst(scene.earlier.count).first == messageId)
         #expect(snapshot.messages.last?.role == .assistant)
         #expect(snapshot.messages.dropFirst(scene.earlier.count).first?.status == .sent)
+
+        await scene.passRetrySteps(attempts)
+        func sendEvents() async -> [TrackingRecord] {
+            await scene.h.engine.trackingLog.filter {
+                $0.kind == .event && $0.name == "chat_message_send" && $0.properties["messageId"] == messageId
+            }
+        }
+        func sent() -> [HTTPRequest] {
+            scene.h.routes.requests(to: .event).filter {
+                PrepFixtures.bodyText($0).contains(messageId) && PrepFixtures.bodyText($0).contains("chat_message_send")
+            }
+        }
+        let first = await sendEvents().prefix(1)
+        let network = [.connectionRefused, .lostAfterSend, .transportTimeout].contains(fault)
+        if network {
+            // The lifecycle events behind it succeed at once, which ends a pause that followed
+            // a network failure (DL3): the kept event is delivered then, deferred.
+            let records = await sendEvents()
+            #expect(records.count == 2, "\(records)")
+            #expect(records.last?.deferred == true && records.last?.failure == nil)
+        } else {
+            #expect(await sendEvents().count == 1, "one record for the attempts within the deadline")
+        }
+        #expect(first.first?.failure == expected.code?.rawValue)
+        #expect(first.first?.deferred == false)
+        #expect(first.first?.properties["attempt"] == "1")
+        #expect(first.first?.eventTime != nil, "every event carries its eventTime")
+        #expect(sent().count == attempts + (network ? 1 : 0), "tried per DL1 within its deadline")
+        #expect(await scene.h.engine.pendingDeliveries == (kept && !network ? 1 : 0))
+
+        await scene.passFirstPause()
+        await scene.passLongAfter()
+        let records = await sendEvents()
+        #expect(records.count == (kept ? 2 : 1), "kept for the queue, never more: \(records)")
+        if kept {
+            #expect(records.last?.deferred == true)
+            #expect(records.last?.failure == nil)
+            #expect(records.last?.eventTime == first.first?.eventTime, "the time it was raised stays")
+        }
+        let bodies = sent().map(\.body)
+        #expect(bodies.count == attempts + (kept ? 1 : 0))
+        #expect(bodies.allSatisfy { $0 == bodies.first }, "the same bytes every time")
+        #expect(bodies.first.map { String(decoding: $0 ?? Data(), as: UTF8.self).contains("\"eventTime\"") } == true)
+        #expect(await scene.h.engine.pendingDeliveries == 0)
         await scene.expectIntact()
     }
 
@@ -456,25 +553,49 @@ struct FaultMatrixTests {
 
     // MARK: - Tracking URL GET
 
-    // covers: AN5
+    // A tracking GET is tried per DL1 within its deadline (one record); one still failing
+    // transiently or with a server status is kept and sent again after the queue's first
+    // pause (a second, deferred record), never more; a final failure is dropped.
+    // covers: AN5, DL1, DL2, DL3
     @Test(arguments: Fault.allCases)
-    func trackingURLFailureIsRecordedOnceAndNeverRetried(_ fault: Fault) async throws {
+    func trackingURLFailureIsRetriedWithinItsDeadlineThenKeptForTheQueue(_ fault: Fault) async throws {
         let scene = try await Scene.start()
         let expected = Self.documentedOutcome(.tracking, fault)
-        scene.h.routes.arm(fault.answer(for: .tracking, valid: ProductFixtures.ok), for: .tracking)
+        let attempts = fault.attemptsWithinDeadline
+        let kept = expected != .success && fault.isRetryable
+        scene.h.routes.arm(fault.answer(for: .tracking, valid: ProductFixtures.ok), for: .tracking, times: attempts)
         let product = try #require(scene.earlier.last?.productBlock?.products.first)
 
         let result = await scene.h.settle {
             await $0.performAssistantProductAction(product: product.ref, action: .visibleImpression)
         }
         #expect(result == .accepted)
+        await scene.passRetrySteps(attempts)
 
         let url = "https://t.example/vi?i=p-1"
-        let records = await scene.h.engine.trackingLog.filter { $0.kind == .url && $0.name == url }
-        #expect(records.count == 1, "attempted once, never retried: \(records)")
-        #expect(records.first?.failure == expected.code?.rawValue)
-        #expect(records.first?.uid == "u-8f3c")
-        #expect(scene.h.routes.requests(to: .tracking).filter { $0.url.absoluteString == url }.count == 1)
+        func records() async -> [TrackingRecord] {
+            await scene.h.engine.trackingLog.filter { $0.kind == .url && $0.name == url }
+        }
+        func requests() -> Int { scene.h.routes.requests(to: .tracking).filter { $0.url.absoluteString == url }.count }
+        let first = await records()
+        #expect(first.count == 1, "one record for the attempts within the deadline: \(first)")
+        #expect(first.first?.failure == expected.code?.rawValue)
+        #expect(first.first?.deferred == false)
+        #expect(first.first?.uid == "u-8f3c")
+        #expect(requests() == attempts, "tried per DL1 within its deadline")
+        #expect(await scene.h.engine.pendingDeliveries == (kept ? 1 : 0))
+
+        await scene.passFirstPause()
+        await scene.passLongAfter()
+        let all = await records()
+        #expect(all.count == (kept ? 2 : 1), "kept for the queue, never more: \(all)")
+        if kept {
+            #expect(all.last?.deferred == true)
+            #expect(all.last?.failure == nil)
+            #expect(all.last?.uid == "u-8f3c")
+        }
+        #expect(requests() == attempts + (kept ? 1 : 0))
+        #expect(await scene.h.engine.pendingDeliveries == 0)
         await scene.expectIntact()
     }
 
@@ -526,6 +647,28 @@ struct FaultMatrixTests {
                 return .respond(.json(200, ["threadId": "t", "messages": [] as [Any]]))
             case .feedback, .tracking: return .respond(ProductFixtures.ok)
             }
+        }
+
+        /// Moves the engine's clock through DL1's pauses before the second, third and fourth
+        /// attempts (1 s, 2 s, 4 s), as many as `attempts` calls for, settling after each: a call
+        /// that meets the fault every time has then made its last attempt.
+        func passRetrySteps(_ attempts: Int) async {
+            for step in [1, 2, 4].prefix(attempts - 1) {
+                h.clock.advance(by: .seconds(step))
+                await h.settle()
+            }
+        }
+
+        /// Moves the clock past the queue's first pause (5 s ±20 %, DL3).
+        func passFirstPause() async {
+            h.clock.advance(by: .seconds(6))
+            await h.settle()
+        }
+
+        /// Moves the clock an hour on, past every later pause.
+        func passLongAfter() async {
+            h.clock.advance(by: .seconds(3600))
+            await h.settle()
         }
 
         /// Sends `text` and waits until the engine settled.

@@ -27,7 +27,7 @@ struct ModelBasedStressTests {
     /// The seeds, in ten interleaved groups that run as separate test cases, in parallel.
     static let groups = Array(0..<10)
 
-    // covers: D2, D3, D4, D5, D8, D13, D17, O2, O3, O4, O5, O6, P6, P8, PR6, PR8, PR9, PR10
+    // covers: D2, D3, D4, D5, D8, D13, D17, O2, O3, O4, O5, O6, P6, P8, PR6, PR8, PR9, PR10, DL1
     @Test(arguments: groups) func randomSessionsKeepTheEngineInvariants(group: Int) async {
         let seeds = Self.seeds.filter { Int($0 % UInt64(Self.groups.count)) == group || Self.seeds.count == 1 }
         guard !seeds.isEmpty, Self.seeds.count > 1 || group == 0 else { return }
@@ -492,9 +492,18 @@ final class StressRun {
         switch step {
         case .prepare(let selector, let configuration):
             server.setConfiguration(configuration)
-            let result = await h.settle {
+            let call = h.bed.start {
                 await $0.prepareAssistant(assistantSelector: selector, pageContext: Fixtures.productPage)
             }
+            await h.settle()
+            if configuration == .failing {
+                // A 500 is tried again after 1 s, 2 s and 4 s within the 10 s deadline (DL1).
+                for step in [1, 2, 4] {
+                    h.clock.advance(by: .seconds(step))
+                    await h.settle()
+                }
+            }
+            let result = call.returnedValue
             switch (configuration, result) {
             case (.enabled, .ready?), (.disabled, .unavailable(.disabled)?): break
             case (.failing, .failure(let error)?) where error.code == .server && error.httpStatus == 500: break

@@ -173,13 +173,13 @@ struct SocketFaultMatrixTests {
 
     /// The cross-host redirect reached the second host only where the policy allows it.
     static func expectSecondHost(
-        _ scene: Scene, _ fault: LoopbackFault, _ endpoint: SocketEndpoint,
+        _ scene: Scene, _ fault: LoopbackFault, _ endpoint: SocketEndpoint, attempts: Int = 1,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let crossed = scene.s.backend.otherHost.receivedRequests
         let expected =
             (fault == .redirect302OtherHost || fault == .redirect307OtherHost)
-                && fault.redirectIsFollowed(method: endpoint.method, policy: endpoint.redirectPolicy) ? 1 : 0
+                && fault.redirectIsFollowed(method: endpoint.method, policy: endpoint.redirectPolicy) ? attempts : 0
         #expect(crossed.count == expected, "second host reached \(crossed.count) times", sourceLocation: sourceLocation)
         #expect(crossed.allSatisfy { $0.header("Authorization") == nil }, sourceLocation: sourceLocation)
     }
@@ -192,14 +192,15 @@ struct SocketFaultMatrixTests {
         try await Self.limiter.run {
             let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.chooseAssistant, faultCase)
-            scene.s.transport.arm(fault, for: .chooseAssistant)
+            let documented = Self.documentedOutcome(.chooseAssistant, faultCase)
+            let plan = Self.retryPlan(.chooseAssistant, faultCase, documented)
+            let expected = plan.clean > 0 ? Outcome.success : documented
 
-            let result = try #require(
-                await scene.run(fault, on: .chooseAssistant) {
-                    await $0.prepareAssistant(
-                        assistantSelector: SocketEndpoint.assistantSelector, pageContext: SocketScene.productPage)
-                })
+            let call = await scene.runRetrying(fault, on: .chooseAssistant, plan) {
+                await $0.prepareAssistant(
+                    assistantSelector: SocketEndpoint.assistantSelector, pageContext: SocketScene.productPage)
+            }
+            let result = try #require(call.result.withLock { $0.value }, "prepareAssistant never returned")
 
             switch expected {
             case .success:
@@ -214,8 +215,11 @@ struct SocketFaultMatrixTests {
                 if code == .rateLimited { #expect(error.message.contains("Retry-After: 30")) }
                 #expect(await scene.s.engine.preparationState == .failed)
             }
-            #expect(scene.s.transport.requests(to: .chooseAssistant).count == 2)
-            Self.expectSecondHost(scene, fault, .chooseAssistant)
+            let chooses = scene.s.transport.requests(to: .chooseAssistant)
+            #expect(chooses.count == 1 + plan.attempts, "\(fault): the scene's own and \(plan.attempts) attempt(s)")
+            let bodies = chooses.dropFirst().map(\.body)
+            #expect(bodies.allSatisfy { $0 == bodies.first }, "every attempt sends the same bytes")
+            Self.expectSecondHost(scene, fault, .chooseAssistant, attempts: plan.faulted)
             await scene.expectIntact()
         }
     }
@@ -228,15 +232,16 @@ struct SocketFaultMatrixTests {
         try await Self.limiter.run {
             let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.chooseEntry, faultCase)
-            scene.s.transport.arm(fault, for: .chooseEntry)
+            let documented = Self.documentedOutcome(.chooseEntry, faultCase)
+            let plan = Self.retryPlan(.chooseEntry, faultCase, documented)
+            let expected = plan.clean > 0 ? Outcome.success : documented
             let logsBefore = scene.s.logLines.count
 
-            let content = try #require(
-                await scene.run(fault, on: .chooseEntry) {
-                    await $0.getContentBySelector(
-                        selector: SocketEndpoint.entrySelector, pageContext: SocketScene.productPage)
-                })
+            let call = await scene.runRetrying(fault, on: .chooseEntry, plan) {
+                await $0.getContentBySelector(
+                    selector: SocketEndpoint.entrySelector, pageContext: SocketScene.productPage)
+            }
+            let content = try #require(call.result.withLock { $0.value }, "getContentBySelector never returned")
 
             let logged = scene.logged(since: logsBefore, containing: "/choose")
             switch expected {
@@ -245,32 +250,42 @@ struct SocketFaultMatrixTests {
                 #expect(logged.isEmpty, "\(logged)")
             case .failure(let code, _, _):
                 #expect(content == nil, "\(fault)")
-                #expect(logged.count == 1, "one logged failure: \(logged)")
+                #expect(logged.count == 1, "one logged failure, after the last attempt: \(logged)")
                 #expect(Self.mentions(logged, code), "\(logged) should name \(code.rawValue)")
             }
+            let entries = scene.s.transport.requests(to: .chooseEntry)
+            #expect(entries.count == plan.attempts, "\(fault): retried per DL1, never more")
+            #expect(entries.allSatisfy { $0.body == entries.first?.body }, "every attempt sends the same bytes")
             #expect(await scene.s.engine.preparationState == .ready)
-            Self.expectSecondHost(scene, fault, .chooseEntry)
+            Self.expectSecondHost(scene, fault, .chooseEntry, attempts: plan.faulted)
             await scene.expectIntact()
         }
     }
 
     // MARK: - Gravity /visit
 
+    // A failed `/visit` is logged once, after its attempts within the deadline (DL1); one that
+    // still fails transiently or with a server status is kept and sent again after the queue's
+    // first pause (DL2, DL3), a final one is dropped; nothing else changes.
     @Test(arguments: faults)
     func trackViewFailureIsLoggedOnceAndChangesNothingElse(_ faultCase: FaultCase) async throws {
         let fault = faultCase.fault
         try await Self.limiter.run {
             let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.visit, faultCase)
-            scene.s.transport.arm(fault, for: .visit)
+            let documented = Self.documentedOutcome(.visit, faultCase)
+            let plan = Self.retryPlan(.visit, faultCase, documented)
+            let expected = plan.clean > 0 ? Outcome.success : documented
+            let kept = expected != .success && plan.keptIfQueued
             let logsBefore = scene.s.logLines.count
 
-            let done = await scene.run(fault, on: .visit) {
+            let call = await scene.runRetrying(fault, on: .visit, plan) {
                 await $0.trackView(pageContext: SocketScene.productPage)
                 return true
             }
-            #expect(done == true)
+            #expect(call.result.withLock { $0.value } == true, "trackView never returned")
+            #expect(scene.s.transport.requests(to: .visit).count == plan.attempts, "\(fault): tried per DL1")
+            #expect(await scene.s.engine.pendingDeliveries == (kept ? 1 : 0), "\(fault)")
 
             let logged = scene.s.logLines.dropFirst(logsBefore).filter {
                 $0.contains("/visit") || $0.contains("undecodable event response")
@@ -282,9 +297,18 @@ struct SocketFaultMatrixTests {
                 #expect(logged.count == 1, "\(fault): one logged failure: \(logged)")
                 #expect(Self.mentions(logged, code), "\(logged) should name \(code.rawValue)")
             }
-            #expect(scene.s.transport.requests(to: .visit).count == 1)
+            #expect(
+                scene.logged(since: logsBefore, containing: "delivery: visit screenview not delivered yet").count
+                    == (kept ? 1 : 0), "\(fault): \(scene.s.logLines.dropFirst(logsBefore))")
+
+            // The queue's pauses end: a kept visit is sent once more, with its first bytes.
+            await scene.passQueuePauses(call)
+            let visits = scene.s.transport.requests(to: .visit)
+            #expect(visits.count == plan.attempts + (kept ? 1 : 0), "\(fault): never more")
+            #expect(visits.allSatisfy { $0.body == visits.first?.body }, "the same bytes every time")
+            #expect(await scene.s.engine.pendingDeliveries == 0)
             #expect(await scene.s.engine.canonicalUserId == "u-8f3c")
-            Self.expectSecondHost(scene, fault, .visit)
+            Self.expectSecondHost(scene, fault, .visit, attempts: plan.faulted)
             await scene.expectIntact()
         }
     }
@@ -292,29 +316,57 @@ struct SocketFaultMatrixTests {
     // MARK: - Gravity /event (lifecycle events)
 
     @Test(arguments: faults)
-    func lifecycleEventFailureIsRecordedOnceAndTheMessageStillLands(_ faultCase: FaultCase) async throws {
+    func lifecycleEventFailureIsRetriedThenKeptAndTheMessageStillLands(_ faultCase: FaultCase) async throws {
         let fault = faultCase.fault
         try await Self.limiter.run {
             let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.event, faultCase)
+            let documented = Self.documentedOutcome(.event, faultCase)
+            let plan = Self.retryPlan(.event, faultCase, documented)
+            let expected = plan.clean > 0 ? Outcome.success : documented
+            let kept = expected != .success && plan.keptIfQueued
             // The next lifecycle event is the second message's chat_message_send.
-            scene.s.transport.arm(fault, for: .event)
-
-            let sent = try #require(await scene.run(fault, on: .event) { await $0.sendMessage("Второе сообщение") })
+            let call = await scene.runRetrying(fault, on: .event, plan) { await $0.sendMessage("Второе сообщение") }
+            let sent = try #require(call.result.withLock { $0.value }, "sendMessage never returned")
             let messageId = try sent.get()
 
-            let records = await scene.s.engine.trackingLog.filter {
-                $0.kind == .event && $0.name == "chat_message_send" && $0.properties["messageId"] == messageId
+            func records() async -> [TrackingRecord] {
+                await scene.s.engine.trackingLog.filter {
+                    $0.kind == .event && $0.name == "chat_message_send" && $0.properties["messageId"] == messageId
+                }
             }
-            #expect(records.count == 1, "attempted once, never retried: \(records)")
-            #expect(records.first?.failure == expected.code?.rawValue, "\(fault): \(records)")
+            func bodies() -> [Data?] {
+                scene.s.transport.requests(to: .event).filter {
+                    let text = String(decoding: $0.body ?? Data(), as: UTF8.self)
+                    return text.contains(messageId) && text.contains("chat_message_send")
+                }.map(\.body)
+            }
+            let firstRecords = await records()
+            let first = firstRecords.first
+            #expect(first?.failure == expected.code?.rawValue, "\(fault): \(firstRecords)")
+            #expect(first?.deferred == false)
+            #expect(first?.eventTime != nil, "every event carries its eventTime")
+
+            // A kept event is delivered after the queue's pause (or earlier, when a success
+            // elsewhere ends a pause that followed a network failure), deferred, never more.
+            await scene.passQueuePauses(call)
+            let all = await records()
+            #expect(all.count == (kept ? 2 : 1), "\(fault): kept for the queue, never more: \(all)")
+            if kept {
+                #expect(all.last?.deferred == true)
+                #expect(all.last?.failure == nil)
+                #expect(all.last?.eventTime == first?.eventTime, "the time it was raised stays")
+            }
+            let sentBodies = bodies()
+            #expect(sentBodies.count == plan.attempts + (kept ? 1 : 0), "\(fault): tried per DL1, then the queue")
+            #expect(sentBodies.allSatisfy { $0 == sentBodies.first }, "the same bytes every time")
+            #expect(await scene.s.engine.pendingDeliveries == 0)
             let snapshot = await scene.s.engine.chatSnapshot
             let new = Array(snapshot.messages.dropFirst(scene.earlier.count))
             #expect(new.map(\.id) == [messageId, LoopbackBackend.assistantAnswerID(messageId)])
             #expect(new.first?.text == "Второе сообщение")
             #expect(new.first?.status == .sent)
-            Self.expectSecondHost(scene, fault, .event)
+            Self.expectSecondHost(scene, fault, .event, attempts: plan.faulted)
             await scene.expectIntact()
         }
     }
@@ -465,31 +517,122 @@ struct SocketFaultMatrixTests {
 
     // MARK: - Tracking URL GET
 
+    // A tracking GET is tried per DL1 within its deadline (one record); one still failing
+    // transiently or with a server status is kept and sent again after the queue's first
+    // pause (a second, deferred record), never more; a final failure is dropped.
     @Test(arguments: faults)
-    func trackingURLFailureIsRecordedOnceAndNeverRetried(_ faultCase: FaultCase) async throws {
+    func trackingURLFailureIsRetriedWithinItsDeadlineThenKeptForTheQueue(_ faultCase: FaultCase) async throws {
         let fault = faultCase.fault
         try await Self.limiter.run {
             let scene = try await Scene.start(faultCase.transport)
             defer { scene.s.stop() }
-            let expected = Self.documentedOutcome(.tracking, faultCase)
-            scene.s.transport.arm(fault, for: .tracking)
+            let documented = Self.documentedOutcome(.tracking, faultCase)
+            let plan = Self.retryPlan(.tracking, faultCase, documented)
+            let expected = plan.clean > 0 ? Outcome.success : documented
+            let kept = expected != .success && plan.keptIfQueued
             let product = try #require(scene.earlier.last?.productBlock?.products.first)
 
-            let result = await scene.run(fault, on: .tracking) { engine -> AssistantInteractionResult in
+            let call = await scene.runRetrying(fault, on: .tracking, plan) { engine -> AssistantInteractionResult in
                 let result = await engine.performAssistantProductAction(
                     product: product.ref, action: .visibleImpression)
                 await engine.flushTracking()
                 return result
             }
-            #expect(result == .accepted)
+            #expect(call.result.withLock { $0.value } == .accepted)
 
             let url = scene.s.backend.trackingURL("vi", "i=p-1&m=\(scene.earlier.last?.id ?? "")")
-            let records = await scene.s.engine.trackingLog.filter { $0.kind == .url && $0.name == url }
-            #expect(records.count == 1, "attempted once, never retried: \(records)")
-            #expect(records.first?.failure == expected.code?.rawValue, "\(fault): \(records)")
-            #expect(scene.s.transport.requests(to: .tracking).filter { $0.url.absoluteString == url }.count == 1)
-            Self.expectSecondHost(scene, fault, .tracking)
+            func records() async -> [TrackingRecord] {
+                await scene.s.engine.trackingLog.filter { $0.kind == .url && $0.name == url }
+            }
+            func requests() -> Int {
+                scene.s.transport.requests(to: .tracking).filter { $0.url.absoluteString == url }.count
+            }
+            let first = await records()
+            #expect(first.count == 1, "one record for the attempts within the deadline: \(first)")
+            #expect(first.first?.failure == expected.code?.rawValue, "\(fault): \(first)")
+            #expect(first.first?.deferred == false)
+            #expect(requests() == plan.attempts, "\(fault): tried per DL1 within its deadline")
+            #expect(await scene.s.engine.pendingDeliveries == (kept ? 1 : 0), "\(fault)")
+
+            await scene.passQueuePauses(call)
+            let all = await records()
+            #expect(all.count == (kept ? 2 : 1), "\(fault): kept for the queue, never more: \(all)")
+            if kept {
+                #expect(all.last?.deferred == true)
+                #expect(all.last?.failure == nil)
+            }
+            #expect(requests() == plan.attempts + (kept ? 1 : 0), "\(fault)")
+            #expect(await scene.s.engine.pendingDeliveries == 0)
+            Self.expectSecondHost(scene, fault, .tracking, attempts: plan.faulted)
             await scene.expectIntact()
         }
+    }
+}
+
+// MARK: - Retries within the deadline and the delivery queue (DL1, DL2, DL3)
+
+extension SocketFaultMatrixTests {
+    /// How a fault on a Gravity call or tracking `GET` plays through DL1's attempts.
+    struct RetryPlan {
+        /// Attempts the fault answers: it is armed again before each one.
+        let faulted: Int
+        /// Attempts after those that the loopback answers correctly (a stall's retry).
+        let clean: Int
+        /// Whether the call ends in a transient or server failure, which the queue keeps (DL2).
+        let keptIfQueued: Bool
+
+        var attempts: Int { faulted + clean }
+    }
+
+    /// A retryable fault (cannot connect, connection lost, timed out, 408, 429, 5xx) is served
+    /// for every attempt: after 1 s, 2 s and 4 s the fourth still starts inside the 10 s deadline,
+    /// a 429 whose `Retry-After` (30 s) does not fit gets none more. A stall the engine's own
+    /// timeout ends has spent the deadline; one the transport's deadline ends is tried again a
+    /// second later on the engine's clock, and that attempt is not faulted. A final fault: once.
+    static func retryPlan(_ endpoint: SocketEndpoint, _ faultCase: FaultCase, _ expected: Outcome) -> RetryPlan {
+        guard case .failure(let code, _, let status) = expected else {
+            return RetryPlan(faulted: 1, clean: 0, keptIfQueued: false)
+        }
+        let retryable =
+            status.map { $0 == 408 || $0 == 429 || (500...599).contains($0) } ?? (code == .network || code == .timeout)
+        guard retryable else { return RetryPlan(faulted: 1, clean: 0, keptIfQueued: false) }
+        if status == 429 { return RetryPlan(faulted: 1, clean: 0, keptIfQueued: true) }
+        if faultCase.fault.stalls {
+            return endpoint.engineTimeout != nil
+                ? RetryPlan(faulted: 1, clean: 0, keptIfQueued: true)
+                : RetryPlan(faulted: 1, clean: 1, keptIfQueued: false)
+        }
+        return RetryPlan(faulted: 4, clean: 0, keptIfQueued: true)
+    }
+}
+
+extension SocketFaultMatrixTests.Scene {
+    /// Runs the engine call that meets the fault, ends a stall if the fault stalls, and moves
+    /// the engine's clock through DL1's pauses (1 s, 2 s, 4 s) as the plan calls for, arming
+    /// the fault again before each faulted attempt and settling after each.
+    func runRetrying<Value: Sendable>(
+        _ fault: LoopbackFault, on endpoint: SocketEndpoint, _ plan: SocketFaultMatrixTests.RetryPlan,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: @escaping @Sendable (AssistantEngine) async -> Value
+    ) async -> SocketScene.Call<Value> {
+        s.transport.arm(fault, for: endpoint)
+        let call = s.start(body)
+        if fault.stalls { await s.endStall(of: endpoint, sourceLocation: sourceLocation) }
+        _ = await s.finish(call, sourceLocation: sourceLocation)
+        for (index, step) in [1, 2, 4].prefix(plan.attempts - 1).enumerated() {
+            if index + 2 <= plan.faulted { s.transport.arm(fault, for: endpoint) }
+            s.clock.advance(by: .seconds(step))
+            _ = await s.finish(call, sourceLocation: sourceLocation)
+        }
+        return call
+    }
+
+    /// Moves the clock past the queue's first pause (5 s ±20 %, DL3), then an hour on, past
+    /// every later one, settling after each.
+    func passQueuePauses<Value: Sendable>(_ call: SocketScene.Call<Value>) async {
+        s.clock.advance(by: .seconds(6))
+        _ = await s.finish(call)
+        s.clock.advance(by: .seconds(3600))
+        _ = await s.finish(call)
     }
 }

@@ -239,6 +239,10 @@ struct SoakDriver {
     /// What the user typed in the current dialog, in order.
     var typed: [(id: String, text: String)] = []
     var attempts: [String: Int] = [:]
+    /// Whether a stalled message moved the engine's clock by its reply timeout in the current
+    /// dialog: a tracking GET waiting out a DL1 pause then meets its own deadline at the same
+    /// instant as its next attempt, an uncertain outcome after which a second copy may arrive.
+    var clockJumped = false
 
     init(scene: SocketScene, faults: SoakFaults, rng: SplitMix64) {
         self.scene = scene
@@ -249,7 +253,7 @@ struct SoakDriver {
     /// Prepares (again, until a faulted `/choose` lets it through) and opens the chat.
     mutating func prepareAndOpen(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for _ in 0..<50 {
-            let result = await scene.settle {
+            let result = await settleThroughRetries {
                 await $0.prepareAssistant(
                     assistantSelector: SocketEndpoint.assistantSelector, pageContext: SocketScene.productPage)
             }
@@ -313,7 +317,7 @@ struct SoakDriver {
     }
 
     /// Sends (or resends) a message; ends a stall with the engine's reply timeout.
-    private func send(
+    private mutating func send(
         _ body: @escaping @Sendable (AssistantEngine) async -> Result<String, AssistantSendRefusal>,
         attempt: Int, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> String? {
@@ -327,6 +331,7 @@ struct SoakDriver {
             == true
         {
             await scene.endStall(of: .messages, sourceLocation: sourceLocation)
+            clockJumped = true
         }
         _ = await scene.finish(call, sourceLocation: sourceLocation)
         return id
@@ -347,16 +352,102 @@ struct SoakDriver {
         try #require(opened == .opened)
     }
 
-    /// Checks the dialog about to end: every typed message is there once, with its text, sent
-    /// or failed; no message is there that was not typed; every accepted tap's click URL was
-    /// requested exactly once, and no other click.
+    /// Runs `body` and waits until the engine has settled, moving the engine's clock a second
+    /// at a time while the call waits out DL1's pauses (1 s, 2 s, 4 s) before another attempt.
+    func settleThroughRetries<Value: Sendable>(
+        sourceLocation: SourceLocation = #_sourceLocation, _ body: @escaping @Sendable (AssistantEngine) async -> Value
+    ) async -> Value? {
+        let call = scene.start(body)
+        var value = await scene.finish(call, sourceLocation: sourceLocation)
+        for _ in 0..<60 where value == nil && scene.clock.sleeperCount > 0 {
+            scene.clock.advance(by: .seconds(1))
+            value = await scene.finish(call, sourceLocation: sourceLocation)
+        }
+        return value
+    }
+
+    /// Drains the delivery queue (DL3): moves the engine's clock a second at a time through the
+    /// retries within a call's deadline (DL1: 1 s, 2 s, 4 s inside 10 s), so that no retry and
+    /// deadline fall on one instant, then past the queue's pause (the longest, 15 min +20 %),
+    /// until nothing is queued and nothing waits on the clock; then makes one last fresh
+    /// attempt (`flushQueue()`, DL8).
+    func drainQueue(sourceLocation: SourceLocation = #_sourceLocation) async {
+        func idle() async -> Bool { await scene.engine.pendingDeliveries == 0 && scene.clock.sleeperCount == 0 }
+        for _ in 0..<50 {
+            _ = await scene.settle(sourceLocation: sourceLocation) { await $0.flushTracking() }
+            for _ in 0..<12 where !(await idle()) {
+                scene.clock.advance(by: .seconds(1))
+                _ = await scene.settle(sourceLocation: sourceLocation) { _ in true }
+            }
+            if await idle() { break }
+            scene.clock.advance(by: .seconds(20 * 60))
+        }
+        _ = await scene.settle(sourceLocation: sourceLocation) { await $0.flushQueue() }
+        #expect(await scene.engine.pendingDeliveries == 0, "the queue drained", sourceLocation: sourceLocation)
+    }
+
+    /// Whether the `attempt`-th request of a click URL may be followed by another: it failed
+    /// with a transient or server failure that DL1 or the queue tries again. A duplicate
+    /// delivery is allowed only where that failure was uncertain (the server may have read it).
+    func clickAttempt(_ url: String, _ attempt: Int) -> (
+        faulted: LoopbackFault?, outcome: SocketFaultMatrixTests.Outcome
+    ) {
+        let key = url + "|" + String(SoakFaults.hash(0, "")) + "#\(attempt)"
+        guard
+            let fault = SoakFaults.fault(
+                seed: faults.seed, transport: faults.transport, endpoint: .tracking, key: key)
+        else { return (nil, .success) }
+        let faultCase = LoopbackFaultTransportTests.FaultCase(transport: faults.transport, fault: fault)
+        return (fault, SocketFaultMatrixTests.documentedOutcome(.tracking, faultCase))
+    }
+
+    /// Checks the dialog about to end, after draining the queue: every typed message is there
+    /// once, with its text, sent or failed; no message is there that was not typed; every
+    /// accepted tap's click URL reached the backend, and no other click. A click URL is
+    /// requested again only after a retryable failure (DL1, DL3); one whose last attempt met a
+    /// final failure was dropped, as DL3 says.
     mutating func endDialog(sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        _ = await scene.settle { await $0.flushTracking() }
+        await drainQueue(sourceLocation: sourceLocation)
         let clicks = scene.transport.takeClickCounts()
         let expectedClicks = Dictionary(tappedClickURLs.map { ($0, 1) }, uniquingKeysWith: +)
         #expect(
-            clicks == expectedClicks, "clicks: \(clicks.count) URLs, taps: \(tappedClickURLs.count)",
-            sourceLocation: sourceLocation)
+            Set(clicks.keys) == Set(expectedClicks.keys),
+            "clicks: \(clicks.count) URLs, taps: \(tappedClickURLs.count)", sourceLocation: sourceLocation)
+        for (url, taps) in expectedClicks {
+            let requested = clicks[url] ?? 0
+            // Each tap's first attempt, then one more after each failure that is tried again;
+            // a success is never sent again, a final failure drops the click (DL3).
+            var retried = 0
+            var delivered = 0
+            var dropped = 0
+            for attempt in stride(from: 1, through: requested, by: 1) {
+                switch clickAttempt(url, attempt).outcome {
+                case .success: delivered += 1
+                case .failure(let code, _, let status):
+                    let retryable =
+                        status.map { $0 == 408 || $0 == 429 || (500...599).contains($0) }
+                        ?? (code == .network || code == .timeout)
+                    if retryable { retried += 1 } else { dropped += 1 }
+                }
+            }
+            let played = stride(from: 1, through: requested, by: 1).map { attempt -> String in
+                let (fault, outcome) = clickAttempt(url, attempt)
+                return "\(fault?.rawValue ?? "valid") → \(outcome)"
+            }.joined(separator: ", ")
+            #expect(
+                requested >= taps, "\(url): \(requested) requests for \(taps) tap(s)", sourceLocation: sourceLocation)
+            #expect(
+                requested <= taps + retried || (clockJumped && requested <= taps + 2 * retried),
+                "\(url): \(requested) requests for \(taps) tap(s), \(retried) retried: \(played)",
+                sourceLocation: sourceLocation)
+            #expect(
+                delivered <= taps || (clockJumped && delivered <= taps + retried),
+                "\(url): a success is never sent again (\(delivered) for \(taps) tap(s)): \(played)",
+                sourceLocation: sourceLocation)
+            #expect(
+                delivered + dropped >= taps, "\(url): nothing lost (\(delivered) delivered, \(dropped) dropped)",
+                sourceLocation: sourceLocation)
+        }
         let messages = await scene.engine.chatSnapshot.messages
         let users = messages.filter { $0.role == .user }
         #expect(
@@ -369,6 +460,7 @@ struct SoakDriver {
         typed = []
         attempts = [:]
         tappedClickURLs = []
+        clockJumped = false
         faults.forgetSettledCalls()
         scene.backend.forgetThreads()
     }

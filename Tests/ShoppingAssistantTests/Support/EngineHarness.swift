@@ -134,4 +134,25 @@ struct EngineHarness {
             Issue.record("\(error)", sourceLocation: sourceLocation)
         }
     }
+
+    /// Runs `body` and lets the manual clock move from deadline to deadline whenever the engine
+    /// has settled, until `body` returns: a call that retries within its deadline (DL1) sleeps
+    /// on the clock between attempts.
+    func passingTime<Value: Sendable>(
+        sourceLocation: SourceLocation = #_sourceLocation, _ body: @escaping @Sendable (AssistantEngine) async -> Value
+    ) async -> Value? {
+        let call = bed.start(body)
+        for _ in 0..<1_000 {
+            do {
+                try await bed.runUntilIdle()
+            } catch {
+                Issue.record("\(error)", sourceLocation: sourceLocation)
+                return nil
+            }
+            if let value = call.returnedValue { return value }
+            guard clock.advanceToNextDeadline() else { break }
+        }
+        Issue.record("the call never returned, however far the clock moved", sourceLocation: sourceLocation)
+        return nil
+    }
 }

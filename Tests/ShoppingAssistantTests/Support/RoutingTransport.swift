@@ -72,7 +72,7 @@ final class RoutingTransport: HTTPTransport, Sendable {
 
     private struct State {
         var requests: [(endpoint: WireEndpoint, request: HTTPRequest)] = []
-        var armed: [WireEndpoint: Answer] = [:]
+        var armed: [WireEndpoint: (answer: Answer, remaining: Int)] = [:]
         var parked: [Parked] = []
         var nextID = 0
     }
@@ -86,9 +86,11 @@ final class RoutingTransport: HTTPTransport, Sendable {
         self.responder = responder
     }
 
-    /// Answers the next request to `endpoint` with `answer` instead of the responder's.
-    func arm(_ answer: Answer, for endpoint: WireEndpoint) {
-        state.withLock { $0.armed[endpoint] = answer }
+    /// Answers the next `times` requests to `endpoint` with `answer` instead of the
+    /// responder's: once by default, as many times as a call is tried (DL1) for a fault that
+    /// persists through its retries.
+    func arm(_ answer: Answer, for endpoint: WireEndpoint, times: Int = 1) {
+        state.withLock { $0.armed[endpoint] = times > 0 ? (answer, times) : nil }
     }
 
     /// Every request received, in order.
@@ -112,7 +114,9 @@ final class RoutingTransport: HTTPTransport, Sendable {
         let endpoint = WireEndpoint(request)
         let armed = state.withLock { state -> Answer? in
             state.requests.append((endpoint, request))
-            return state.armed.removeValue(forKey: endpoint)
+            guard let (answer, remaining) = state.armed[endpoint] else { return nil }
+            state.armed[endpoint] = remaining > 1 ? (answer, remaining - 1) : nil
+            return answer
         }
         switch armed ?? responder(endpoint, request) {
         case .respond(let response):

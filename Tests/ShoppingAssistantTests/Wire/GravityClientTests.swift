@@ -186,12 +186,16 @@ import Testing
         let h = await EngineHarness(logger: AssistantLogger(level: .error))
         let lines = CollectedValues<String>()
         h.engine.logger.setListener { _, message in lines.append(message) }
-        h.transport.expect(.request(.post, pathSuffix: "/choose"), .fail(.cannotConnect("offline")))
+        // Retried within the deadline where another attempt may help (DL1): four attempts each.
+        for _ in 0..<4 { h.transport.expect(.request(.post, pathSuffix: "/choose"), .fail(.cannotConnect("offline"))) }
         h.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(200, "<html>")))
-        h.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(500, "")))
+        for _ in 0..<4 { h.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(.text(500, ""))) }
         for attempt in 1...3 {
             let before = lines.all.count
-            #expect(await h.engine.getContentBySelector(selector: "entry", pageContext: Fixtures.homePage) == nil)
+            let content = await h.passingTime { engine in
+                await engine.getContentBySelector(selector: "entry", pageContext: Fixtures.homePage)
+            }
+            #expect(content == .some(nil))
             #expect(lines.all.count > before, "failure #\(attempt) is logged")
         }
         h.transport.expect(.request(.post, pathSuffix: "/choose"), .respond(Fixtures.choose(selector: "entry")))
