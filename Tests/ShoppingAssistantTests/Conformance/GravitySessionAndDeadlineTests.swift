@@ -81,7 +81,8 @@ struct GravitySessionAndDeadlineTests {
     // covers: B8
     @Test func aFailedFirstVisitReleasesTheGate() async throws {
         let h = await EngineHarness(storedUID: nil)
-        h.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(.text(400, "{}")))  // final: not retried (DL1)
+        // A 400 is final: not retried (DL1).
+        h.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(.text(400, "{}")))
         let next = h.transport.expect(
             .request(.post, pathSuffix: "/choose"), .respond(Peer.choose([("banner", "{}")], uid: "server-uid")))
         await h.engine.trackView(pageContext: Fixtures.homePage)

@@ -198,7 +198,8 @@ import Testing
         #expect(h.transport.request(for: gate) != nil, "the first request holds the gate")
         h.bed.start { engine -> Bool in
             await engine.triggerEvent(
-                events: [AddToCartEvent(value: 1990, productId: "sku-123", quantity: 1)], pageContext: Fixtures.homePage)
+                events: [AddToCartEvent(value: 1990, productId: "sku-123", quantity: 1)], pageContext: Fixtures.homePage
+            )
             return true
         }
         try await h.bed.runUntilIdle()

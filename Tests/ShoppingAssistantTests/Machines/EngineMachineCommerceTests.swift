@@ -37,7 +37,8 @@ import Testing
         #expect(
             F.withoutGravityDeadlines(actions) == [
                 .sendGravity(
-                    .host(F.call(1)), .event([addToCart.wire.stamped(), purchase.wire.stamped(), custom.wire.stamped()], F.envelope()),
+                    .host(F.call(1)),
+                    .event([addToCart.wire.stamped(), purchase.wire.stamped(), custom.wire.stamped()], F.envelope()),
                     identityEpoch: 1)
             ])
         #expect(addToCart.wire.type == "add-to-cart-v1")
