@@ -444,6 +444,9 @@ final class StressRun {
         presenter = h.bed.makePresenter()
         let events = lockEvents
         await h.engine.setPresentationLockListener { events.append($0) }
+        // A new engine reads its delivery store first (DL3): a step that sends nothing must not
+        // find that read still under way.
+        await h.settle()
     }
 
     /// Runs every step; returns a report of the first step that broke the model or an invariant.
