@@ -63,6 +63,8 @@ public struct EngineTestBed: Sendable {
     ///     a proxy); its own waits count as running work.
     ///   - onUnexpected: called for each request nobody expected; pass
     ///     `{ Issue.record(Comment(rawValue: $0)) }` to fail the running test at once.
+    ///   - deliveryStore: where events and tracking wait until delivered (DL2); pass the store
+    ///     of an earlier bed to test what the next engine does with what it left.
     public init(
         configuration: AssistantEngineConfiguration = AssistantEngineConfiguration(apiKey: "test-key", section: "test"),
         identityStore: any IdentityStore = InMemoryIdentityStore(),
