@@ -351,12 +351,8 @@ struct SocketFaultMatrixTests {
             // elsewhere ends a pause that followed a network failure), deferred, never more.
             await scene.passQueuePauses(call)
             let all = await records()
-            #expect(all.count == (kept ? 2 : 1), "\(fault): kept for the queue, never more: \(all)")
-            if kept {
-                #expect(all.last?.deferred == true)
-                #expect(all.last?.failure == nil)
-                #expect(all.last?.eventTime == first?.eventTime, "the time it was raised stays")
-            }
+            expectDeliveredFromTheQueueOnce(all, kept: kept, "\(fault)")
+            if kept { #expect(all.last?.eventTime == first?.eventTime, "the time it was raised stays") }
             let sentBodies = bodies()
             #expect(sentBodies.count == plan.attempts + (kept ? 1 : 0), "\(fault): tried per DL1, then the queue")
             #expect(sentBodies.allSatisfy { $0 == sentBodies.first }, "the same bytes every time")
@@ -556,11 +552,7 @@ struct SocketFaultMatrixTests {
 
             await scene.passQueuePauses(call)
             let all = await records()
-            #expect(all.count == (kept ? 2 : 1), "\(fault): kept for the queue, never more: \(all)")
-            if kept {
-                #expect(all.last?.deferred == true)
-                #expect(all.last?.failure == nil)
-            }
+            expectDeliveredFromTheQueueOnce(all, kept: kept, "\(fault)")
             #expect(requests() == plan.attempts + (kept ? 1 : 0), "\(fault)")
             #expect(await scene.s.engine.pendingDeliveries == 0)
             Self.expectSecondHost(scene, fault, .tracking, attempts: plan.faulted)
