@@ -276,8 +276,11 @@ struct DeliveryMachine {
             }.keys)
         flushes.append((id, kind, awaited))
         if kind == .queue, settings.enabled {
+            // The pause under way ends; the ladder does not start over, so a flush into a
+            // network still down is followed by the next, longer pause.
             for lane in Lane.allCases {
-                pauses[lane] = Pause()
+                pauses[lane]?.generation = nil
+                pauses[lane]?.until = nil
             }
         }
         return pump(now: now)
@@ -358,8 +361,8 @@ struct DeliveryMachine {
     }
 
     private mutating func startPause(_ lane: Lane, afterNetworkFailure: Bool, now: Date) -> [Action] {
-        // Off, nothing drains: a pause would wake nothing (DL4).
-        guard settings.enabled, var pause = pauses[lane], pause.generation == nil else { return [] }
+        // Off or stopped, nothing drains: a pause would wake nothing (DL4, H2).
+        guard settings.enabled, !isStopped, var pause = pauses[lane], pause.generation == nil else { return [] }
         let base = Self.pauses[min(pause.level, Self.pauses.count - 1)]
         let factor = 0.8 + 0.4 * random.nextUnit()
         let duration = base * factor

@@ -496,6 +496,28 @@ import Testing
         #expect(machine.pauseEnded(.gravity, generation: generation, now: Self.now) == [])
     }
 
+    /// A send cut short by the shutdown fails as it ends: the record stays for the next
+    /// engine and no pause starts, for nothing of a stopped engine may sleep on.
+    // covers: DL8, H2
+    @Test func aFailureAfterTheShutdownStartsNoPauseAndKeepsTheRecord() {
+        let record = Self.record()
+        var machine = Self.onTheWire(record)
+        _ = machine.stopped()
+        #expect(machine.attemptFinished(record.id, Self.offline, now: Self.now) == [])
+        #expect(machine.pendingCount == 1)
+    }
+
+    /// A flush ends the pause under way but does not start the ladder over: an app that
+    /// flushes into a network still down meets the next pause (15 s), not the first again.
+    // covers: DL3, DL8
+    @Test func aFlushIntoANetworkStillDownIsFollowedByTheNextLongerPause() throws {
+        let record = Self.record()
+        var (machine, _) = Self.paused(record)
+        #expect(machine.flushRequested(7, kind: .queue, now: Self.now) == [.send(record, route: nil)])
+        let pause = try #require(Self.pause(in: machine.attemptFinished(record.id, Self.offline, now: Self.now)))
+        #expect(Self.isJittered(pause.duration, around: 15), "the second pause, got \(pause.duration)")
+    }
+
     // covers: DL8
     @Test func aFlushIsOverWhenTheDrainFailsAgain() throws {
         let record = Self.record()

@@ -120,11 +120,7 @@ import Testing
     /// A shutdown ends a ticker left to run out and every sleeper of the outbox at once — each
     /// send's own deadline, a send waiting for its next attempt (DL1) — and leaves what those
     /// sends carried in the store for the next engine: nothing of the engine sleeps on (H2).
-    // Disabled, a known defect: `shutdown()` waits for a send whose request never ends (the
-    // scripted `.deferred` answer does not end on cancellation), so the test hangs instead of
-    // failing. Shutdown must cancel a send on the wire and leave its record in the store.
-    @Test(.disabled("shutdown waits for a send whose request never ends; see the comment above"))
-    func aShutdownEndsATickerLeftToRunOutAndEverySendsSleepers() async throws {
+    @Test func aShutdownEndsATickerLeftToRunOutAndEverySendsSleepers() async throws {
         let h = await EngineHarness(sleepersRunOut: true)
         await h.prepareReady()
         try await h.sendAndReceive("Вопрос", reply: Fixtures.reply(to: "m"))
@@ -141,9 +137,18 @@ import Testing
         // The second attempt of the URL that could not connect (at 1 s), each send's deadline.
         #expect(
             h.clock.pendingDeadlines.map(\.offset) == [.seconds(1), .seconds(10), .seconds(10), .seconds(10)])
-        await h.engine.shutdown()
+        // The stalled URL never answers: the shutdown waits out its flush deadline (2 s), in
+        // which the other URL's second attempt (at 1 s) fails too.
+        h.transport.expect(.get("https://offline.example/i"), .fail(.cannotConnect("offline")))
+        let shutdown = h.bed.start { await $0.shutdown() }
         try await h.bed.runUntilIdle()
-        #expect(h.clock.sleeperCount == 0, "nothing is left asleep")
+        h.clock.advance(by: .seconds(1))
+        try await h.bed.runUntilIdle()
+        #expect(shutdown.returnedValue == nil, "the flush deadline has not passed yet")
+        h.clock.advance(by: .seconds(1))
+        try await h.bed.runUntilIdle()
+        #expect(shutdown.returnedValue != nil, "the shutdown ends at its flush deadline")
+        #expect(h.clock.sleeperCount == 0, "nothing is left asleep: \(h.clock.pendingDeadlines)")
         #expect(h.activity.liveTasks == 0, "nothing of the engine runs")
         #expect(await h.engine.pendingDeliveries == 2, "both URLs wait in the store for the next engine")
     }
