@@ -325,10 +325,17 @@ extension REPLCommandTable {
             $0.clearFaults()
         },
         // The delivery queue, the network and restarts (DL).
-        .plain(
-            "queue", "show what waits for delivery: kind, age, attempts, status, next try", group: .delivery,
-            related: ["flush", "offline", "log"]
-        ) { await $0.showQueue() },
+        REPLCommand(
+            "queue", "[clear]", "show what waits for delivery: kind, age, attempts, status, next try; clear empties it",
+            group: .delivery, example: ":queue", related: ["flush", "offline", "log"], completions: [["clear"]]
+        ) { session, argument in
+            switch argument {
+            case "": await session.showQueue()
+            case "clear": await session.clearQueue()
+            default: return .usage()
+            }
+            return .done
+        },
         .plain(
             "flush", "try everything queued now, and say how much is left", group: .delivery,
             related: ["queue", "online"]

@@ -53,6 +53,13 @@ extension REPLSession {
         output.line(.dim, left == 0 ? "(queue flushed: nothing left)" : "(queue flushed: \(Self.entries(left)) left)")
     }
 
+    /// `:queue clear`: empties the queue (DL8); nothing cleared reaches the wire afterwards.
+    func clearQueue() async {
+        let had = await engine.pendingDeliveries
+        await engine.clearQueue()
+        output.line(.dim, had == 0 ? "(queue empty already)" : "(queue cleared: \(Self.entries(had)) forgotten)")
+    }
+
     /// `:offline` (`true`) and `:online`.
     nonisolated func setOffline(_ offline: Bool) {
         let was = network.isOffline
