@@ -35,6 +35,21 @@ import Testing
         #expect(await repl.session.engine.pendingDeliveries == queue.count)
     }
 
+    /// `:queue clear` forgets what waits, and nothing of it reaches the store once back online,
+    /// not even the retry its first attempt was waiting for; an argument it does not know gets
+    /// the usage.
+    // covers: DL8
+    @Test func aClearedQueueSendsNothingOnceBackOnline() async throws {
+        let repl = try await DemoREPL()
+        await buyOffline(repl)
+        #expect(await repl.run(":queue clear").printed == ["(queue cleared: 2 entries forgotten)"])
+        #expect(await repl.run(":queue clear").printed == ["(queue empty already)"])
+        await repl.run(lines: [":online", ":wait 30s", ":flush"])
+        #expect(purchases(repl).isEmpty, "nothing cleared reaches the store")
+        #expect(await repl.session.engine.pendingDeliveries == 0)
+        #expect(await repl.run(":queue all").printed.first?.hasPrefix("usage: :queue") == true)
+    }
+
     @Test func backOnlineAFlushDeliversThePurchaseWithTheTimeItWasMade() async throws {
         let repl = try await DemoREPL()
         await buyOffline(repl)

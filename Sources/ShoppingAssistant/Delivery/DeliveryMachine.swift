@@ -151,6 +151,10 @@ struct DeliveryMachine {
     /// never got.
     var pendingCount: Int { entries.values.filter { !$0.unprotected && !isPersisting($0) }.count }
 
+    /// Whether a send of `id` that failed may try again within its deadline (DL1): not once
+    /// the record was cleared (DL8) or the engine stopped.
+    func mayRetry(_ id: UUID) -> Bool { !isStopped && entries[id] != nil }
+
     private func isPersisting(_ entry: Entry) -> Bool {
         if case .persisting = entry.state { return true }
         return false

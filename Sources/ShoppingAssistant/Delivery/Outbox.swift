@@ -242,22 +242,24 @@ final class Outbox: Sendable {
             case .send(let record, let route):
                 send(record, route: route)
             case .remove(let ids):
-                storeQueue.async { [self] in
-                    do { try store.remove(ids) } catch { logger.log(.error, "delivery store: \(error)") }
+                onStoreQueue {
+                    do { try $0.store.remove(ids) } catch { $0.logger.log(.error, "delivery store: \(error)") }
                 }
                 state.withLock { shell in for id in ids { shell.details[id] = nil } }
             case .updateAttempts(let id, let attempts):
-                storeQueue.async { [self] in
-                    do { try store.updateAttempts(of: id, to: attempts) } catch {
-                        logger.log(.error, "delivery store: \(error)")
+                onStoreQueue {
+                    do { try $0.store.updateAttempts(of: id, to: attempts) } catch {
+                        $0.logger.log(.error, "delivery store: \(error)")
                     }
                 }
             case .drop(let record, let reason, let detail, let inStore):
                 logger.log(
                     .error, "delivery: \(record.kind.rawValue) \(record.label) dropped (\(reason.rawValue)): \(detail)")
                 if inStore {
-                    storeQueue.async { [self] in
-                        do { try store.remove([record.id]) } catch { logger.log(.error, "delivery store: \(error)") }
+                    onStoreQueue {
+                        do { try $0.store.remove([record.id]) } catch {
+                            $0.logger.log(.error, "delivery store: \(error)")
+                        }
                     }
                 }
                 let waiting = state.withLock {
@@ -270,9 +272,9 @@ final class Outbox: Sendable {
                     returning: .failure(
                         .failed(AssistantError(code: .network, message: "dropped: \(detail)"), uncertain: false)))
             case .removeAll:
-                storeQueue.async { [self] in
-                    do { try store.removeAll() } catch {
-                        logger.log(.error, "delivery store: cannot be emptied (\(error))")
+                onStoreQueue {
+                    do { try $0.store.removeAll() } catch {
+                        $0.logger.log(.error, "delivery store: cannot be emptied (\(error))")
                     }
                 }
             case .pause(let lane, let duration, let generation):
@@ -299,6 +301,16 @@ final class Outbox: Sendable {
         }
     }
 
+    /// Store work in the order it was asked for, counted as work under way, so that a replay
+    /// or a test that waits for quiet sees the store as it will stay.
+    private func onStoreQueue(_ work: @escaping @Sendable (Outbox) -> Void) {
+        activity?.begin()
+        storeQueue.async { [self] in
+            work(self)
+            activity?.end()
+        }
+    }
+
     // MARK: - Sending
 
     private func send(_ record: DeliveryRecord, route: DeliveryMachine.Route?) {
@@ -308,7 +320,7 @@ final class Outbox: Sendable {
         let delivery = route != .host
         let task = spawn { [self] in
             let result = await TrackerDeliveryScope.$isActive.withValue(delivery) {
-                await attempt(request, retrying: route != nil, timeout: timeout)
+                await attempt(request, of: record.id, retrying: route != nil, timeout: timeout)
             }
             finish(record, detail: detail, route: route, result)
         }
@@ -378,8 +390,8 @@ final class Outbox: Sendable {
     }
 
     /// One attempt, or for a first attempt as many as DL1 allows within `timeout`, the same
-    /// request every time.
-    private func attempt(_ request: HTTPRequest?, retrying: Bool, timeout: Duration) async -> Result<
+    /// request every time, while the machine still holds the record (a cleared one goes no more).
+    private func attempt(_ request: HTTPRequest?, of id: UUID, retrying: Bool, timeout: Duration) async -> Result<
         HTTPResponse, WireFailure
     > {
         guard let request else {
@@ -400,6 +412,7 @@ final class Outbox: Sendable {
                     afterFailed: failed, FailureClass(failure), elapsed: elapsed() - start, deadline: timeout)
             else { return result }
             do { try await wiring.clock.sleep(for: pause) } catch { return result }
+            guard state.withLock({ $0.machine.mayRetry(id) }) else { return result }
         }
     }
 

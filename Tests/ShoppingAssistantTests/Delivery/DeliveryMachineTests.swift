@@ -496,6 +496,20 @@ import Testing
         #expect(machine.pauseEnded(.gravity, generation: generation, now: Self.now) == [])
     }
 
+    /// A first attempt waiting for its next try within the deadline (DL1) tries no more once
+    /// the queue is cleared or the engine stopped: nothing cleared reaches the wire (DL8).
+    // covers: DL8
+    @Test func aClearedOrStoppedRecordIsNotTriedAgainWithinItsDeadline() {
+        let record = Self.record()
+        var machine = Self.onTheWire(record)
+        #expect(machine.mayRetry(record.id))
+        _ = machine.cleared(now: Self.now)
+        #expect(!machine.mayRetry(record.id))
+        var stopped = Self.onTheWire(record)
+        _ = stopped.stopped()
+        #expect(!stopped.mayRetry(record.id))
+    }
+
     /// A send cut short by the shutdown fails as it ends: the record stays for the next
     /// engine and no pause starts, for nothing of a stopped engine may sleep on.
     // covers: DL8, H2
