@@ -462,11 +462,27 @@ final class Outbox: Sendable {
                 .info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later"
             )
         }
+        let actions = state.withLock { $0.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()) }
         if let waiting {
             activity?.begin()
-            waiting.resume(returning: result)
+            waiting.resume(returning: Self.saying(result, keptFor: record.id, unless: actions))
         }
-        perform { $0.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()) }
+        run(actions)
+    }
+
+    /// A host call's failure, saying that its record waits in the queue unless the machine gave
+    /// it up: the caller's log line must not read as a loss when nothing was lost.
+    static func saying(
+        _ result: Result<HTTPResponse, WireFailure>, keptFor id: UUID, unless actions: [DeliveryMachine.Action]
+    ) -> Result<HTTPResponse, WireFailure> {
+        guard case .failure(.failed(var error, let uncertain)) = result else { return result }
+        let dropped = actions.contains { action in
+            if case .drop(let record, _, _, _) = action { return record.id == id }
+            return false
+        }
+        guard !dropped else { return result }
+        error.message += "; kept, and sent again from the queue"
+        return .failure(.failed(error, uncertain: uncertain))
     }
 
     @discardableResult
