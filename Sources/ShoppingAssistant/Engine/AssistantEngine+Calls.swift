@@ -122,9 +122,6 @@ extension AssistantEngine {
     public func performAssistantProductAction(
         product ref: AssistantProductRef, action: AssistantProductAction
     ) async -> AssistantInteractionResult {
-        // Decided at once, an impression is performed here: no call ID, no parking, no list of
-        // actions (many a second while a carousel scrolls; figure 3 of the bench).
-        if action == .visibleImpression, let result = impressionDecidedAtOnce(ref) { return result }
         return interactionResult(
             await call(refusal: .interaction(.staleReference)) { $0.productActionCalled($1, ref: ref, action: action) })
     }

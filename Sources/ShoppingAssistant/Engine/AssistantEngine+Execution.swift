@@ -150,20 +150,6 @@ extension AssistantEngine {
         return hostCalls
     }
 
-    /// Feeds the machine a visible impression and performs it, when the machine decides it
-    /// without a call (`EngineMachine.visibleImpressionReported`); its result, or `nil` for
-    /// the way of every call. It does what `run` does with an impression's `.log` and `.track`
-    /// without making them actions: no list is allocated, and the jobs are not copied into
-    /// large values, each copy retaining what the tracking thread then releases on another
-    /// core (figure 3 of the bench). Synchronous, so that the impression never lives in the
-    /// caller's async frame.
-    func impressionDecidedAtOnce(_ ref: AssistantProductRef) -> AssistantInteractionResult? {
-        guard let (result, tracking) = machine.visibleImpressionReported(ref) else { return nil }
-        logger.log(.info, EngineMachine.note(impressionOf: ref, result).description)
-        if let tracking { track(tracking) }
-        return result
-    }
-
     /// Feeds a request's answer to the machine from the request's own task, and returns the
     /// first host callback the answer asked for (the reply's update, for one) for that task to
     /// perform itself: the reply reaches the presenter without waiting for another task to

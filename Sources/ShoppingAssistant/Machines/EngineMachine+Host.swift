@@ -6,8 +6,6 @@ extension EngineMachine {
     /// Every event goes through here: it does nothing once the engine is shut down (H2);
     /// tracking held behind a presenter call leaves first, and tracking of an event that
     /// gives the presenter a snapshot waits for the next event (`trackingAfterPresenter`).
-    /// The one exception, a visible impression decided without a call
-    /// (`visibleImpressionReported`), is decided only where this would add nothing.
     mutating func receive(_ event: (inout EngineMachine) -> [EngineAction]) -> [EngineAction] {
         guard !isShutDown else { return [] }  // H2: nothing happens after a shutdown
         let held = takeTrackingAfterPresenter()

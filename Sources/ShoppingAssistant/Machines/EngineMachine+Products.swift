@@ -17,51 +17,24 @@ extension EngineMachine {
             + close(call, .interaction(.accepted), thenHandOver: .openProduct(product.product(ref: ref)))
     }
 
-    /// What a visible impression does (PR4–PR6, PR8, AN5): it is decided at once and waits for
-    /// nothing, neither the host nor the network. `tracking` is the product's impression
-    /// tracking, once accepted; `nil` when refused or when the product has no impression URL.
-    /// A pair rather than a type of its own: it is returned many a second (figure 3 of the
-    /// bench), and a pair moves where a struct holding the jobs was copied, retaining what
-    /// the tracking thread releases.
-    typealias Impression = (result: AssistantInteractionResult, tracking: TrackingJobs?)
-
-    /// The log line of an impression of `ref` decided `result`.
-    static func note(impressionOf ref: AssistantProductRef, _ result: AssistantInteractionResult) -> LogLine {
-        .productAction(.visibleImpression, ref, result)
-    }
-
-    /// A visible impression reported through `performAssistantProductAction`, decided without
-    /// a call: the actor logs its note, queues its tracking and returns its result itself, so
-    /// an impression takes no `CallID`, parks no caller and makes no list of actions.
-    /// Impressions come many a second while a carousel scrolls (figure 3 of the bench).
-    ///
-    /// `nil` when the impression must take the way of every call instead (`receive`): the
-    /// engine is shut down and refuses it (H2), or tracking held behind a presenter call must
-    /// leave before this impression's (AN5, in the order it happened).
-    mutating func visibleImpressionReported(_ ref: AssistantProductRef) -> Impression? {
-        guard !isShutDown, trackingAfterPresenter.isEmpty else { return nil }
-        return impression(ref)
-    }
-
-    /// A visible impression as the actions of call `call`: the note, the tracking, then the
-    /// completion.
+    /// A visible impression (PR4–PR6, PR8, AN5): decided at once, it waits for nothing, neither
+    /// the host nor the network. The note, the product's impression tracking once accepted,
+    /// then the completion; the product is looked up only when the ref alone cannot decide.
     private mutating func impressionCalled(_ call: CallID, ref: AssistantProductRef) -> [EngineAction] {
-        let (result, tracking) = impression(ref)
-        return [.log(.info, Self.note(impressionOf: ref, result))] + (tracking.map { [.track($0)] } ?? [])
-            + [.complete(call, .interaction(result))]
-    }
-
-    /// The one decision of a visible impression, whichever way it came. The product is looked
-    /// up only when the ref alone cannot decide, and then in place: an impression copies no
-    /// product (figure 3 of the bench).
-    @inline(__always)
-    private mutating func impression(_ ref: AssistantProductRef) -> Impression {
         let scope = productScope
-        if let result = products.impressionDecidedWithoutProduct(ref, scope: scope) { return (result, nil) }
-        let urls = dialog.visibleImpressionURLs(turn: ref.reply, item: ref.item)
-        let result = products.impressionReported(ref, scope: scope, productExists: urls != nil)
-        guard result == .accepted, let urls else { return (result, nil) }
-        return (.accepted, jobs(urls))  // AN5
+        var tracking: TrackingJobs?
+        let result: AssistantInteractionResult
+        if let decided = products.impressionDecidedWithoutProduct(ref, scope: scope) {
+            result = decided
+        } else {
+            let urls = dialog.visibleImpressionURLs(turn: ref.reply, item: ref.item)
+            result = products.impressionReported(ref, scope: scope, productExists: urls != nil)
+            if result == .accepted, let urls { tracking = jobs(urls) }  // AN5
+        }
+        let note = EngineAction.log(.info, .productAction(.visibleImpression, ref, result))
+        let completion = EngineAction.complete(call, .interaction(result))
+        guard let tracking else { return [note, completion] }
+        return [note, .track(tracking), completion]
     }
 
     /// Where product refs are current now: the open chat's opening, the dialog, the identity.

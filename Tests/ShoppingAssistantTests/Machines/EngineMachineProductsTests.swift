@@ -121,19 +121,18 @@ import Testing
                 == [.complete(F.call(2), .interaction(.duplicate))])
     }
 
-    // An impression the actor performs without a call (`visibleImpressionReported`) is decided
-    // exactly as the call would decide it: the same result, note and tracking, and the same
-    // ledger afterwards — over fresh refs, duplicates, a stale ref, a missing product, repeated
-    // URLs and a product with none.
+    // An impression's one decision, over fresh refs, duplicates, a stale ref, a missing
+    // product, repeated URLs and a product with none: its note, its tracking (identical URLs
+    // once), then its completion.
     // covers: PR6, PR8, AN5
-    @Test func anImpressionDecidedWithoutACallIsWhatItsCallDecides() throws {
-        let replied = try Self.openWithReply(products: [
+    @Test func anImpressionIsDecidedAtOnceWithItsNoteTrackingAndCompletion() throws {
+        var machine = try Self.openWithReply(products: [
             F.product(itemId: "p-1"),
             F.product(
                 itemId: "p-2", impressions: ["https://t.example/a", "https://t.example/a", "https://t.example/b"]),
             F.product(itemId: "p-3", impressions: []),
         ])
-        let refs = try #require(replied.snapshot().messages.last?.productBlock?.products.map(\.ref))
+        let refs = try #require(machine.snapshot().messages.last?.productBlock?.products.map(\.ref))
         try #require(refs.count == 3)
         let first = refs[0]
         let otherOpening = AssistantProductRef(
@@ -149,29 +148,20 @@ import Testing
             (missing, .staleReference, []),  // PR8
             (refs[1], .duplicate, []),
         ]
-        var viaCall = replied
-        var atOnce = replied
         for (index, (ref, expected, urls)) in steps.enumerated() {
             let call = F.call(UInt64(index + 1))
-            let actions = viaCall.productActionCalled(call, ref: ref, action: .visibleImpression)
-            let decided = atOnce.visibleImpressionReported(ref)
-            let impression = try #require(decided)
-            #expect(impression.result == expected, "step \(index)")
-            let tracking: [EngineAction] = impression.tracking.map { [.track($0)] } ?? []
-            #expect(F.trackedURLs(tracking) == urls, "step \(index)")
-            let performed: [EngineAction] =
-                [.log(.info, EngineMachine.note(impressionOf: ref, impression.result))] + tracking
-                + [.complete(call, .interaction(impression.result))]
-            #expect(actions == performed, "step \(index)")
-            #expect(viaCall.products == atOnce.products, "step \(index)")
+            let actions = machine.productActionCalled(call, ref: ref, action: .visibleImpression)
+            #expect(actions.first == .log(.info, .productAction(.visibleImpression, ref, expected)), "step \(index)")
+            #expect(F.trackedURLs(actions) == urls, "step \(index)")
+            #expect(actions.last == .complete(call, .interaction(expected)), "step \(index)")
+            #expect(actions.count == (urls.isEmpty ? 2 : 3), "step \(index): \(actions)")
         }
     }
 
     // Tracking held for the presenter's snapshot leaves before a later impression's (AN5, in
-    // the order they happened), and a shut-down engine refuses every call (H2): in both cases
-    // the impression is not decided without a call, but takes the way of every call.
+    // the order they happened), and a shut-down engine refuses the impression (H2).
     // covers: H2, AN5
-    @Test func anImpressionTakesTheWayOfEveryCallBehindHeldTrackingOrOnceShutDown() throws {
+    @Test func anImpressionLeavesBehindHeldTrackingAndIsRefusedOnceShutDown() throws {
         var machine = try Self.openWithReply()
         let ref = try Self.product(machine).ref
         let tag = try F.send(&machine, messageId: "m-2")
@@ -179,8 +169,6 @@ import Testing
         let reply = try F.reply(to: "m-2", assistantMessageId: "am-2")
         _ = machine.receive { $0.shoppingAnswered(.message(tag), .reply(.success(reply)), canHandle: { _ in true }) }
         let held = try #require(TrackingJobs(machine.trackingAfterPresenter), "nothing held for the update")
-        let behindHeldTracking = machine.visibleImpressionReported(ref)
-        #expect(behindHeldTracking == nil)
         let actions = machine.receive(call: F.call(1), refusal: .interaction(.staleReference)) {
             $0.productActionCalled($1, ref: ref, action: .visibleImpression)
         }
@@ -189,8 +177,6 @@ import Testing
         #expect(F.completions(actions) == [.complete(F.call(1), .interaction(.accepted))])
 
         _ = machine.shutdownCalled(F.call(2))
-        let onceShutDown = machine.visibleImpressionReported(ref)
-        #expect(onceShutDown == nil)
         #expect(
             machine.receive(call: F.call(3), refusal: .interaction(.staleReference)) {
                 $0.productActionCalled($1, ref: ref, action: .visibleImpression)
