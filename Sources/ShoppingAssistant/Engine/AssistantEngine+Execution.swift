@@ -18,7 +18,7 @@ extension AssistantEngine {
     ///
     /// `presenter` is the presenter an `openAssistant` call offers: kept under the call's ID
     /// until the call returns, so that the machine's present names it by that ID.
-    @inline(__always)  // one async frame less on every call; most return at once (figure 3 of the bench)
+    @inline(__always)  // one async frame less on every call; most return at once
     func call(
         refusal: CallResult = .done, offering presenter: (any AssistantPresenter)? = nil,
         _ event: (inout EngineMachine, CallID) -> [EngineAction]

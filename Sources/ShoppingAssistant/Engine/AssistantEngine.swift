@@ -39,7 +39,7 @@ public actor AssistantEngine {
     // `@exclusivity(unchecked)` on the state that `run(_:)` and every call touch: only the
     // actor reaches it, and no closure it hands out (to the machine, a task, the host) touches
     // it, so no two accesses can overlap; the run-time check costs a thread-local look-up and
-    // a bookkeeping entry each time, several per call (figure 3 of the bench).
+    // a bookkeeping entry each time, several per call.
     @exclusivity(unchecked) var machine: EngineMachine
 
     // MARK: - Host objects

@@ -26,7 +26,7 @@ final class EngineTasks: Sendable {
     ///
     /// `immediately`: the task runs on the calling thread until it first suspends (a
     /// request's task: its body is encoded and handed to the transport without waiting for a
-    /// thread to take the task up, figure 2 of the bench). It is a task all the same: it
+    /// thread to take the task up). It is a task all the same: it
     /// waits for the actor like any other, so the caller's ordering cannot wait on it (H1).
     func start(
         _ kind: Kind, immediately: Bool = false, activity: ActivityMonitor?,

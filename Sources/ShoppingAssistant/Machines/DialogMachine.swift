@@ -434,7 +434,7 @@ struct DialogMachine: Sendable {
 
     /// The visible-impression tracking URLs of the product a ref names (AN5), read in place:
     /// `nil` when there is no such product, an empty list when it has none. An impression
-    /// copies no product (figure 3 of the bench).
+    /// copies no product: impressions come many a second.
     func visibleImpressionURLs(turn: UInt64, item: Int) -> ReplyStorage.TrackingURLs? {
         withProduct(turn: turn, item: item) { $0.visibleImpressionTrackingURLs }
     }

@@ -188,8 +188,8 @@ struct EngineMachine: Sendable {
     }
 
     /// The jobs of one `.track` of `urls`, as the current user (or `user`, AN3), identical URLs
-    /// once (AN5); `nil` when there are none. A single URL takes no array (impressions come
-    /// many a second, figure 3 of the bench).
+    /// once (AN5); `nil` when there are none. A single URL takes no array: impressions come
+    /// many a second while a carousel scrolls.
     func jobs(_ urls: some RandomAccessCollection<TrackingURL>, user: GravityUser? = nil) -> TrackingJobs? {
         guard !urls.isEmpty else { return nil }
         let user = user ?? identity.wire

@@ -31,7 +31,7 @@ struct IdentityState: Sendable, Hashable {
     /// Increases on every identity change; refs, events and requests carry it.
     private(set) var epoch: UInt64 = 1
     /// What Gravity requests send as `user` (wire.md § Gravity API V2): kept, not made per
-    /// request, so that every event and tracking URL of the identity shares one (figure 3).
+    /// request, so that every event and tracking URL of the identity shares one.
     private(set) var wire: GravityUser
 
     init(storedUID: String?) {

@@ -1,6 +1,6 @@
 /// The jobs of one `.track` action, in queue order: never empty, and a single job — an
 /// impression, the usual case, many a second when a carousel scrolls — takes no array of its
-/// own (figure 3 of the bench). Equal batches hold equal jobs in the same order.
+/// own. Equal batches hold equal jobs in the same order.
 struct TrackingJobs: Hashable, Sendable, RandomAccessCollection, ExpressibleByArrayLiteral {
     private let head: TrackingJob
     private let tail: [TrackingJob]
