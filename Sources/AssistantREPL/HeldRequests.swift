@@ -40,7 +40,7 @@ package final class HeldRequests: Sendable {
 
     private struct State: WaitingState {
         /// `true`: let go; `false`: the caller's task was cancelled while held.
-        var waiters = Waiters<Bool, Ranking>()
+        var waiters = ParkedCallers<Bool, Ranking>()
     }
 
     private let state = Locked(State())

@@ -22,7 +22,7 @@ actor ScreenController {
     private struct Settling: WaitingState {
         var flowRunning = false
         var pageViews = 0
-        var waiters = Waiters<Void, Void>()
+        var waiters = ParkedCallers<Void, Void>()
         var isSettled: Bool { !flowRunning && pageViews == 0 }
     }
 
@@ -93,7 +93,7 @@ actor ScreenController {
     }
 
     private nonisolated func pageViewFinished() {
-        let waiters = settling.withLock { state -> [Waiters<Void, Void>.Waiter] in
+        let waiters = settling.withLock { state -> [ParkedCallers<Void, Void>.Waiter] in
             state.pageViews -= 1
             return state.isSettled ? state.waiters.takeAll() : []
         }
@@ -101,7 +101,7 @@ actor ScreenController {
     }
 
     private func finishFlow() {
-        let waiters = settling.withLock { state -> [Waiters<Void, Void>.Waiter] in
+        let waiters = settling.withLock { state -> [ParkedCallers<Void, Void>.Waiter] in
             state.flowRunning = false
             return state.isSettled ? state.waiters.takeAll() : []
         }
@@ -109,7 +109,7 @@ actor ScreenController {
     }
 
     /// Wakes `settle()` callers, counting them runnable first (replay quiescence).
-    private nonisolated func resume(_ waiters: [Waiters<Void, Void>.Waiter]) {
+    private nonisolated func resume(_ waiters: [ParkedCallers<Void, Void>.Waiter]) {
         for waiter in waiters {
             activity?.begin()
             waiter.resume(returning: ())

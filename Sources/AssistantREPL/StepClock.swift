@@ -17,7 +17,7 @@ package final class StepClock: Clock, Sendable {
         /// When the running period started on the base clock; nil while stopped.
         var runningSince: Duration?
         /// Sleepers waiting for the next start; `false` wakes a cancelled one.
-        var waiters = Waiters<Bool, Void>()
+        var waiters = ParkedCallers<Bool, Void>()
     }
 
     private let state = Locked(State())
@@ -44,7 +44,7 @@ package final class StepClock: Clock, Sendable {
     /// on the base clock.
     package func start() {
         let now = elapsed()
-        let waiters = state.withLock { state -> [Waiters<Bool, Void>.Waiter] in
+        let waiters = state.withLock { state -> [ParkedCallers<Bool, Void>.Waiter] in
             guard state.runningSince == nil else { return [] }
             state.runningSince = now
             return state.waiters.takeAll()

@@ -188,7 +188,7 @@ package final class LoopbackHTTPServer: Sendable {
         var acceptedConnections = 0
         var waiters: [Int: Waiter] = [:]
         var nextWaiterID = 0
-        /// Waiters whose task was cancelled before they could register.
+        /// ParkedCallers whose task was cancelled before they could register.
         var cancelledWaiters: Set<Int> = []
         var isStopped = false
 

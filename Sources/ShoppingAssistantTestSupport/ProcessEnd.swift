@@ -23,7 +23,7 @@ package final class ProcessEnd: Sendable {
     private struct State: WaitingState {
         var ended: Status?
         /// `nil`: the waiter's task was cancelled first.
-        var waiters = Waiters<Status?, Void>()
+        var waiters = ParkedCallers<Status?, Void>()
     }
 
     private let state = Locked(State())

@@ -95,7 +95,7 @@ public struct EngineTestBed: Sendable {
         wrap: (ScriptedTransport, ActivityMonitor) -> any HTTPTransport,
         onUnexpected: @escaping @Sendable (String) -> Void,
         tickerSlice: Duration? = nil,
-        sleepersRunOut: Bool? = nil,
+        letsTickerRunOut: Bool? = nil,
         deliveryStore: any DeliveryStore = InMemoryDeliveryStore()
     ) async {
         self.activity = activity
@@ -114,7 +114,7 @@ public struct EngineTestBed: Sendable {
             configuration: configuration, transport: wrap(transport, activity), clock: clock,
             identityStore: identityStore, uuid: { uuids.next() }, logger: logger, deliveryStore: deliveryStore,
             wallClock: { Self.wallClockStart.addingTimeInterval(clock.now.offset.secondsValue) }, deliverySeed: 42,
-            activity: activity, tickerSlice: tickerSlice, sleepersRunOut: sleepersRunOut)
+            activity: activity, tickerSlice: tickerSlice, letsTickerRunOut: letsTickerRunOut)
         if registersHostObjects {
             await engine.setAssistantProductBlockBuilder(builder)
             await engine.setAssistantActionHandler(handler)

@@ -104,8 +104,8 @@ struct ScreenControllerTests {
             .request(.post, pathSuffix: "/visit"), .respond(.json(200, ["user": ["uid": "u-1", "ses": "s-1"]])))
         _ = try await bed.run { await $0.trackView(pageContext: Self.other) }
         Self.expectEntryAndAssistant(bed)
-        let firstReported = Signal(activity: bed.activity)
-        let released = Signal(activity: bed.activity)
+        let firstReported = OneTimeSignal(activity: bed.activity)
+        let released = OneTimeSignal(activity: bed.activity)
         let calls = Locked(0)
         let output = REPLOutput.capturing()
         let screens = ScreenController(

@@ -14,7 +14,7 @@ package final class ActivityMonitor: Sendable {
         var busy = 0
         /// Tasks spawned through `spawn` that have not ended, parked or not.
         var live = 0
-        var waiters = Waiters<Bool, Void>()
+        var waiters = ParkedCallers<Bool, Void>()
     }
 
     private let state = Locked(State())
@@ -35,7 +35,7 @@ package final class ActivityMonitor: Sendable {
 
     /// A unit of work ended or parked on the clock or the transport.
     package func end() {
-        let waiters = state.withLock { state -> [Waiters<Bool, Void>.Waiter] in
+        let waiters = state.withLock { state -> [ParkedCallers<Bool, Void>.Waiter] in
             state.busy -= 1
             guard state.busy <= 0 else { return [] }
             return state.waiters.takeAll()

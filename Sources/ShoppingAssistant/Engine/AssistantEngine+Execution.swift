@@ -103,7 +103,7 @@ extension AssistantEngine {
                     let next = await self?.answered(id) { machine, _ in
                         machine.gravityAnswered(id, answer, identityEpoch: epoch)
                     }
-                    await next?.perform(reportingTo: Weak(self))
+                    await next?.perform(reportingTo: WeakReference(self))
                 }
             case .sendShopping(let id, let request):
                 let shopping = self.shopping
@@ -114,7 +114,7 @@ extension AssistantEngine {
                     let next = await self?.answered(id) { machine, canHandle in
                         machine.shoppingAnswered(id, answer, canHandle: canHandle)
                     }
-                    await next?.perform(reportingTo: Weak(self))
+                    await next?.perform(reportingTo: WeakReference(self))
                 }
             case .cancelRequest(let id):
                 requests.removeValue(forKey: id)?.cancel()
@@ -177,7 +177,7 @@ extension AssistantEngine {
     private func start(_ calls: [(HostCallID, HostCall)]) {
         for (id, call) in calls {
             guard let run = callback(id, call) else { continue }
-            spawn(.hostCallback) { [weak self] in await run.perform(reportingTo: Weak(self)) }
+            spawn(.hostCallback) { [weak self] in await run.perform(reportingTo: WeakReference(self)) }
         }
     }
 
@@ -219,14 +219,14 @@ extension AssistantEngine {
     // MARK: - Deadlines: one ticker
 
     /// Keeps one task asleep until the earliest deadline, or until an earlier instant where
-    /// the ticker runs out (`sleepersRunOut`): it then wakes with nothing due and sleeps again
+    /// the ticker runs out (`letsTickerRunOut`): it then wakes with nothing due and sleeps again
     /// until the deadline. It never wakes after a deadline.
     private func rescheduleTicker() {
         guard let earliest = timers.earliest else {
-            if !sleepersRunOut { stopTicker() }
+            if !letsTickerRunOut { stopTicker() }
             return
         }
-        if ticker != nil, let tickerTarget, tickerTarget == earliest || (sleepersRunOut && tickerTarget < earliest) {
+        if ticker != nil, let tickerTarget, tickerTarget == earliest || (letsTickerRunOut && tickerTarget < earliest) {
             return
         }
         ticker?.cancel()
@@ -317,7 +317,7 @@ struct HostCallbackRun: Sendable {
 
     /// Runs the callback marked as one (`HostCallbackScope`), so an engine call it makes never
     /// waits for the host (H1), then tells `engine`, if it is still there.
-    func perform(reportingTo engine: Weak<AssistantEngine>) async {
+    func perform(reportingTo engine: WeakReference<AssistantEngine>) async {
         await HostCallbackScope.$isActive.withValue(true) {
             switch target {
             case .present(let presenter, let snapshot): await presenter.presentAssistant(snapshot)

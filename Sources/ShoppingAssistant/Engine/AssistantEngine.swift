@@ -55,14 +55,14 @@ public actor AssistantEngine {
     // MARK: - Execution (mechanism only)
 
     /// The public calls under way: parked callers, results not yet taken, offered presenters.
-    @exclusivity(unchecked) var calls = CallBook()
+    @exclusivity(unchecked) var calls = CallsInProgress()
     /// Requests in flight, so that a stale one can be let go.
     @exclusivity(unchecked) var requests: [RequestID: Task<Void, Never>] = [:]
     /// Every task the engine started and that has not ended, for a shutdown to wait for (H2).
     let tasks = EngineTasks()
     @exclusivity(unchecked) var timers = EngineTimers()
     /// The task sleeping until `tickerTarget`: the earliest deadline, or an instant before it
-    /// (or with no deadline left at all) where the ticker runs out (`sleepersRunOut`).
+    /// (or with no deadline left at all) where the ticker runs out (`letsTickerRunOut`).
     var ticker: Task<Void, Never>?
     var tickerTarget: Duration?
     /// Counts the tickers started, so that a replaced one that wakes anyway knows it.
@@ -71,14 +71,14 @@ public actor AssistantEngine {
     /// on the system's clocks, which keep a cancelled sleep until it was to end; the ticker is
     /// still cancelled there whenever an earlier deadline replaces it (see `SlicedSleep`).
     let tickerSlice: Duration?
-    /// Whether a ticker no deadline needs any more is left to run out rather than cancelled,
-    /// and the tracker's deadline watcher too (`Tracker`): on the system's clocks, where a
-    /// sleeping task costs a wake a second (`SlicedSleep`), off the round trip, while ending it
-    /// and starting the next woke two threads beside the round trip (the reply timer of nearly
-    /// every message is cancelled by its reply, and the next message's timer would start a
-    /// ticker again). On a manual or virtual clock a sleeper is visible — a replay advances
-    /// time to it — so both sleep only until a deadline that still exists there.
-    let sleepersRunOut: Bool
+    /// Whether a ticker no deadline needs any more is left to run out rather than cancelled:
+    /// on the system's clocks, where a sleeping task costs a wake a second (`SlicedSleep`),
+    /// off the round trip, while ending it and starting the next woke two threads beside the
+    /// round trip (the reply timer of nearly every message is cancelled by its reply, and the
+    /// next message's timer would start a ticker again). On a manual or virtual clock a
+    /// sleeper is visible — a replay advances time to it — so the ticker sleeps only until a
+    /// deadline that still exists there.
+    let letsTickerRunOut: Bool
 
     /// Creates an engine.
     ///
@@ -124,13 +124,13 @@ public actor AssistantEngine {
         deliverySeed: UInt64? = nil,
         activity: ActivityMonitor?,
         tickerSlice: Duration? = nil,
-        sleepersRunOut: Bool? = nil
+        letsTickerRunOut: Bool? = nil
     ) {
         self.activity = activity
         self.configuration = configuration
         self.clock = clock
         self.tickerSlice = tickerSlice ?? SlicedSleep.slice(for: clock)
-        self.sleepersRunOut = sleepersRunOut ?? clock.isSystemClock
+        self.letsTickerRunOut = letsTickerRunOut ?? clock.isSystemClock
         elapsed = Self.stopwatch(on: clock)
         self.identityStore = identityStore
         self.makeUUID = uuid
@@ -287,7 +287,7 @@ public actor AssistantEngine {
         // Queued tracking gets the deadline; the cancelled requests and the ticker end at once
         // on any transport that honours cancellation, and are waited for within it too.
         let (outbox, tasks, clock) = (self.outbox, self.tasks, self.clock)
-        let over = Signal(activity: activity)
+        let over = OneTimeSignal(activity: activity)
         let work = unlisted {
             await outbox.flushFirstAttempts()
             await tasks.waitForEngineTasks()

@@ -22,7 +22,7 @@ package final class VirtualClock: Clock, Sendable {
     private struct State: WaitingState {
         var now = Instant(offset: .zero)
         /// Sleepers, each with its deadline; `false` wakes a cancelled one.
-        var waiters = Waiters<Bool, Instant>()
+        var waiters = ParkedCallers<Bool, Instant>()
     }
 
     private let state = Locked(State())
@@ -82,7 +82,7 @@ package final class VirtualClock: Clock, Sendable {
     }
 
     private func wake(upTo limit: Instant?) -> Bool {
-        let next = state.withLock { state -> Waiters<Bool, Instant>.Waiter? in
+        let next = state.withLock { state -> ParkedCallers<Bool, Instant>.Waiter? in
             guard let sleeper = state.waiters.takeFirst(by: <, where: { tag in limit.map { tag <= $0 } ?? true }) else {
                 return nil
             }

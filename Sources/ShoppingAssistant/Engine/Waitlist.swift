@@ -9,7 +9,7 @@
 /// while holding its own lock (conditions take it).
 package final class Waitlist: Sendable {
     private struct State: WaitingState {
-        var waiters = Waiters<Bool, @Sendable () -> Bool>()
+        var waiters = ParkedCallers<Bool, @Sendable () -> Bool>()
     }
 
     private let state = Locked(State())

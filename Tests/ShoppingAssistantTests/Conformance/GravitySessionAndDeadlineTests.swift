@@ -310,7 +310,7 @@ struct GravitySessionAndDeadlineTests {
     /// ends at 13 s exactly (B13).
     // covers: B13
     @Test func eachTrackingSendKeepsItsOwnDeadlineAndEndsItWithTheSend() async throws {
-        let h = await EngineHarness(sleepersRunOut: true)
+        let h = await EngineHarness(letsTickerRunOut: true)
         let first = h.transport.expect(.get("https://t.example/a"), .deferred)
         h.transport.expect(.get("https://stalled.example/i"), .deferred)
         let user = GravityUser(uid: "u-8f3c")

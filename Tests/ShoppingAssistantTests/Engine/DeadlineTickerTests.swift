@@ -4,7 +4,7 @@ import Testing
 
 @testable import ShoppingAssistant
 
-/// The engine's one deadline ticker as it runs on the system's clocks (`sleepersRunOut`): a
+/// The engine's one deadline ticker as it runs on the system's clocks (`letsTickerRunOut`): a
 /// ticker no deadline needs any more sleeps on to its old target instead of being cancelled,
 /// so a message's reply, which cancels its 120 s deadline, wakes no thread to end the ticker,
 /// and the next message's deadline needs no new one. Deadlines still pass exactly on time.
@@ -21,14 +21,14 @@ import Testing
             (ContinuousClock() as any Clock<Duration>, true), (SuspendingClock(), true), (ManualClock(), false),
         ] {
             let engine = AssistantEngine(configuration: configuration, transport: transport, clock: clock)
-            #expect(await engine.sleepersRunOut == runsOut, "\(type(of: clock))")
+            #expect(await engine.letsTickerRunOut == runsOut, "\(type(of: clock))")
         }
     }
 
     /// A ticker left to run out with no deadline left wakes at its old target and ends.
     // covers: P3
     @Test func aTickerLeftToRunOutEndsWhenItWakesWithNothingLeft() async throws {
-        let h = await EngineHarness(sleepersRunOut: true)
+        let h = await EngineHarness(letsTickerRunOut: true)
         await h.prepareReady()
         try await h.bed.runUntilIdle()
         #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "towards `/choose`'s deadline")
@@ -45,7 +45,7 @@ import Testing
     /// message's deadline, which passes 120 s after it was sent, exactly (D3).
     // covers: D3
     @Test func aTickerLeftToRunOutStillEndsTheNextMessagesWaitAtExactly120Seconds() async throws {
-        let h = await EngineHarness(sleepersRunOut: true)
+        let h = await EngineHarness(letsTickerRunOut: true)
         await h.prepareReady()
         h.transport.expect(
             .request(.post, pathSuffix: "/v1/messages"), .respondAfter(.seconds(5), Fixtures.reply(to: "first")))
@@ -92,7 +92,7 @@ import Testing
     /// earlier preparation's `/choose` deadline, towards which the ticker still slept (P3).
     // covers: P3
     @Test func aDeadlineEarlierThanATickerLeftToRunOutPassesOnTime() async throws {
-        let h = await EngineHarness(sleepersRunOut: true)
+        let h = await EngineHarness(letsTickerRunOut: true)
         let choose = h.transport.expect(chooseMatcher, .deferred)
         let first = await h.startPreparing(timeout: .seconds(60), requestsBefore: 0)
         await h.clock.waitForSleepers(1)
@@ -121,7 +121,7 @@ import Testing
     /// send's own deadline, a send waiting for its next attempt (DL1) — and leaves what those
     /// sends carried in the store for the next engine: nothing of the engine sleeps on (H2).
     @Test func aShutdownEndsATickerLeftToRunOutAndEverySendsSleepers() async throws {
-        let h = await EngineHarness(sleepersRunOut: true)
+        let h = await EngineHarness(letsTickerRunOut: true)
         await h.prepareReady()
         try await h.sendAndReceive("Вопрос", reply: Fixtures.reply(to: "m"))
         try await h.bed.runUntilIdle()
@@ -164,7 +164,7 @@ import Testing
         let clock: ManualClock
         let activity: ActivityMonitor
         do {
-            let h = await EngineHarness(sleepersRunOut: true)
+            let h = await EngineHarness(letsTickerRunOut: true)
             clock = h.clock
             activity = h.activity
             released = await h.engine.outbox

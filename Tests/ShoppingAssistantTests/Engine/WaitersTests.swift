@@ -5,18 +5,18 @@ import Testing
 
 @testable import ShoppingAssistant
 
-/// The one cancellable wait of the package (`Waiters` inside a `Locked` state): a waiter
+/// The one cancellable wait of the package (`ParkedCallers` inside a `Locked` state): a waiter
 /// returns when resumed or when its task is cancelled, whichever comes first, and neither
 /// order leaves anything behind.
 @Suite(.timeLimit(.minutes(2)))
 struct WaitersTests {
     struct Gate: WaitingState {
         var open = false
-        var waiters = Waiters<Bool, Void>()
+        var waiters = ParkedCallers<Bool, Void>()
     }
 
     static func opened(_ gate: Locked<Gate>) {
-        let ready = gate.withLock { state -> [Waiters<Bool, Void>.Waiter] in
+        let ready = gate.withLock { state -> [ParkedCallers<Bool, Void>.Waiter] in
             state.open = true
             return state.waiters.takeAll()
         }

@@ -39,7 +39,7 @@ struct EngineHarness {
     ///   - responder: answers every request instead of the scripted transport.
     ///   - tickerSlice: the longest the engine's deadline ticker sleeps at once; by default
     ///     until the deadline, as on any clock but the system's.
-    ///   - sleepersRunOut: a ticker or tracking deadline watcher nothing needs any more sleeps
+    ///   - letsTickerRunOut: a ticker nothing needs any more sleeps
     ///     on, as on the system's clocks; by default it is cancelled, as on any other clock.
     init(
         storedUID: String? = "u-8f3c", identityStore: (any IdentityStore)? = nil,
@@ -47,7 +47,7 @@ struct EngineHarness {
             apiKey: Fixtures.apiKey, section: Fixtures.section),
         register: Bool = true, refuse: Set<String> = [], logger: AssistantLogger? = nil,
         wrap: (any HTTPTransport) -> any HTTPTransport = { $0 }, responder: RoutingTransport.Responder? = nil,
-        tickerSlice: Duration? = nil, sleepersRunOut: Bool? = nil
+        tickerSlice: Duration? = nil, letsTickerRunOut: Bool? = nil
     ) async {
         let store = identityStore ?? InMemoryIdentityStore(uid: storedUID)
         self.identityStore = store
@@ -64,7 +64,7 @@ struct EngineHarness {
                 router = made
                 return wrap(made)
             }, onUnexpected: { Issue.record(Comment(rawValue: $0)) }, tickerSlice: tickerSlice,
-            sleepersRunOut: sleepersRunOut)
+            letsTickerRunOut: letsTickerRunOut)
         guard let router else { preconditionFailure("the test bed builds its transport in its initialiser") }
         routes = router
     }

@@ -5,7 +5,7 @@
 /// One value, so that the actor reaches all of it in one access: a call that returns at once
 /// (most do) touches it three times — begun, completed, its result taken — and each access to
 /// an actor's stored property is checked for exclusivity at run time.
-struct CallBook {
+struct CallsInProgress {
     /// What completing a parked call hands back: the caller to resume, and whether it was
     /// counted as no longer runnable (replay quiescence).
     struct Resumption {

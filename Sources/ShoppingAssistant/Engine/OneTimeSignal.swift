@@ -2,10 +2,10 @@
 /// fires it first wakes every waiter, counted runnable again first (replay quiescence), so a
 /// race between pieces of work — the first to finish fires — needs no task group whose
 /// implicit wake-ups an activity monitor could not see.
-final class Signal: Sendable {
+final class OneTimeSignal: Sendable {
     private struct State: WaitingState {
         var fired = false
-        var waiters = Waiters<Void, Void>()
+        var waiters = ParkedCallers<Void, Void>()
     }
 
     private let state = Locked(State())
@@ -16,7 +16,7 @@ final class Signal: Sendable {
     }
 
     func fire() {
-        let waiters = state.withLock { state -> [Waiters<Void, Void>.Waiter] in
+        let waiters = state.withLock { state -> [ParkedCallers<Void, Void>.Waiter] in
             guard !state.fired else { return [] }
             state.fired = true
             return state.waiters.takeAll()

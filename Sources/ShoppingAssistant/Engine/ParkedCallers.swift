@@ -5,10 +5,10 @@
 /// anything behind.
 ///
 /// Each waiter carries a `Tag` (what it waits for: a deadline, a sequence number, a
-/// condition) by which the owner picks whom to resume. The owner keeps the `Waiters` inside
+/// condition) by which the owner picks whom to resume. The owner keeps the `ParkedCallers` inside
 /// the state its lock guards (`WaitingState`) and decides, under that lock, whether a caller
 /// can go on at once or must park, so no wake-up falls between the check and the parking.
-package struct Waiters<Wakeup: Sendable, Tag: Sendable>: Sendable {
+package struct ParkedCallers<Wakeup: Sendable, Tag: Sendable>: Sendable {
     /// A parked caller, taken out by the owner to be resumed outside the lock.
     package struct Waiter: Sendable {
         package let ticket: UInt64
@@ -111,7 +111,7 @@ package struct Waiters<Wakeup: Sendable, Tag: Sendable>: Sendable {
 package protocol WaitingState: Sendable {
     associatedtype Wakeup: Sendable
     associatedtype Tag: Sendable
-    var waiters: Waiters<Wakeup, Tag> { get set }
+    var waiters: ParkedCallers<Wakeup, Tag> { get set }
 }
 
 /// What a caller does, decided under the lock: go on with a value, or park with a tag.
