@@ -55,13 +55,3 @@ package struct VirtualTime: Sendable {
         return requests.releaseFirst()
     }
 }
-
-/// Time passed on `clock` since this call, as a function: works on any clock (virtual time
-/// in piped sessions and replays, the continuous clock otherwise).
-package func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
-    func start<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
-        let start = clock.now
-        return { start.duration(to: clock.now) }
-    }
-    return start(clock)
-}

@@ -1,4 +1,5 @@
 import Foundation
+import ShoppingAssistant
 
 #if canImport(Glibc)
     import Glibc
@@ -158,11 +159,11 @@ package enum TranscriptRunner {
                 status: .failed, report: report + "\n" + unchanged + "the rewritten file would still fail:\n" + still,
                 headline: failed.headline)
         }
-        do {
-            try AtomicFile.write(text, to: path)
-        } catch {
+        // A blessed file keeps its permissions.
+        let mode = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int
+        if let failure = AtomicFile.replace(path, with: Data(text.utf8), permissions: mode_t(mode ?? 0o644)) {
             return Checked(
-                status: .failed, report: report + "\n" + unchanged + "it cannot be rewritten: \(error)",
+                status: .failed, report: report + "\n" + unchanged + "it cannot be rewritten: \(failure)",
                 headline: failed.headline)
         }
         return result(

@@ -71,20 +71,12 @@ final class Outbox: Sendable {
         self.store = store
         self.wiring = wiring
         self.logger = logger
-        elapsed = Self.stopwatch(on: wiring.clock)
+        elapsed = stopwatch(on: wiring.clock)
         state = Locked(
             State(
                 machine: DeliveryMachine(settings: settings, seed: wiring.seed),
                 log: RingBuffer(capacity: wiring.logCapacity)))
         store.setWarningHandler { [logger] in logger.log(.error, "delivery store: \($0)") }
-    }
-
-    private static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
-        func start<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
-            let start = clock.now
-            return { start.duration(to: clock.now) }
-        }
-        return start(clock)
     }
 
     /// Where the answers of records sent for a known identity bring their `user` (B9).

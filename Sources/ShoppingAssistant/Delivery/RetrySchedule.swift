@@ -75,7 +75,7 @@ struct RetryLoop: Sendable {
     func run(_ attempt: @Sendable () async -> Result<HTTPResponse, WireFailure>) async -> Result<
         HTTPResponse, WireFailure
     > {
-        let elapsed = Self.stopwatch(on: clock)
+        let elapsed = stopwatch(on: clock)
         var failed = 0
         while true {
             let result = await attempt()
@@ -87,13 +87,5 @@ struct RetryLoop: Sendable {
             else { return result }
             do { try await clock.sleep(for: pause) } catch { return result }
         }
-    }
-
-    static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
-        func start<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
-            let start = clock.now
-            return { start.duration(to: clock.now) }
-        }
-        return start(clock)
     }
 }

@@ -131,7 +131,7 @@ public actor AssistantEngine {
         self.clock = clock
         self.tickerSlice = tickerSlice ?? SlicedSleep.slice(for: clock)
         self.letsTickerRunOut = letsTickerRunOut ?? clock.isSystemClock
-        elapsed = Self.stopwatch(on: clock)
+        elapsed = stopwatch(on: clock)
         self.identityStore = identityStore
         self.makeUUID = uuid
         self.wallClock = wallClock
@@ -170,14 +170,6 @@ public actor AssistantEngine {
             }
         }
         outbox.open()
-    }
-
-    private static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
-        func start<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
-            let start = clock.now
-            return { start.duration(to: clock.now) }
-        }
-        return start(clock)
     }
 
     // MARK: - Registration (G1)
