@@ -1,3 +1,4 @@
+import AssistantREPL
 import Foundation
 
 /// The options of `assistant replay`, parsed from the arguments after `replay`.
@@ -39,99 +40,83 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
     }
 
     /// A command line `assistant replay` rejects: the message names the argument; exit 2.
-    package struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
-        package let message: String
-        package var description: String { message }
-    }
+    package typealias ParseError = CommandLineError
+
+    /// The options of `assistant replay`, in help order.
+    package static let table = OptionTable<Self>(
+        [
+            OptionDeclaration(
+                "bless", value: .inlineOnly("interactive"),
+                help:
+                    "Rewrite each file whose replay differs with what this run produced (inputs, answers and "
+                    + "comments stay), only when that replays green; else the file is left as it was and the "
+                    + "report says why. Read the change with git diff. With =interactive: one file at a time, "
+                    + "asking for each hunk whether to take it (y/n; no answer or no terminal rejects it)."
+            ) { options, value in
+                guard value.isEmpty || value == "interactive" else { return "use --bless or --bless=interactive" }
+                options.bless = true
+                options.interactive = !value.isEmpty
+                return nil
+            },
+            OptionDeclaration(
+                "junit", value: .required("file"),
+                help: "Also write the results as JUnit XML, the diff of each failure in its <failure> element."
+            ) { options, value in
+                options.junitPath = value
+                return nil
+            },
+            OptionDeclaration(
+                "shard", value: .required("k>/<n"),
+                help:
+                    "Replay only part k of n: the sorted files are dealt out in turn, so 1/2 and 2/2 together "
+                    + "replay every file once."
+            ) { options, value in
+                let numbers = value.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
+                guard numbers.count == 2, let k = numbers[0], let n = numbers[1] else {
+                    return "use K/N with 1 <= K <= N, e.g. 1/2"
+                }
+                guard n >= 1, (1...n).contains(k) else {
+                    return .outOfRange(
+                        (n < 1 ? "N must be at least 1" : "K must be from 1 to \(n)") + ", e.g. 1/\(max(n, 2))")
+                }
+                options.shard = Shard(index: k, count: n)
+                return nil
+            },
+            OptionDeclaration(
+                "jobs", value: .required("n"), help: "Replay at most n files at once (default: one per core)."
+            ) { options, value in
+                guard let jobs = Int(value) else { return "use a number from 1 to 1024" }
+                guard (1...1024).contains(jobs) else { return .outOfRange("use a number from 1 to 1024") }
+                options.jobs = jobs
+                return nil
+            },
+            OptionDeclaration(
+                "repeat", value: .required("n"),
+                help:
+                    "Replay each file n times; a file fails when any replay prints or sends anything differently "
+                    + "from the first, and the two versions are shown."
+            ) { options, value in
+                guard let count = Int(value) else { return "use a number from 1 to 10000" }
+                guard (1...10_000).contains(count) else { return .outOfRange("use a number from 1 to 10000") }
+                options.repeats = count
+                return nil
+            },
+            OptionDeclaration("help", short: "h", help: "Show help information.") { options, _ in
+                options.showHelp = true
+                return nil
+            },
+        ], positional: { $0.paths.append($1) })
 
     /// Parses the arguments after `replay`. Options and paths may come in any order; after
     /// `--` everything is a path.
     package static func parse(_ arguments: [String]) throws(ParseError) -> Self {
-        var options = Self()
-        var index = 0
-        func value(for flag: String, inline: String?) throws(ParseError) -> String {
-            if let inline { return inline }
-            // A value may start with '-' when a digit follows (`--shard -1/3`): it is out of
-            // range, not missing.
-            guard index < arguments.count,
-                !arguments[index].hasPrefix("-") || arguments[index].dropFirst().first?.isNumber == true
-            else {
-                throw ParseError(message: "Missing value for '\(flag)'.")
-            }
-            defer { index += 1 }
-            return arguments[index]
-        }
-        var onlyPaths = false
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if onlyPaths || !argument.hasPrefix("-") || argument == "-" {
-                options.paths.append(argument)
-                continue
-            }
-            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
-            let flag = parts[0]
-            let inline = parts.count > 1 ? parts[1] : nil
-            switch flag {
-            case "--":
-                onlyPaths = true
-            case "--bless":
-                guard inline == nil || inline == "interactive" else {
-                    throw ParseError(
-                        message:
-                            "The value '\(inline ?? "")' for --bless is invalid: use --bless or --bless=interactive.")
-                }
-                options.bless = true
-                options.interactive = inline != nil
-            case "--help", "-h":
-                if inline != nil { throw ParseError(message: "The option '\(flag)' does not take a value.") }
-                options.showHelp = true
-            case "--junit":
-                options.junitPath = try value(for: flag, inline: inline)
-            case "--shard":
-                let text = try value(for: flag, inline: inline)
-                let numbers = text.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
-                guard numbers.count == 2, let k = numbers[0], let n = numbers[1] else {
-                    throw ParseError(
-                        message: "The value '\(text)' for --shard is invalid: use K/N with 1 <= K <= N, e.g. 1/2.")
-                }
-                guard n >= 1, (1...n).contains(k) else {
-                    throw ParseError(
-                        message: "The value '\(text)' for --shard is out of range: "
-                            + (n < 1 ? "N must be at least 1" : "K must be from 1 to \(n)") + ", e.g. 1/\(max(n, 2)).")
-                }
-                options.shard = Shard(index: k, count: n)
-            case "--jobs":
-                let text = try value(for: flag, inline: inline)
-                guard let jobs = Int(text) else {
-                    throw ParseError(message: "The value '\(text)' for --jobs is invalid: use a number from 1 to 1024.")
-                }
-                guard (1...1024).contains(jobs) else {
-                    throw ParseError(
-                        message: "The value '\(text)' for --jobs is out of range: use a number from 1 to 1024.")
-                }
-                options.jobs = jobs
-            case "--repeat":
-                let text = try value(for: flag, inline: inline)
-                guard let count = Int(text) else {
-                    throw ParseError(
-                        message: "The value '\(text)' for --repeat is invalid: use a number from 1 to 10000.")
-                }
-                guard (1...10_000).contains(count) else {
-                    throw ParseError(
-                        message: "The value '\(text)' for --repeat is out of range: use a number from 1 to 10000.")
-                }
-                options.repeats = count
-            default:
-                throw ParseError(message: "Unknown option '\(flag)'.")
-            }
-        }
+        let options = try table.parse(arguments, into: Self())
         if options.bless, options.repeats > 1 {
-            throw ParseError(message: "--repeat checks files and --bless rewrites them: use one or the other.")
+            throw ParseError(.conflict("--repeat checks files and --bless rewrites them: use one or the other."))
         }
         if !options.showHelp, options.paths.isEmpty {
             throw ParseError(
-                message: "No transcript given: name files or folders, e.g. 'assistant replay transcripts'.")
+                .conflict("No transcript given: name files or folders, e.g. 'assistant replay transcripts'."))
         }
         return options
     }
@@ -158,25 +143,7 @@ package struct TranscriptRunnerOptions: Sendable, Hashable {
                                   *.transcript files, recursively.
 
         OPTIONS:
-          --bless                 Rewrite each file whose replay differs with what
-                                  this run produced (inputs, answers and comments
-                                  stay), only when that replays green; else the file
-                                  is left as it was and the report says why. Read
-                                  the change with git diff.
-          --bless=interactive     The same, one file at a time, asking for each hunk
-                                  whether to take it (y/n; no answer or no terminal
-                                  rejects it).
-          --junit <file>          Also write the results as JUnit XML, the diff of
-                                  each failure in its <failure> element.
-          --shard <k>/<n>         Replay only part k of n: the sorted files are dealt
-                                  out in turn, so 1/2 and 2/2 together replay every
-                                  file once.
-          --jobs <n>              Replay at most n files at once (default: one per
-                                  core).
-          --repeat <n>            Replay each file n times; a file fails when any
-                                  replay prints or sends anything differently from
-                                  the first, and the two versions are shown.
-          -h, --help              Show help information.
+        \(table.helpLines().joined(separator: "\n"))
 
         Prints one line per file (PASS, FAIL with its diff, or BLESS) and a summary
         line, "N passed, M failed". Exits 0 when every file passed, 1 when one failed,

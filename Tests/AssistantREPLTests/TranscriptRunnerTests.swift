@@ -171,6 +171,25 @@ import Testing
         }
     }
 
+    /// The replay's table is parsed as `assistant`'s is: a typo gets the closest option, a
+    /// flag's value is checked, a value may be joined with `=`.
+    @Test func mistakesAreNamedAsForTheREPLsOptions() throws {
+        func message(_ arguments: [String]) -> String? {
+            do {
+                _ = try TranscriptRunnerOptions.parse(arguments)
+                return nil
+            } catch { return error.message }
+        }
+        #expect(message(["--juint", "x", "a"]) == "Unknown option '--juint'. Did you mean '--junit'?")
+        #expect(
+            message(["--bless=all", "a"])
+                == "The value 'all' for --bless is invalid: use --bless or --bless=interactive.")
+        #expect(message(["--help=yes"]) == "The option '--help' does not take a value.")
+        #expect(message(["--jobs=x", "a"]) == "The value 'x' for --jobs is invalid: use a number from 1 to 1024.")
+        #expect(try TranscriptRunnerOptions.parse(["--bless=interactive", "a"]).interactive)
+    }
+
+    /// The options part is generated from the option table, as `assistant --help` is.
     @Test func helpTextIsPinned() async {
         let expected = """
             OVERVIEW: Replay transcripts as tests, without Swift.
@@ -187,24 +206,23 @@ import Testing
                                       *.transcript files, recursively.
 
             OPTIONS:
-              --bless                 Rewrite each file whose replay differs with what
-                                      this run produced (inputs, answers and comments
-                                      stay), only when that replays green; else the file
-                                      is left as it was and the report says why. Read
-                                      the change with git diff.
-              --bless=interactive     The same, one file at a time, asking for each hunk
-                                      whether to take it (y/n; no answer or no terminal
-                                      rejects it).
-              --junit <file>          Also write the results as JUnit XML, the diff of
-                                      each failure in its <failure> element.
+              --bless[=interactive]   Rewrite each file whose replay differs with what this
+                                      run produced (inputs, answers and comments stay), only
+                                      when that replays green; else the file is left as it
+                                      was and the report says why. Read the change with git
+                                      diff. With =interactive: one file at a time, asking
+                                      for each hunk whether to take it (y/n; no answer or no
+                                      terminal rejects it).
+              --junit <file>          Also write the results as JUnit XML, the diff of each
+                                      failure in its <failure> element.
               --shard <k>/<n>         Replay only part k of n: the sorted files are dealt
-                                      out in turn, so 1/2 and 2/2 together replay every
-                                      file once.
+                                      out in turn, so 1/2 and 2/2 together replay every file
+                                      once.
               --jobs <n>              Replay at most n files at once (default: one per
                                       core).
-              --repeat <n>            Replay each file n times; a file fails when any
-                                      replay prints or sends anything differently from
-                                      the first, and the two versions are shown.
+              --repeat <n>            Replay each file n times; a file fails when any replay
+                                      prints or sends anything differently from the first,
+                                      and the two versions are shown.
               -h, --help              Show help information.
 
             Prints one line per file (PASS, FAIL with its diff, or BLESS) and a summary
