@@ -1,7 +1,7 @@
 /// What the shopper did with a content the host renders itself (B12): pass one to
 /// ``AssistantEngine/sendContentEngagement(_:)``. The engine's types are the base SDK's:
-/// ``ContentImpressionEngagement``, ``ContentVisibleImpressionEngagement`` and
-/// ``ContentCloseEngagement``, made from the `content` and `campaign` of a
+/// ``ContentImpressionEngagement``, ``ContentVisibleImpressionEngagement``,
+/// ``ContentClickEngagement`` and ``ContentCloseEngagement``, made from the `content` and `campaign` of a
 /// ``AssistantEngine/getContentBySelector(selector:pageContext:)`` answer.
 ///
 /// The engine sends no engagement of its own for content the host renders: only what the
@@ -13,12 +13,21 @@ public protocol ContentEngagement: Sendable, Hashable {
     var campaign: Campaign { get }
 }
 
-/// Which content engagement an engine type is: the `variables` action that names the
-/// `events` type to request, as the base SDK's `ContentEventService` reads it.
+/// Which content engagement an engine type is.
 enum ContentEngagementKind: String, Sendable, Hashable {
-    case impression = "onImpression"
-    case visibleImpression = "onVisibleImpression"
-    case close = "onClose"
+    case impression, visibleImpression, close, click
+
+    /// The `variables` entry whose action names the `events` type to request, as the base
+    /// SDK's `ContentEventService` reads it; `nil` for a click, which requests the events of
+    /// type `click` itself.
+    var variable: String? {
+        switch self {
+        case .impression: return "onImpression"
+        case .visibleImpression: return "onVisibleImpression"
+        case .close: return "onClose"
+        case .click: return nil
+        }
+    }
 }
 
 /// The engine's own content engagements.
@@ -65,6 +74,22 @@ public struct ContentCloseEngagement: KnownContentEngagement {
     var kind: ContentEngagementKind { .close }
 
     /// `content` of `campaign` was closed.
+    public init(content: CampaignContent, campaign: Campaign) {
+        self.content = content
+        self.campaign = campaign
+    }
+}
+
+/// The shopper tapped the widget: requests the content's `events` of type `click`, as the
+/// vendor's newest SDK does, whatever its `variables` say.
+public struct ContentClickEngagement: KnownContentEngagement {
+    /// The content tapped.
+    public let content: CampaignContent
+    /// Its entry of the answer.
+    public let campaign: Campaign
+    var kind: ContentEngagementKind { .click }
+
+    /// `content` of `campaign` was tapped.
     public init(content: CampaignContent, campaign: Campaign) {
         self.content = content
         self.campaign = campaign

@@ -135,11 +135,24 @@ public struct CampaignContent: Sendable, Hashable {
         return events.first { $0.type == action }?.urls ?? []
     }
 
-    /// The event type the content's `variables` name for an engagement (`variables.onImpression
-    /// .action`, …), as the base SDKs' `ContentEventService` reads it (B12).
+    /// The event type an engagement requests (B12): for a click, `click`, the type the events
+    /// carry; for the others, what the content's `variables` name (`variables.onImpression
+    /// .action`, …), as the base SDKs' `ContentEventService` reads it — only an action the SDK
+    /// knows, so that `onImpression.action: "click"` is no click.
     func engagementAction(_ kind: ContentEngagementKind) -> String? {
-        variables?[kind.rawValue]?["action"]?.stringValue
+        guard let variable = kind.variable else { return "click" }
+        guard let action = variables?[variable]?["action"]?.stringValue, Self.knownActions.contains(action) else {
+            return nil
+        }
+        return action
     }
+
+    /// The content actions the vendor's SDKs know; any other parses as unknown there and fires
+    /// nothing (flutter's `Action`).
+    static let knownActions: Set<String> = [
+        "load", "impression", "visible_impression", "close", "copy", "cancel", "follow_url", "follow_deeplink",
+        "request_push", "request_tracking", "open_step",
+    ]
 
     /// Every URL the content's `events` carry for `type`, in order, duplicates included (B12).
     func trackingURLs(_ type: String) -> [String] {

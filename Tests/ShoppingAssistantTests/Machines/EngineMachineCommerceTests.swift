@@ -201,6 +201,7 @@ import Testing
             ContentEvent(type: "impression", urls: ["https://t.example/w/i", "https://t.example/w/i"]),
             ContentEvent(type: "visible_impression", urls: ["https://t.example/w/vi"]),
             ContentEvent(type: "close", urls: ["https://t.example/w/x"]),
+            ContentEvent(type: "click", urls: ["https://t.example/w/click", "https://t.example/w/click"]),
         ],
         variables: [
             "onLoad": ["action": "load"], "onImpression": ["action": "impression"],
@@ -254,6 +255,34 @@ import Testing
         #expect(
             F.withoutLogs(
                 machine.contentEngagementCalled(ContentImpressionEngagement(content: bare, campaign: campaign)))
+                == [])
+    }
+
+    // As the vendor's newest SDK: a click requests the content's `click` events, each URL
+    // once, whatever its variables say; an action the SDK does not know fires nothing, so an
+    // `onImpression` whose action is `click` is no click.
+    // covers: B12, AN5
+    @Test func aContentClickRequestsTheClickEventsAndAnUnknownActionFiresNothing() throws {
+        var machine = F.machine()
+        let (campaign, content) = try Self.widgetAnswer(&machine)
+        #expect(
+            machine.contentEngagementCalled(ContentClickEngagement(content: content, campaign: campaign)) == [
+                .track([.url("https://t.example/w/click", user: GravityUser(uid: "uid-1"))])
+            ])
+        let clickAsImpression = CampaignContent(
+            contentId: "ct-c", contentType: nil, deliveryMethod: nil, custom: nil, events: content.events,
+            variables: ["onImpression": ["action": "click"], "onClose": ["action": "unknown"]])
+        for engagement in [
+            ContentImpressionEngagement(content: clickAsImpression, campaign: campaign) as any ContentEngagement,
+            ContentCloseEngagement(content: clickAsImpression, campaign: campaign),
+        ] {
+            #expect(F.withoutLogs(machine.contentEngagementCalled(engagement)) == [], "\(engagement)")
+        }
+        let noClick = CampaignContent(
+            contentId: "ct-n", contentType: nil, deliveryMethod: nil, custom: nil,
+            events: content.events.filter { $0.type != "click" })
+        #expect(
+            F.withoutLogs(machine.contentEngagementCalled(ContentClickEngagement(content: noClick, campaign: campaign)))
                 == [])
     }
 
