@@ -25,7 +25,7 @@ import Testing
         #"{"isBuildEngagementUrl":true,"isImplicitImpression":true,"isImplicitPageview":false,"#
         + #""isReturnAnalyticsMetadata":false,"isReturnCounter":false,"isReturnUserInfo":false}"#
 
-    static func gravity<Payload: JSONBodyWritable & Encodable & Sendable>(
+    static func gravity<Payload: JSONBodyWritable & Sendable>(
         user: GravityUser = GravityUser(uid: "u-8f3c", ses: "s-1"), device: GravityDevice = device,
         type: String? = nil, data: Payload?
     ) -> String {
