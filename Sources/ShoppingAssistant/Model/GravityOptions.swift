@@ -1,7 +1,10 @@
 /// The `options` every Gravity request carries (wire.md § Gravity API V2), as the base SDK's
 /// `Options`. The defaults are the vendor iOS SDK's `Options()`, so an engine that sets nothing
 /// asks the service for exactly what the vendor's own apps ask for.
-public struct GravityOptions: Sendable, Hashable, Codable {
+///
+/// `Decodable`, so a host can read its options from its own configuration; the engine alone
+/// writes them to the wire.
+public struct GravityOptions: Sendable, Hashable, Decodable {
     /// Add counters to the answer, when the app needs them.
     public var isReturnCounter: Bool
     /// Ask for the user's profile information in the answer. The canonical `user.uid` and `ses`
@@ -32,7 +35,10 @@ public struct GravityOptions: Sendable, Hashable, Codable {
 
 /// How `/choose` returns product data (`data[].options` on the wire), as the base SDK's
 /// `ContentSettings`.
-public struct GravityContentSettings: Sendable, Hashable, Codable {
+///
+/// `Decodable`, so a host can read them from its own configuration; the engine alone writes
+/// them to the wire.
+public struct GravityContentSettings: Sendable, Hashable, Decodable {
     /// Return only SKUs instead of whole product objects where the scenario supports it.
     public var skusOnly: Bool
     /// Limit the product fields returned; `nil` returns them all (and is not sent).

@@ -1,10 +1,13 @@
 /// The screen a request is made from (B4). Values travel byte for byte: the engine never
 /// changes case, trims or normalises them, because campaigns target exact SKUs and paths.
-public struct PageContext: Sendable, Hashable, Codable {
+///
+/// `Decodable`, so a host can read a screen's context from its own JSON (a web view's, a
+/// route table's); the engine alone writes it to the wire, as `ctx` and `runtimeContext.page`.
+public struct PageContext: Sendable, Hashable, Decodable {
     /// The kind of screen. The raw values are Gravity's upper-case spelling (`PRODUCT`), the
     /// one the service and the vendor's SDKs use on the wire (B4); `description` is the lower-case
     /// name for people.
-    public enum PageType: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    public enum PageType: String, Sendable, Hashable, Decodable, CaseIterable, CustomStringConvertible {
         /// The shop's start screen.
         case homepage = "HOMEPAGE"
         /// A product page; `data` holds its SKU.

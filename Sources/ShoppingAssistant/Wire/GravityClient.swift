@@ -73,7 +73,7 @@ struct GravityClient: Sendable {
         return .success(Answer(value: campaigns, user: user))
     }
 
-    private func request<Payload: Encodable & JSONBodyWritable & Sendable>(
+    private func request<Payload: JSONBodyWritable & Sendable>(
         _ envelope: Envelope, type: String?, data: Payload?
     )
         -> GravityRequest<Payload>
@@ -85,7 +85,7 @@ struct GravityClient: Sendable {
             type: type, data: data)
     }
 
-    private func post<Body: Encodable & JSONBodyWritable>(_ endpoint: URL, limit: Int, body: Body) async -> Result<
+    private func post<Body: JSONBodyWritable>(_ endpoint: URL, limit: Int, body: Body) async -> Result<
         HTTPResponse, WireFailure
     > {
         let request = HTTPRequest(

@@ -3,7 +3,9 @@ import Foundation
 // MARK: - Gravity API V2 wire models (wire.md § Gravity API V2). Keep every shape here.
 //
 // Requests are shaped as the vendor's iOS SDK 1.0.4 sends them (`GravityRepository`): optional
-// fields that have no value are left out, not sent as `null`.
+// fields that have no value are left out, not sent as `null`. Each body's `JSONBodyWritable`
+// conformance, beside its type, is its only description: the keys as they travel, members in
+// ascending UTF-8 order of their keys (the order retries and recorded transcripts compare).
 
 /// `user` in requests: SDK-managed mode sends `uid`/`ses` (whatever is known, `{}` on first
 /// launch); manual mode sends the app's id as `custom`, never as `uid` (B3).
@@ -12,7 +14,7 @@ import Foundation
 /// tracking URL it sends, many a second, and each of those copies (made on the engine's thread,
 /// released on the tracking queue's) then retains one object instead of each field's string
 /// (figure 3 of the bench).
-struct GravityUser: Encodable, Hashable, Sendable {
+struct GravityUser: Hashable, Sendable {
     private final class Fields: Sendable {
         let uid: String?
         let custom: String?
@@ -44,16 +46,16 @@ struct GravityUser: Encodable, Hashable, Sendable {
         hasher.combine(custom)
         hasher.combine(ses)
     }
+}
 
-    private enum CodingKeys: String, CodingKey {
-        case uid, custom, ses
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(uid, forKey: .uid)
-        try container.encodeIfPresent(custom, forKey: .custom)
-        try container.encodeIfPresent(ses, forKey: .ses)
+extension GravityUser: JSONBodyWritable {
+    /// Whatever is known, `{}` on a first launch.
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("custom", ifPresent: custom)
+            json.member("ses", ifPresent: ses)
+            json.member("uid", ifPresent: uid)
+        }
     }
 }
 
@@ -83,7 +85,7 @@ extension GravityUser: CustomStringConvertible {
 ///
 /// The user agent travels as `ua`: the key flutter ("Fix user agent field name", 2025-09-10)
 /// and Android (2025-10-22) fixed; iOS 1.0.4 still encodes its property name `userAgent`.
-struct GravityDevice: Encodable, Hashable, Sendable {
+struct GravityDevice: Hashable, Sendable {
     var userAgent: String
     var id: String?
     /// The push-permission status the host last set (B11): `granted`, `denied` or `unknown`,
@@ -92,22 +94,42 @@ struct GravityDevice: Encodable, Hashable, Sendable {
     var permission = NotificationPermissionStatus.unknown.rawValue
     /// The ad-tracking authorisation; not a concept on Linux.
     var tracking = "notSupported"
+}
 
-    private enum CodingKeys: String, CodingKey {
-        case userAgent = "ua"
-        case id, permission, tracking
+extension GravityDevice: JSONBodyWritable {
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("id", ifPresent: id)
+            json.member("permission", permission)
+            json.member("tracking", tracking)
+            json.member("ua", userAgent)
+        }
     }
 }
 
 /// One `data[]` item of a `/choose` request. The content settings travel as `option`: the key
 /// flutter ("Options -> Option", 2025-09-10) and Android fixed; iOS 1.0.4 sends `options`.
-struct GravitySelectorRequest: Encodable, Sendable {
+struct GravitySelectorRequest: Sendable {
     var selector: String
     var options: GravityContentSettings
+}
 
-    private enum CodingKeys: String, CodingKey {
-        case selector
-        case options = "option"
+extension GravitySelectorRequest: JSONBodyWritable {
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("option", options)
+            json.member("selector", selector)
+        }
+    }
+}
+
+extension GravityContentSettings: JSONBodyWritable {
+    /// `fields` left out when not set (wire.md § POST /choose).
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("fields", ifPresent: fields)
+            json.member("skusOnly", skusOnly)
+        }
     }
 }
 
@@ -126,7 +148,7 @@ struct GravityCustomEvent: Hashable, Sendable {
 /// value are left out, as iOS 1.0.4's `encodeIfPresent` does (flutter's and Android's encoders
 /// send them as `null`). Amounts are JSON numbers digit for digit (`1990`, `19.99`), quantities
 /// integers; ids travel byte for byte.
-struct GravityEvent: Encodable, Hashable, Sendable {
+struct GravityEvent: Hashable, Sendable {
     enum Field: Hashable, Sendable {
         case text(String)
         case integer(Int)
@@ -154,41 +176,47 @@ struct GravityEvent: Encodable, Hashable, Sendable {
         self.name = name
         self.fields = Dictionary(fields.compactMap { key, value in value.map { (key, $0) } }) { first, _ in first }
     }
+}
 
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(type, forKey: Key("type"))
-        try container.encode(name, forKey: Key("name"))
-        for (name, field) in fields {
-            switch field {
-            case .text(let value): try container.encode(value, forKey: Key(name))
-            case .integer(let value): try container.encode(value, forKey: Key(name))
-            case .amount(let value): try container.encode(value, forKey: Key(name))
-            case .cart(let items): try container.encode(items.map(GravityCartItem.init), forKey: Key(name))
-            case .properties(let value): try container.encode(value, forKey: Key(name))
+extension GravityEvent: JSONBodyWritable {
+    /// `type`, `name` and the fields, all in one ascending order of their keys.
+    func write(to json: inout JSONBodyWriter) {
+        var keys = Array(fields.keys)
+        keys.append(contentsOf: ["name", "type"])
+        keys.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        json.object { json in
+            for key in keys {
+                switch key {
+                case "name": json.member("name", name)
+                case "type": json.member("type", type)
+                default: fields[key].map { json.member(named: key, $0) }
+                }
             }
         }
     }
+}
 
-    private struct Key: CodingKey {
-        let stringValue: String
-        init(_ name: String) { stringValue = name }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        var intValue: Int? { nil }
-        init?(intValue: Int) { nil }
+extension GravityEvent.Field: JSONBodyWritable {
+    /// An amount digit for digit as the app gave it (`1990`, `19.99`), never through `Double`.
+    func write(to json: inout JSONBodyWriter) {
+        switch self {
+        case .text(let value): json.string(value)
+        case .integer(let value): value.write(to: &json)
+        case .amount(let value): json.raw(value.description)
+        case .cart(let items): items.write(to: &json)
+        case .properties(let value): value.write(to: &json)
+        }
     }
 }
 
-/// A ``CartItem`` on the wire: `{"productId", "quantity", "itemPrice"}` (all three SDKs).
-private struct GravityCartItem: Encodable {
-    var productId: String
-    var quantity: Int
-    var itemPrice: Decimal
-
-    init(_ item: CartItem) {
-        productId = item.productId
-        quantity = item.quantity
-        itemPrice = item.itemPrice.decimal
+extension CartItem: JSONBodyWritable {
+    /// A cart line as all three SDKs send it: `{"itemPrice", "productId", "quantity"}`.
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("itemPrice", GravityEvent.Field.amount(itemPrice.decimal))
+            json.member("productId", productId)
+            json.member("quantity", quantity)
+        }
     }
 }
 
@@ -275,7 +303,7 @@ extension CustomEvent {
 }
 
 /// The common envelope of every Gravity request; `data` and `type` vary by endpoint.
-struct GravityRequest<Payload: Encodable & Sendable>: Encodable, Sendable {
+struct GravityRequest<Payload: JSONBodyWritable & Sendable>: Sendable {
     var sec: String
     var device: GravityDevice
     var user: GravityUser
@@ -283,6 +311,50 @@ struct GravityRequest<Payload: Encodable & Sendable>: Encodable, Sendable {
     var options: GravityOptions
     var type: String?
     var data: Payload?
+}
+
+extension GravityRequest: JSONBodyWritable {
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("ctx", ctx)
+            json.member("data", ifPresent: data)
+            json.member("device", device)
+            json.member("options", options)
+            json.member("sec", sec)
+            json.member("type", ifPresent: type)
+            json.member("user", user)
+        }
+    }
+}
+
+extension PageContext: JSONBodyWritable {
+    /// `ctx`, and `runtimeContext.page` of the Shopping API: the same bytes in both (D14).
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("attributes", ifPresent: attributes)
+            json.member("data", data)
+            json.member("lng", ifPresent: lng)
+            json.member("location", location)
+            json.member("pageNumber", ifPresent: pageNumber)
+            json.member("referrer", ifPresent: referrer)
+            json.member("type", type.rawValue)
+            json.member("utm", ifPresent: utm)
+        }
+    }
+}
+
+extension GravityOptions: JSONBodyWritable {
+    /// All six booleans, always, as the SDKs send their `Options`.
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("isBuildEngagementUrl", isBuildEngagementUrl)
+            json.member("isImplicitImpression", isImplicitImpression)
+            json.member("isImplicitPageview", isImplicitPageview)
+            json.member("isReturnAnalyticsMetadata", isReturnAnalyticsMetadata)
+            json.member("isReturnCounter", isReturnCounter)
+            json.member("isReturnUserInfo", isReturnUserInfo)
+        }
+    }
 }
 
 /// `user` in a response: the canonical uid and the current session (B3, S3).

@@ -1,23 +1,32 @@
 import Foundation
 
 // MARK: - Shopping API wire models (wire.md § Shopping API). Keep every shape here, so that
-// adapting to the real service is a local change.
+// adapting to the real service is a local change. Each body's `JSONBodyWritable` conformance,
+// beside its type, is its only description, members in ascending UTF-8 order of their keys.
 
 /// `runtimeContext`, sent with every Shopping API call (S2, S3, D14).
-struct ShoppingRuntimeContext: Encodable, Hashable, Sendable {
+struct ShoppingRuntimeContext: Hashable, Sendable {
     var tenantId: String
     var uid: String
     var selector: String
     var campaignId: String?
     var page: PageContext
+}
 
-    private enum CodingKeys: String, CodingKey {
-        case tenantId = "tenant_id"
-        case uid, selector, campaignId, page
+extension ShoppingRuntimeContext: JSONBodyWritable {
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("campaignId", ifPresent: campaignId)
+            json.member("page", page)
+            json.member("selector", selector)
+            json.member("tenant_id", tenantId)
+            json.member("uid", uid)
+        }
     }
 }
 
-struct ShoppingMessageRequest: Encodable, Hashable, Sendable {
+/// `POST /v1/messages`; its bytes are written once and kept, so a retry sends them again (D6).
+struct ShoppingMessageRequest: Hashable, Sendable {
     var threadId: String
     var messageId: String
     var resourceId: String
@@ -25,12 +34,37 @@ struct ShoppingMessageRequest: Encodable, Hashable, Sendable {
     var runtimeContext: ShoppingRuntimeContext
 }
 
-struct ShoppingFeedbackRequest: Encodable, Hashable, Sendable {
+extension ShoppingMessageRequest: JSONBodyWritable {
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("messageId", messageId)
+            json.member("resourceId", resourceId)
+            json.member("runtimeContext", runtimeContext)
+            json.member("text", text)
+            json.member("threadId", threadId)
+        }
+    }
+}
+
+/// `POST /v1/feedback`: a rating of one reply.
+struct ShoppingFeedbackRequest: Hashable, Sendable {
     var threadId: String
     var messageId: String
     var resourceId: String
     var rating: String
     var runtimeContext: ShoppingRuntimeContext
+}
+
+extension ShoppingFeedbackRequest: JSONBodyWritable {
+    func write(to json: inout JSONBodyWriter) {
+        json.object { json in
+            json.member("messageId", messageId)
+            json.member("rating", rating)
+            json.member("resourceId", resourceId)
+            json.member("runtimeContext", runtimeContext)
+            json.member("threadId", threadId)
+        }
+    }
 }
 
 /// A product as the reply carried it, with its tracking URLs, which never leave the engine (PR2).

@@ -108,29 +108,21 @@ struct WireCall: Sendable {
 /// Deterministic JSON for requests: sorted keys make retries byte-identical (D6) and
 /// transcripts stable.
 enum WireJSON {
-    /// A request body, written by its `JSONBodyWritable` conformance; a debug build checks every
-    /// one byte for byte against `JSONEncoder` on its `Encodable` conformance.
-    static func encode<T: Encodable & JSONBodyWritable>(_ value: T) -> Data {
+    /// A request body, as its `JSONBodyWritable` conformance (its only description) writes it.
+    static func encode(_ value: some JSONBodyWritable) -> Data {
         var writer = JSONBodyWriter()
         value.write(to: &writer)
-        assert(
-            writer.bytes.elementsEqual(encode(encodable: value)),
-            "\(T.self) writes \(String(decoding: writer.bytes, as: UTF8.self)), JSONEncoder "
-                + String(decoding: encode(encodable: value), as: UTF8.self))
         // Copied to a buffer of its own size: `Data(_:)` of the array keeps the writer's spare
         // capacity alive with the body.
         return writer.bytes.withUnsafeBufferPointer { Data(buffer: $0) }
     }
 
-    /// Any other value (a server's JSON written back), through `JSONEncoder`.
-    static func encode<T: Encodable>(_ value: T) -> Data {
-        encode(encodable: value)
-    }
-
-    private static func encode<T: Encodable>(encodable value: T) -> Data {
+    /// A JSON value written back as bytes (a reply written by hand, fed to the reply decoder),
+    /// through `JSONEncoder`: never a request body.
+    static func encode(_ value: JSONValue) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding our own Codable models cannot fail; fall back to an empty object regardless.
+        // Only a non-finite number fails, and none is read from JSON; an empty object then.
         return (try? encoder.encode(value)) ?? Data("{}".utf8)
     }
 
