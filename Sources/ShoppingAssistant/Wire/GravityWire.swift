@@ -12,8 +12,7 @@ import Foundation
 ///
 /// One reference to immutable fields: the identity hands the same user to every event and
 /// tracking URL it sends, many a second, and each of those copies (made on the engine's thread,
-/// released on the tracking queue's) then retains one object instead of each field's string
-/// (figure 3 of the bench).
+/// released on the tracking queue's) then retains one object instead of each field's string.
 struct GravityUser: Hashable, Sendable {
     private final class Fields: Sendable {
         let uid: String?

@@ -61,7 +61,7 @@ final class ReplyStorage: @unchecked Sendable {
     }
 
     /// A list's tracking URLs, in order, as a view of the storage: an impression queues its
-    /// URL without an array made for it (figure 3 of the bench).
+    /// URL without an array made for it.
     struct TrackingURLs: RandomAccessCollection, Sendable {
         let storage: ReplyStorage
         let entries: ArraySlice<StoredText>

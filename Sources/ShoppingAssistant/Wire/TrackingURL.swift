@@ -2,7 +2,7 @@
 /// is requested, on the tracking queue: an impression queued from a host call allocates
 /// nothing that the tracking queue then has to free. Memory freed on another thread than the
 /// one that allocated it costs both threads the allocator's slow path, many times a second
-/// when a carousel scrolls (figure 3 of the bench). A queued URL keeps its reply's storage
+/// when a carousel scrolls. A queued URL keeps its reply's storage
 /// alive until it was requested.
 struct TrackingURL: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// Where the text is: in a reply's storage, or given as a string. One payload or the
