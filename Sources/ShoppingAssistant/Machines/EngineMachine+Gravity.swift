@@ -26,6 +26,7 @@ extension EngineMachine {
                 continue
             }
             var event = known.wire
+            if !known.customProps.isEmpty { event.fields["customProps"] = .properties(known.customProps) }  // B10
             event.fields["eventTime"] = .text(EventTime.format(known.eventTime ?? wallNow))  // DL6
             wire.append(event)
         }

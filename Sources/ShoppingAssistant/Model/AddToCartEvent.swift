@@ -6,6 +6,9 @@ public struct AddToCartEvent: TriggerEvent {
     /// When the shopper did it, if not now: an event the app reports late keeps its moment
     /// (`eventTime`, DL6); `nil` stamps the moment of the call.
     public var eventTime: Date?
+    /// String properties of the app's own, for Gravity's reports and segments; left out of the
+    /// request when empty (B10).
+    public var customProps: [String: String]
     /// The sum this action adds to the cart.
     public var value: EventAmount
     /// The product's SKU exactly as in the product feed, case included; sent byte for byte.
@@ -25,9 +28,10 @@ public struct AddToCartEvent: TriggerEvent {
     /// `quantity` units of `productId` added, worth `value`.
     public init(
         value: EventAmount, productId: String, quantity: Int, currency: String? = nil, cart: [CartItem]? = nil,
-        eventTime: Date? = nil
+        customProps: [String: String] = [:], eventTime: Date? = nil
     ) {
         self.eventTime = eventTime
+        self.customProps = customProps
         self.value = value
         self.productId = productId
         self.quantity = quantity

@@ -6,6 +6,9 @@ public struct LoginEvent: TriggerEvent {
     /// When the shopper did it, if not now: an event the app reports late keeps its moment
     /// (`eventTime`, DL6); `nil` stamps the moment of the call.
     public var eventTime: Date?
+    /// String properties of the app's own, for Gravity's reports and segments; left out of the
+    /// request when empty (B10).
+    public var customProps: [String: String]
     /// A hash of the shopper's e-mail address.
     public var hashedEmail: String?
     /// The app's customer id, for example a `phone_hash` (seed: SHA-256 of the normalised phone).
@@ -19,8 +22,9 @@ public struct LoginEvent: TriggerEvent {
     public var name: String { "Login" }
 
     /// A sign-in, with the ids the app has.
-    public init(hashedEmail: String? = nil, cuid: String? = nil, cuidType: String? = nil, eventTime: Date? = nil) {
+    public init(hashedEmail: String? = nil, cuid: String? = nil, cuidType: String? = nil, customProps: [String: String] = [:], eventTime: Date? = nil) {
         self.eventTime = eventTime
+        self.customProps = customProps
         self.hashedEmail = hashedEmail
         self.cuid = cuid
         self.cuidType = cuidType

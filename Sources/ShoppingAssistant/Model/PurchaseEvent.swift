@@ -6,6 +6,9 @@ public struct PurchaseEvent: TriggerEvent {
     /// When the shopper did it, if not now: an event the app reports late keeps its moment
     /// (`eventTime`, DL6); `nil` stamps the moment of the call.
     public var eventTime: Date?
+    /// String properties of the app's own, for Gravity's reports and segments; left out of the
+    /// request when empty (B10).
+    public var customProps: [String: String]
     /// The order's id, unique for every purchase.
     public var uniqueTransactionId: String
     /// The order's full sum.
@@ -23,9 +26,10 @@ public struct PurchaseEvent: TriggerEvent {
     /// The order `uniqueTransactionId` of `cart`, worth `value`.
     public init(
         uniqueTransactionId: String, value: EventAmount, cart: [CartItem], currency: String? = nil,
-        eventTime: Date? = nil
+        customProps: [String: String] = [:], eventTime: Date? = nil
     ) {
         self.eventTime = eventTime
+        self.customProps = customProps
         self.uniqueTransactionId = uniqueTransactionId
         self.value = value
         self.cart = cart

@@ -6,6 +6,9 @@ public struct SyncCartEvent: TriggerEvent {
     /// When the shopper did it, if not now: an event the app reports late keeps its moment
     /// (`eventTime`, DL6); `nil` stamps the moment of the call.
     public var eventTime: Date?
+    /// String properties of the app's own, for Gravity's reports and segments; left out of the
+    /// request when empty (B10).
+    public var customProps: [String: String]
     /// The total of the cart as it is now.
     public var value: EventAmount
     /// The currency of `value`; left out when `nil`.
@@ -19,8 +22,9 @@ public struct SyncCartEvent: TriggerEvent {
     public var name: String { "Sync cart" }
 
     /// The cart `cart`, worth `value` in all.
-    public init(value: EventAmount, currency: String? = nil, cart: [CartItem]? = nil, eventTime: Date? = nil) {
+    public init(value: EventAmount, currency: String? = nil, cart: [CartItem]? = nil, customProps: [String: String] = [:], eventTime: Date? = nil) {
         self.eventTime = eventTime
+        self.customProps = customProps
         self.value = value
         self.currency = currency
         self.cart = cart

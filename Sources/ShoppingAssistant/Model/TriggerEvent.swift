@@ -27,6 +27,8 @@ protocol GravityTriggerEvent: TriggerEvent {
     var wire: GravityEvent { get }
     /// The moment the app gave, if any (DL6).
     var eventTime: Date? { get }
+    /// The app's own properties, sent beside the typed fields (B10).
+    var customProps: [String: String] { get }
 }
 
 /// What the events of one `triggerEvent` call check in common (B10).

@@ -298,7 +298,13 @@ extension LoginEvent {
 }
 
 extension CustomEvent {
-    var wire: GravityEvent { GravityEvent(GravityCustomEvent(type: type, name: name, customProps: customProps)) }
+    var wire: GravityEvent {
+        var event = GravityEvent(GravityCustomEvent(type: type, name: name, customProps: customProps))
+        if let cuid { event.fields["cuid"] = .text(cuid) }
+        if let cuidType { event.fields["cuidType"] = .text(cuidType) }
+        if let cart { event.fields["cart"] = .cart(cart) }
+        return event
+    }
 }
 
 /// The common envelope of every Gravity request; `data` and `type` vary by endpoint.

@@ -164,6 +164,51 @@ import Testing
 
     // An event the seed's rules refuse is never on the wire, half-made or otherwise; the
     // engine's logger says why, and the call's other events go.
+    // Mirrors flutter's newest trigger_event_json_test: every typed event carries the app's
+    // `customProps` beside its typed fields, and `CustomEvent` carries `cuid`, `cuidType` and a
+    // `cart`; without them the items are as before.
+    // covers: B10
+    @Test func everyTypedEventCarriesCustomPropsAndCustomEventItsIdAndCart() async {
+        let props = ["list": "search", "payment_type": "card"]
+        let events: [any TriggerEvent] = [
+            AddToCartEvent(value: 1, productId: "p", quantity: 1, customProps: props),
+            RemoveFromCartEvent(value: 1, productId: "p", quantity: 1, customProps: props),
+            SyncCartEvent(value: 1, customProps: props),
+            PurchaseEvent(
+                uniqueTransactionId: "t", value: 1, cart: [CartItem(productId: "p", quantity: 1, itemPrice: 1)],
+                customProps: props),
+            AddToWishlistEvent(value: 1, productId: "p", customProps: props),
+            SignUpEvent(cuid: "c", customProps: props),
+            LoginEvent(cuid: "c", customProps: props),
+            CustomEvent(type: "x", name: "X", customProps: props),
+        ]
+        let (data, _, _) = await sent(events)
+        #expect(data.count == events.count)
+        for (item, event) in zip(data, events) {
+            #expect(item["customProps"] as? [String: String] == props, "\(event.type)")
+            #expect(item["type"] as? String == event.type)
+        }
+        let (loyalty, text, _) = await sent([
+            CustomEvent(
+                type: "loyalty-v1", name: "Loyalty", cuid: "user@example.com", cuidType: "email",
+                cart: [CartItem(productId: "sku-1", quantity: 2, itemPrice: 10.5)], customProps: props),
+            CustomEvent(type: "x", name: "X"),
+        ])
+        #expect(
+            loyalty == [
+                [
+                    "type": "loyalty-v1", "name": "Loyalty", "cuid": "user@example.com", "cuidType": "email",
+                    "cart": [["productId": "sku-1", "quantity": 2, "itemPrice": 10.5]], "customProps": props,
+                    "eventTime": Self.at,
+                ],
+                ["type": "x", "name": "X", "eventTime": Self.at],
+            ])
+        #expect(
+            text.contains(
+                #"{"cart":[{"itemPrice":10.5,"productId":"sku-1","quantity":2}],"cuid":"user@example.com","cuidType":"email","customProps":{"list":"search","payment_type":"card"},"eventTime":"2026-12-06T10:00:00.000Z","name":"Loyalty","type":"loyalty-v1"}"#
+            ), "\(text)")
+    }
+
     // covers: B10, DL6
     @Test func aRefusedEventIsLeftOutOfTheRequestAndLogged() async {
         let h = await EngineHarness(storedUID: "u-8f3c")
