@@ -22,7 +22,10 @@ public struct LoginEvent: TriggerEvent {
     public var name: String { "Login" }
 
     /// A sign-in, with the ids the app has.
-    public init(hashedEmail: String? = nil, cuid: String? = nil, cuidType: String? = nil, customProps: [String: String] = [:], eventTime: Date? = nil) {
+    public init(
+        hashedEmail: String? = nil, cuid: String? = nil, cuidType: String? = nil, customProps: [String: String] = [:],
+        eventTime: Date? = nil
+    ) {
         self.eventTime = eventTime
         self.customProps = customProps
         self.hashedEmail = hashedEmail

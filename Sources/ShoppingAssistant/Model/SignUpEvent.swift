@@ -22,7 +22,10 @@ public struct SignUpEvent: TriggerEvent {
     public var name: String { "Signup" }
 
     /// A sign-up, with the ids the app has.
-    public init(hashedEmail: String? = nil, cuid: String? = nil, cuidType: String? = nil, customProps: [String: String] = [:], eventTime: Date? = nil) {
+    public init(
+        hashedEmail: String? = nil, cuid: String? = nil, cuidType: String? = nil, customProps: [String: String] = [:],
+        eventTime: Date? = nil
+    ) {
         self.eventTime = eventTime
         self.customProps = customProps
         self.hashedEmail = hashedEmail

@@ -22,7 +22,10 @@ public struct SyncCartEvent: TriggerEvent {
     public var name: String { "Sync cart" }
 
     /// The cart `cart`, worth `value` in all.
-    public init(value: EventAmount, currency: String? = nil, cart: [CartItem]? = nil, customProps: [String: String] = [:], eventTime: Date? = nil) {
+    public init(
+        value: EventAmount, currency: String? = nil, cart: [CartItem]? = nil, customProps: [String: String] = [:],
+        eventTime: Date? = nil
+    ) {
         self.eventTime = eventTime
         self.customProps = customProps
         self.value = value
