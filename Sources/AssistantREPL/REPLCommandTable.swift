@@ -283,6 +283,14 @@ extension REPLCommandTable {
             "logout", "forget the user: a new anonymous identity (the screen shows again)", group: .host,
             related: ["user"]
         ) { await $0.host.logOut() },
+        REPLCommand(
+            "restore-uid", "UID", "hand back a uid the app kept elsewhere (restoreUserId; an identity change)",
+            group: .host, example: ":restore-uid demo-u-7", related: ["logout", "state"]
+        ) { session, argument in
+            guard !argument.isEmpty, !argument.contains(" ") else { return .usage() }
+            await session.host.restoreUserId(argument)
+            return .done
+        },
         .plain("lock", "take the app's presentation lock", group: .host, related: ["unlock", "state"]) {
             await $0.host.lockPresentation()
         },

@@ -97,6 +97,13 @@ actor REPLHost {
         await changeIdentity(note: "(identity reset)") { await $0.resetIdentity() }
     }
 
+    /// `:restore-uid UID`: the app hands back a uid it kept elsewhere (B14).
+    func restoreUserId(_ uid: String) async {
+        await changeIdentity(note: "(uid restored: \(TerminalSanitizer.sanitize(uid)))") {
+            try? await $0.restoreUserId(uid)
+        }
+    }
+
     private func changeIdentity(note: String, _ change: @Sendable (AssistantEngine) async -> Void) async {
         await screens.hideOrIdentityChanged()
         await change(engine)

@@ -244,6 +244,36 @@ extension AssistantEngine {
         _ = await call { $0.setUserCalled($1, userId: userId, sessionId: sessionId) }
     }
 
+    /// The uid Gravity knows this shopper by, for an app that links it to its own records
+    /// (B14): at once when it is known; while the first answer of a fresh session is on its
+    /// way, once that answer came (or failed); `nil` when none is known.
+    public func getUserId() async -> String? {
+        guard
+            case .userId(let uid) = await call(
+                refusal: .userId(machine.identity.canonicalUID), { $0.userIdRequested($1) })
+        else { return nil }
+        return uid
+    }
+
+    /// Tells `listener` of every change of the uid from now on (B14): a new uid once, never the
+    /// same one twice in a row, and `nil` when the identity is reset. The listener runs in the
+    /// engine's order and must not block; it may call the engine from a task of its own (H1).
+    /// `nil` removes it.
+    public func setUserIdListener(_ listener: (@Sendable (String?) -> Void)?) {
+        userIdListener = listener
+    }
+
+    /// Makes `uid`, which the app kept elsewhere (another install, its own backend), the
+    /// shopper's SDK-managed identity (B14): the custom user of `setUser` is dropped, no session
+    /// is known, and the next Gravity requests wait for the first answer (B8). An identity
+    /// change like `resetIdentity()`, unless `uid` is the current one. An empty `uid` is refused.
+    public func restoreUserId(_ uid: String) async throws(AssistantError) {
+        guard !uid.isEmpty else {
+            throw AssistantError(code: .invalidConfiguration, message: "restoreUserId: the uid is empty")
+        }
+        _ = await call { $0.userIdRestoreCalled($1, uid: uid) }
+    }
+
     /// Forgets the SDK-managed uid and starts as a new anonymous visitor: an identity change.
     public func resetIdentity() async {
         _ = await call { $0.resetIdentityCalled($1) }

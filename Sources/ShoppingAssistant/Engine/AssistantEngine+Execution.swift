@@ -136,6 +136,8 @@ extension AssistantEngine {
                 lockListener?(locks)
             case .persistUID(let uid):
                 identityStore.saveUid(uid)
+            case .notifyUserId(let uid):
+                userIdListener?(uid)
             case .complete(let id, let result):
                 complete(id, with: result)
             case .log(let level, let line):

@@ -50,6 +50,8 @@ public actor AssistantEngine {
     /// away counts as a dismissal (O5).
     @exclusivity(unchecked) var presenters: [OpeningID: WeakPresenter] = [:]
     var lockListener: (@Sendable (PresentationLocks) -> Void)?
+    /// The app's listener for the canonical uid (B14).
+    var userIdListener: (@Sendable (String?) -> Void)?
     var inAppCampaignHandler: (@Sendable (InAppCampaign) async -> Void)?
 
     // MARK: - Execution (mechanism only)

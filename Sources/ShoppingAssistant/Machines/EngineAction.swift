@@ -104,6 +104,8 @@ enum CallResult: Hashable, Sendable {
     case rating(AssistantRatingResult)
     case interaction(AssistantInteractionResult)
     case content(ContentResponse?)
+    /// `getUserId()`: the canonical uid, if one is known (B14).
+    case userId(String?)
     /// The call has nothing to return; it is over.
     case done
 }
@@ -173,6 +175,8 @@ enum EngineAction: Hashable, Sendable {
     case notifyLocks(PresentationLocks)
     /// Persist the SDK-managed uid (`nil` forgets it) (B3).
     case persistUID(String?)
+    /// Tell the app's uid listener the canonical uid changed (B14).
+    case notifyUserId(String?)
     /// Resume the caller parked under `CallID` with `CallResult`.
     case complete(CallID, CallResult)
     /// Write a line to the engine's logger (built only if the logger takes it).

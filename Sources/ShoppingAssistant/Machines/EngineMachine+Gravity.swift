@@ -243,7 +243,7 @@ extension EngineMachine {
         changeIdentity(.reset, call: call)
     }
 
-    private mutating func changeIdentity(_ change: IdentityChange, call: CallID) -> [EngineAction] {
+    mutating func changeIdentity(_ change: IdentityChange, call: CallID) -> [EngineAction] {
         guard presentation.isClosed else {  // AN3: the chat closes as the old user first
             pendingIdentityChanges.append(change)
             return [.log(.info, "closing the chat: identity change")] + close(nil, .done)
@@ -268,8 +268,14 @@ extension EngineMachine {
         case .setUser(let userId, let sessionId):
             guard identity.userSet(userId: userId, sessionId: sessionId) else { return [] }
         case .reset:
+            // B14: the listener hears `nil` once a uid was known, on disk or from Gravity.
+            if identity.canonicalUID != nil || reportedUID != nil { uidToReport = .some(nil) }
             identity.resetRequested()
             actions.append(.persistUID(nil))
+        case .restoreUID(let uid):
+            guard identity.uidRestored(uid) else { return [] }
+            uidToReport = .some(uid)
+            actions.append(.persistUID(uid))
         }
         actions.append(.log(.info, "identity changed"))
         actions += endDialog(.identityChange, user: previous)  // D13, D17, AN3

@@ -9,7 +9,8 @@ extension EngineMachine {
     mutating func receive(_ event: (inout EngineMachine) -> [EngineAction]) -> [EngineAction] {
         guard !isShutDown else { return [] }  // H2: nothing happens after a shutdown
         let held = takeTrackingAfterPresenter()
-        let actions = holdTrackingBehindPresenter(event(&self))
+        var actions = holdTrackingBehindPresenter(event(&self))
+        if uidToReport != nil || !userIdCalls.isEmpty { actions += userIdSettled() }  // B14
         return held.isEmpty ? actions : held + actions  // the event's own array, uncopied, as a rule
     }
 
@@ -224,6 +225,8 @@ extension EngineMachine {
             actions.append(.complete(caller, result(of: entry.request)))
         }
         hostRequests = [:]
+        actions += userIdCalls.map { .complete($0, .userId(identity.canonicalUID)) }  // B14
+        userIdCalls = []
         _ = campaigns.clear()
         hostCalls = [:]  // returns of callbacks still under way change nothing
         actions += takeTrackingAfterPresenter()

@@ -42,6 +42,7 @@ extension EngineMachine {
     /// The canonical uid became known or changed; a preparation waiting for it may finish (S4).
     mutating func identityAnswered(_ user: GravityAnsweredUser?, epoch: UInt64) -> [EngineAction] {
         var actions: [EngineAction] = []
+        if epoch == identity.epoch, let uid = user?.uid, !uid.isEmpty { uidToReport = .some(uid) }  // B14
         for change in identity.answered(user, epoch: epoch) {
             switch change {
             case .persist(let uid): actions.append(.persistUID(uid))  // B3

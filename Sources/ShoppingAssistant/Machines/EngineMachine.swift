@@ -44,6 +44,8 @@ struct EngineMachine: Sendable {
     enum IdentityChange: Sendable, Hashable {
         case setUser(userId: String, sessionId: String?)
         case reset
+        /// `restoreUserId`: a uid the app kept elsewhere (B14).
+        case restoreUID(String)
     }
 
     var settings: Settings
@@ -87,6 +89,12 @@ struct EngineMachine: Sendable {
     var trackingAfterPresenter: [TrackingJob] = []
     /// Identity changes waiting for the chat to close.
     var pendingIdentityChanges: [IdentityChange] = []
+    /// The uid the app's listener last heard of (B14); `.none` before the first report.
+    var reportedUID: String??
+    /// A uid an event brought for the listener (an answer's, a restored one, `nil` for a reset).
+    var uidToReport: String??
+    /// `getUserId()` callers waiting for a first answer on its way (B14, B8).
+    var userIdCalls: [CallID] = []
     /// The engine was shut down (H2): every later call is refused and nothing else happens.
     var isShutDown = false
     /// The wall clock's time as the event being decided happened: the `eventTime` of what it

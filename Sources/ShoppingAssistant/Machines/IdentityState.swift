@@ -93,6 +93,22 @@ struct IdentityState: Sendable, Hashable {
         return true
     }
 
+    /// `restoreUserId` (B14): the SDK-managed identity of a uid the app kept elsewhere; the
+    /// custom user is dropped and no session is known, so the session gate (B8) holds the next
+    /// requests until Gravity answers. Returns whether this is an identity change: the same
+    /// SDK-managed uid again is not.
+    mutating func uidRestored(_ uid: String) -> Bool {
+        guard manual != nil || managedUID != uid else { return false }
+        defer { userChanged() }
+        manual = nil
+        manualSes = nil
+        managedUID = uid
+        managedSes = nil
+        canonicalUID = uid
+        epoch += 1
+        return true
+    }
+
     /// An explicit reset to a new anonymous, SDK-managed identity.
     mutating func resetRequested() {
         defer { userChanged() }
