@@ -123,6 +123,13 @@ extension EngineMachine {
             return [.log(.error, "gravity \(endpoint) failed: \(error)")] + completion
         case .success(let answer):
             var actions = identityAnswered(answer.user, epoch: identityEpoch)
+            guard identityEpoch == identity.epoch else {  // B15: not for the identity that came since
+                let dropped = answer.value.map(\.campaignId).joined(separator: ", ")
+                return actions
+                    + (dropped.isEmpty
+                        ? [] : [.log(.info, "in-app campaigns \(dropped) dropped: the identity changed meanwhile")])
+                    + completion
+            }
             var shown: [InAppCampaign] = []
             for campaign in answer.value {
                 if presentation.locks.isLocked {  // B6, O7: dropped, not queued
@@ -278,6 +285,9 @@ extension EngineMachine {
             actions.append(.persistUID(uid))
         }
         actions.append(.log(.info, "identity changed"))
+        if !campaigns.clear().isEmpty {  // B15: what waited for its delay was the old identity's
+            actions.append(.log(.info, "in-app campaigns waiting to be shown dropped: the identity changed"))
+        }
         actions += endDialog(.identityChange, user: previous)  // D13, D17, AN3
         actions += run(preparation.identityChanged())  // B3: the old user's start screen is not the new one's
         for request in sessionGate.identityChanged() {  // B8: the gate starts again for the new identity

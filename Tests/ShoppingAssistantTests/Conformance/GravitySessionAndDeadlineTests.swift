@@ -120,7 +120,7 @@ struct GravitySessionAndDeadlineTests {
 
     // MARK: - B13, deadlines
 
-    // covers: B13, B5
+    // covers: B13, B5, B15
     @Test func aGravityCallEndsAtItsOwnDeadlineAndALateAnswerOnlyBringsItsUser() async throws {
         // A transport that goes on after being cancelled, as some do: its answer still comes.
         let h = await EngineHarness(wrap: { CancellationIgnoringTransport(inner: $0) })
@@ -137,9 +137,13 @@ struct GravitySessionAndDeadlineTests {
         try await h.bed.runUntilIdle()
         #expect(view.returnedValue == true)
         #expect(h.logs.messages.contains { $0.contains("POST /visit (trackView) failed: timeout") })
-        h.transport.complete(visit, with: Fixtures.eventResponse(uid: "u-late"))  // a transport that answers anyway
+        let shown = Locked<[String]>([])
+        await h.engine.setInAppCampaignHandler { campaign in shown.withLock { $0.append(campaign.campaignId) } }
+        // A transport that answers anyway, with a campaign: too late to be shown (B15).
+        h.transport.complete(visit, with: Fixtures.eventResponse(uid: "u-late", campaigns: [["campaignId": "stale"]]))
         try await h.bed.runUntilIdle()
         #expect(await h.engine.canonicalUserId == "u-late", "B9: its user still counts")
+        #expect(shown.withLock { $0 }.isEmpty, "B15: a campaign that came after its call's deadline is not shown")
     }
 
     // covers: B13, B5
@@ -389,6 +393,65 @@ struct GravitySessionAndDeadlineTests {
         #expect(!shown.withLock { $0.map(\.0) }.contains("later"), "dropped: a lock was taken during its delay")
         #expect(second.returnedValue == true)
         #expect(h.logs.messages.contains { $0.contains("in-app campaign later suppressed") })
+    }
+
+    // Mirrors flutter's newest presentation_relevance_wire_test and stale_gate_wire_test: a
+    // campaign is for the identity whose request brought it. One waiting for its delay when the
+    // user changes is dropped, and so is one whose answer arrives after the change; the same
+    // user set again is no change, and its campaign is shown.
+    // covers: B15
+    @Test func aCampaignOfTheIdentityThatWasIsNeverShownToTheNextOne() async throws {
+        let h = await EngineHarness()
+        let shown = Locked<[String]>([])
+        await h.engine.setInAppCampaignHandler { campaign in shown.withLock { $0.append(campaign.campaignId) } }
+        h.transport.expect(
+            .request(.post, pathSuffix: "/visit"),
+            .respond(Fixtures.eventResponse(campaigns: [["campaignId": "delayed", "delayTime": 1_000]])))
+        let first = h.bed.start { engine -> Bool in
+            await engine.trackView(pageContext: Fixtures.homePage)
+            return true
+        }
+        try await h.bed.runUntilIdle()
+        _ = try await h.bed.run { engine -> Bool in
+            await engine.setUser(userId: "alice")
+            return true
+        }
+        h.clock.advance(by: .seconds(1))
+        try await h.bed.runUntilIdle()
+        #expect(first.returnedValue == true)
+
+        let late = h.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
+        let second = h.bed.start { engine -> Bool in
+            await engine.trackView(pageContext: Fixtures.homePage)
+            return true
+        }
+        try await h.bed.runUntilIdle()
+        _ = try await h.bed.run { engine -> Bool in
+            await engine.setUser(userId: "bob")
+            return true
+        }
+        h.transport.complete(late, with: Fixtures.eventResponse(campaigns: [["campaignId": "late"]]))
+        try await h.bed.runUntilIdle()
+        #expect(second.returnedValue == true)
+        #expect(shown.withLock { $0 }.isEmpty, "neither reached the next user")
+        #expect(h.logs.messages.contains { $0.contains("in-app campaigns late dropped") })
+
+        h.transport.expect(
+            .request(.post, pathSuffix: "/visit"),
+            .respond(Fixtures.eventResponse(campaigns: [["campaignId": "same-user", "delayTime": 500]])))
+        let third = h.bed.start { engine -> Bool in
+            await engine.trackView(pageContext: Fixtures.homePage)
+            return true
+        }
+        try await h.bed.runUntilIdle()
+        _ = try await h.bed.run { engine -> Bool in
+            await engine.setUser(userId: "bob")
+            return true
+        }
+        h.clock.advance(by: .milliseconds(500))
+        try await h.bed.runUntilIdle()
+        #expect(shown.withLock { $0 } == ["same-user"], "the same user again is no change")
+        #expect(third.returnedValue == true)
     }
 
     // MARK: - A payload of the shape the service sends
