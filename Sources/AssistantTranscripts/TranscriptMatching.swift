@@ -290,43 +290,38 @@ struct TranscriptSpeller: Sendable {
 
     private mutating func spellMoments(_ text: String) -> String {
         guard text.contains("Z"), let regex = Self.momentPattern else { return text }
-        var result = ""
-        var cursor = text.startIndex
-        for match in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
-            guard let range = Range(match.range, in: text) else { continue }
-            result += text[cursor..<range.lowerBound]
-            let moment = String(text[range])
-            if let name = moments[moment] {
-                result += name
-            } else {
-                let name = "<time-\(nextMoment)>"
-                nextMoment += 1
-                moments[moment] = name
-                result += name
-            }
-            cursor = range.upperBound
+        return Self.replacingMatches(of: regex, in: text) { moment in
+            if let name = moments[moment] { return name }
+            let name = "<time-\(nextMoment)>"
+            nextMoment += 1
+            moments[moment] = name
+            return name
         }
-        return result + text[cursor...]
     }
 
     private mutating func spellUUIDs(_ text: String) -> String {
         guard let regex = Self.pattern else { return text }
+        return Self.replacingMatches(of: regex, in: text) { match in
+            let uuid = match.lowercased()
+            if literals.contains(uuid) { return match }
+            if let name = names[uuid] { return name }
+            while taken.contains("uuid-\(next)") { next += 1 }
+            taken.insert("uuid-\(next)")
+            names[uuid] = "<uuid-\(next)>"
+            return "<uuid-\(next)>"
+        }
+    }
+
+    /// `text` with every match of `regex` replaced by what `name` says for it, in order.
+    private static func replacingMatches(
+        of regex: NSRegularExpression, in text: String, _ name: (String) -> String
+    ) -> String {
         var result = ""
         var cursor = text.startIndex
         for match in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
             guard let range = Range(match.range, in: text) else { continue }
             result += text[cursor..<range.lowerBound]
-            let uuid = String(text[range]).lowercased()
-            if literals.contains(uuid) {
-                result += text[range]
-            } else if let name = names[uuid] {
-                result += name
-            } else {
-                while taken.contains("uuid-\(next)") { next += 1 }
-                taken.insert("uuid-\(next)")
-                names[uuid] = "<uuid-\(next)>"
-                result += "<uuid-\(next)>"
-            }
+            result += name(String(text[range]))
             cursor = range.upperBound
         }
         return result + text[cursor...]
