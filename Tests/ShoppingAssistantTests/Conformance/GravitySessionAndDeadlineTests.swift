@@ -404,32 +404,31 @@ struct GravitySessionAndDeadlineTests {
         let h = await EngineHarness()
         let shown = Locked<[String]>([])
         await h.engine.setInAppCampaignHandler { campaign in shown.withLock { $0.append(campaign.campaignId) } }
+        func view() -> EngineTestBed.Call<Bool> {
+            h.bed.start { engine -> Bool in
+                await engine.trackView(pageContext: Fixtures.homePage)
+                return true
+            }
+        }
+        func logIn(_ user: String) async throws {
+            try await h.bed.runUntilIdle()
+            _ = try await h.bed.run { engine -> Bool in
+                await engine.setUser(userId: user)
+                return true
+            }
+        }
         h.transport.expect(
             .request(.post, pathSuffix: "/visit"),
             .respond(Fixtures.eventResponse(campaigns: [["campaignId": "delayed", "delayTime": 1_000]])))
-        let first = h.bed.start { engine -> Bool in
-            await engine.trackView(pageContext: Fixtures.homePage)
-            return true
-        }
-        try await h.bed.runUntilIdle()
-        _ = try await h.bed.run { engine -> Bool in
-            await engine.setUser(userId: "alice")
-            return true
-        }
+        let first = view()
+        try await logIn("alice")
         h.clock.advance(by: .seconds(1))
         try await h.bed.runUntilIdle()
         #expect(first.returnedValue == true)
 
         let late = h.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
-        let second = h.bed.start { engine -> Bool in
-            await engine.trackView(pageContext: Fixtures.homePage)
-            return true
-        }
-        try await h.bed.runUntilIdle()
-        _ = try await h.bed.run { engine -> Bool in
-            await engine.setUser(userId: "bob")
-            return true
-        }
+        let second = view()
+        try await logIn("bob")
         h.transport.complete(late, with: Fixtures.eventResponse(campaigns: [["campaignId": "late"]]))
         try await h.bed.runUntilIdle()
         #expect(second.returnedValue == true)
@@ -439,15 +438,8 @@ struct GravitySessionAndDeadlineTests {
         h.transport.expect(
             .request(.post, pathSuffix: "/visit"),
             .respond(Fixtures.eventResponse(campaigns: [["campaignId": "same-user", "delayTime": 500]])))
-        let third = h.bed.start { engine -> Bool in
-            await engine.trackView(pageContext: Fixtures.homePage)
-            return true
-        }
-        try await h.bed.runUntilIdle()
-        _ = try await h.bed.run { engine -> Bool in
-            await engine.setUser(userId: "bob")
-            return true
-        }
+        let third = view()
+        try await logIn("bob")
         h.clock.advance(by: .milliseconds(500))
         try await h.bed.runUntilIdle()
         #expect(shown.withLock { $0 } == ["same-user"], "the same user again is no change")

@@ -21,6 +21,17 @@ struct UserIdAPITests {
         return heard
     }
 
+    /// A `trackView` whose `/visit` waits for the test to answer it, started and settled.
+    static func viewWaitingForItsAnswer(_ h: EngineHarness) async throws -> ScriptedTransport.Exchange {
+        let visit = h.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
+        h.bed.start { engine -> Bool in
+            await engine.trackView(pageContext: Fixtures.homePage)
+            return true
+        }
+        try await h.bed.runUntilIdle()
+        return visit
+    }
+
     static func trackView(_ h: EngineHarness) async throws {
         _ = try await h.bed.run { engine -> Bool in
             await engine.trackView(pageContext: Fixtures.homePage)
@@ -37,12 +48,7 @@ struct UserIdAPITests {
 
         let h = await EngineHarness(storedUID: nil)
         #expect(await h.engine.getUserId() == nil, "nothing known, nothing on its way")
-        let visit = h.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
-        h.bed.start { engine -> Bool in
-            await engine.trackView(pageContext: Fixtures.homePage)
-            return true
-        }
-        try await h.bed.runUntilIdle()
+        let visit = try await Self.viewWaitingForItsAnswer(h)
         let read = h.bed.start { await $0.getUserId() }
         try await h.bed.runUntilIdle()
         #expect(read.returnedValue == nil, "it waits behind the first answer")
@@ -56,12 +62,7 @@ struct UserIdAPITests {
     // covers: B14, B8
     @Test func aRestoreReleasesAReaderWaitingForTheGateWithTheRestoredUid() async throws {
         let h = await EngineHarness(storedUID: nil)
-        let visit = h.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
-        h.bed.start { engine -> Bool in
-            await engine.trackView(pageContext: Fixtures.homePage)
-            return true
-        }
-        try await h.bed.runUntilIdle()
+        let visit = try await Self.viewWaitingForItsAnswer(h)
         let read = h.bed.start { await $0.getUserId() }
         try await h.bed.runUntilIdle()
         _ = try await h.bed.run { engine -> Bool in

@@ -5,6 +5,8 @@ import ShoppingAssistantTestSupport
 import ShoppingAssistantTesting
 import Testing
 
+@testable import ShoppingAssistant
+
 /// Ten thousand events through a loopback Gravity that fails 30 % of the requests it gets —
 /// refused connections, resets before and after the body is read, 503, 429 with `Retry-After`,
 /// stalls the engine's deadline ends, a header cut in the middle, and a 200 whose body is cut
@@ -159,7 +161,7 @@ final class SoakFaultTransport: HTTPTransport, Sendable {
             state.requests += 1
             let occurrence = state.sent[hash, default: 0]
             state.sent[hash] = occurrence + 1
-            var mixed = SplitMix(state: hash &+ UInt64(occurrence))
+            var mixed = SplitMix64(seed: hash &+ UInt64(occurrence))
             guard mixed.next() % 100 < 30 else { return nil }
             let fault = SoakFault.allCases[Int(mixed.next() % UInt64(SoakFault.allCases.count))]
             state.faults[fault, default: 0] += 1
@@ -189,17 +191,6 @@ final class SoakFaultTransport: HTTPTransport, Sendable {
             try await inner.send(marked)
         } onCancel: {
             becomeRunnable()
-        }
-    }
-
-    private struct SplitMix {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
         }
     }
 }
