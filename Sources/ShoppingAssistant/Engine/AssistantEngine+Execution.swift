@@ -136,6 +136,10 @@ extension AssistantEngine {
                 lockListener?(locks)
             case .persistUID(let uid):
                 identityStore.saveUid(uid)
+            case .storeDialog(let dialog):
+                storeDialog(dialog)
+            case .forgetStoredDialog:
+                forgetStoredDialog()
             case .complete(let id, let result):
                 complete(id, with: result)
             case .log(let level, let line):

@@ -20,6 +20,8 @@ public actor AssistantEngine {
     let configuration: AssistantEngineConfiguration
     let clock: any Clock<Duration>
     let identityStore: any IdentityStore
+    /// Where the current dialog survives a restart (D18); `nil`: it lives in memory only.
+    let dialogStore: (any DialogStore)?
     let makeUUID: @Sendable () -> UUID
     /// The engine's logger; set a listener to see what passes the level (B2).
     public nonisolated let logger: AssistantLogger
@@ -110,6 +112,30 @@ public actor AssistantEngine {
             logger: logger, deliveryStore: deliveryStore, wallClock: wallClock, activity: nil)
     }
 
+    /// Creates an engine whose conversation survives a restart (D18–D20).
+    ///
+    /// The same as the initialiser above, plus:
+    /// - Parameter dialogStore: where the current dialog is saved on every change and read
+    ///   back when the engine is created, to be restored on the first opening after a `.ready`
+    ///   preparation of the same assistant under the same identity (D18). `FileDialogStore`
+    ///   keeps it beside the identity file; a store that fails costs only the restore (D20).
+    public init(
+        configuration: AssistantEngineConfiguration,
+        transport: any HTTPTransport,
+        clock: any Clock<Duration> = ContinuousClock(),
+        identityStore: any IdentityStore = InMemoryIdentityStore(),
+        uuid: @escaping @Sendable () -> UUID = { RandomUUIDs.next() },
+        logger: AssistantLogger? = nil,
+        deliveryStore: any DeliveryStore = InMemoryDeliveryStore(),
+        dialogStore: any DialogStore,
+        wallClock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(
+            configuration: configuration, transport: transport, clock: clock, identityStore: identityStore, uuid: uuid,
+            logger: logger, deliveryStore: deliveryStore, dialogStore: dialogStore, wallClock: wallClock,
+            activity: nil)
+    }
+
     /// The same, counting the engine's runnable work on `activity`, so that a replay on
     /// virtual time can tell when nothing can run (transcripts, tests).
     package init(
@@ -120,6 +146,7 @@ public actor AssistantEngine {
         uuid: @escaping @Sendable () -> UUID = { RandomUUIDs.next() },
         logger: AssistantLogger? = nil,
         deliveryStore: any DeliveryStore = InMemoryDeliveryStore(),
+        dialogStore: (any DialogStore)? = nil,
         wallClock: @escaping @Sendable () -> Date = { Date() },
         deliverySeed: UInt64? = nil,
         activity: ActivityMonitor?,
@@ -133,6 +160,7 @@ public actor AssistantEngine {
         self.letsTickerRunOut = letsTickerRunOut ?? clock.isSystemClock
         elapsed = stopwatch(on: clock)
         self.identityStore = identityStore
+        self.dialogStore = dialogStore
         self.makeUUID = uuid
         self.wallClock = wallClock
         let logger = logger ?? AssistantLogger(level: configuration.logLevel)
@@ -163,6 +191,11 @@ public actor AssistantEngine {
                 options: configuration.options,
                 contentSettings: configuration.contentSettings, gravityTimeout: configuration.gravityTimeout),
             storedUID: identityStore.loadUid())
+        machine.settings.keepsDialog = dialogStore != nil
+        machine.settings.dialogRetention = configuration.dialogRetention
+        if let dialogStore, let stored = Self.readDialog(from: dialogStore, logger: logger) {
+            machine.dialogStoreRead(stored)  // D18: restored on the first opening after `.ready`
+        }
         // B9: a lifecycle event's answer brings a `user` too; the machine takes it as any other.
         outbox.setIdentityListener { [weak self] user, epoch in
             self?.spawn { [weak self] in

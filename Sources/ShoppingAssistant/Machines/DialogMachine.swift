@@ -171,9 +171,7 @@ struct DialogMachine: Sendable {
             context = DialogContext(threadId: newThreadId, start: start)  // D14, D15
         }
         guard let context else { preconditionFailure("a dialog has a context once it has a message") }
-        let request = ShoppingMessageRequest(
-            threadId: context.threadId, messageId: messageId, resourceId: context.start.uid, text: text,
-            runtimeContext: context.runtimeContext)
+        let request = Self.request(in: context, messageId: messageId, text: text)
         let turn = turns.count
         turns.append(
             DialogTurn(
@@ -183,6 +181,14 @@ struct DialogMachine: Sendable {
         changes.changed(items.count)
         items.append(.user(turn: turn))
         return .success(dispatch(turn: turn))
+    }
+
+    /// The request of message `messageId` in the dialog of `context`: the same value, and so
+    /// the same bytes, whenever it is made (D6), also after a restore (D19).
+    private static func request(in context: DialogContext, messageId: String, text: String) -> ShoppingMessageRequest {
+        ShoppingMessageRequest(
+            threadId: context.threadId, messageId: messageId, resourceId: context.start.uid, text: text,
+            runtimeContext: context.runtimeContext)
     }
 
     /// A failed message again: same ID, same request (D6).
@@ -351,6 +357,58 @@ struct DialogMachine: Sendable {
         if let context { actions.append(.track(.dialogEnd(threadId: context.threadId, reason: reason))) }
         self = DialogMachine(epoch: epoch + 1, revision: revision + 1)  // D13: a new epoch; older tags are stale
         return actions + [.publish]
+    }
+
+    // MARK: - Restoring (D18, D19)
+
+    /// The error a message that was `sending` when the process ended is reconciled under (D19):
+    /// the request may have reached the server, as after a connection lost (D5).
+    static let endedWhileSending = AssistantError(
+        code: .network, message: "the app ended while the message was being answered")
+
+    /// The dialog of an earlier run takes the place of the empty one (D18): its turns as they
+    /// were, the retry request of each message that may still be sent rebuilt from its context
+    /// (D6), the buttons offered asked of the handler now (AC4). Its replies count as shown
+    /// (they were, before the restart: AN7). A message that was `sending` is reconciled as an
+    /// uncertain outcome: history is read first (D19, D5). No `.publish`: the opening that
+    /// restores it presents it.
+    mutating func restore(_ stored: StoredDialog, buttonsEnabled: (ReplyContent) -> [Bool]) -> [Action] {
+        guard context == nil, turns.isEmpty else { return [] }
+        let context = stored.context
+        self.context = context
+        var inFlight: Int?
+        for var turn in stored.turns {
+            let index = turns.count
+            switch turn.user.status {
+            case .sending:
+                inFlight = index
+                turn.user.request = Self.request(in: context, messageId: turn.user.messageId, text: turn.user.text)
+            case .failed(_, retryable: true):
+                turn.user.request = Self.request(in: context, messageId: turn.user.messageId, text: turn.user.text)
+            case .sent, .failed:
+                turn.user.request = nil
+            }
+            if var reply = turn.reply {
+                reply.buttonsEnabled = buttonsEnabled(reply.content)
+                turn.reply = reply
+                if let id = reply.content.assistantMessageId { turnByAssistantMessageId[id] = index }
+                lastReplyTurn = index
+            }
+            turnByMessageId[turn.user.messageId] = index
+            userPosition.append(items.count)
+            items.append(.user(turn: index))
+            if turn.reply != nil { items.append(.reply(turn: index)) }
+            turns.append(turn)
+        }
+        revision += 1
+        changes = ChatChanges()
+        state = .active
+        guard let inFlight else { return [] }
+        // D19: uncertain, like a connection lost after sending (D5): history first, nothing resent (D4).
+        let tag = DialogTag(
+            dialog: epoch, messageId: turns[inFlight].user.messageId, attempt: turns[inFlight].user.attempts)
+        state = .sending(tag, reconciling: nil)
+        return reconcile(tag, after: Self.endedWhileSending)
     }
 
     private init(epoch: UInt64, revision: UInt64) {

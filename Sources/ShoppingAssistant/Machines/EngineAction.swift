@@ -173,6 +173,10 @@ enum EngineAction: Hashable, Sendable {
     case notifyLocks(PresentationLocks)
     /// Persist the SDK-managed uid (`nil` forgets it) (B3).
     case persistUID(String?)
+    /// Save the current dialog in the dialog store, replacing what it held (D18).
+    indirect case storeDialog(StoredDialog)
+    /// Empty the dialog store (D20).
+    case forgetStoredDialog
     /// Resume the caller parked under `CallID` with `CallResult`.
     case complete(CallID, CallResult)
     /// Write a line to the engine's logger (built only if the logger takes it).

@@ -39,7 +39,9 @@ struct ReplyDecoder {
                 var decoder = ReplyDecoder(idKey: idKey, capacity: reader.inputCount)
                 try reader.readObject { reader, key throws(JSONReadError) in try decoder.envelope(&reader, key) }
                 try reader.finish()
-                return decoder.build(from: reader)
+                var reply = decoder.build(from: reader)
+                reply.received = ReceivedReply(bytes: data.withUnsafeBytes { Data($0) }, idKey: idKey)  // D18
+                return reply
             }
         } catch {
             return nil
