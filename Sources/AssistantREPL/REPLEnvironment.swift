@@ -78,6 +78,9 @@ package struct REPLEnvironment: Sendable {
         package var dialog: Dialog = .memory
         /// Forget the stored dialog before the first engine starts (`--new-chat`).
         package var startsNewChat = false
+        /// Where the demo store keeps its threads across runs (`DemoStore.keepThreads`); `nil`
+        /// keeps them in memory.
+        package var demoThreads: URL?
         package var ids: IDs
         package var settings: REPLSettings
         /// Puts a transport of the caller's in front of the backend (a recording's); it sees
@@ -88,7 +91,8 @@ package struct REPLEnvironment: Sendable {
 
         package init(
             configuration: AssistantEngineConfiguration, backend: Backend, time: Time, identity: Identity,
-            delivery: Delivery = .memory, dialog: Dialog = .memory, startsNewChat: Bool = false, ids: IDs,
+            delivery: Delivery = .memory, dialog: Dialog = .memory, startsNewChat: Bool = false,
+            demoThreads: URL? = nil, ids: IDs,
             settings: REPLSettings, wrapTransport: TransportWrapper? = nil, replaying: Bool = false
         ) {
             self.configuration = configuration
@@ -98,6 +102,7 @@ package struct REPLEnvironment: Sendable {
             self.delivery = delivery
             self.dialog = dialog
             self.startsNewChat = startsNewChat
+            self.demoThreads = demoThreads
             self.ids = ids
             self.settings = settings
             self.wrapTransport = wrapTransport
@@ -159,6 +164,7 @@ package struct REPLEnvironment: Sendable {
         switch policy.backend {
         case .demoStore:
             let store = DemoStore(clock: clock, activity: time?.activity)
+            if let threads = policy.demoThreads { store.keepThreads(in: threads) }  // the same server
             demoStore = store
             // On virtual time its answers wait their turn, one at a time (`HeldRequests`).
             backend = time.map { HeldTransport(inner: store, requests: $0.requests) } ?? store
@@ -307,7 +313,9 @@ extension REPLEnvironment.Policy {
             delivery: keepsState ? stateDirectory.map { .directory($0.outboxDirectory) } ?? .memory : .memory,
             dialog: keepsState ? stateDirectory.map { .file($0.dialogFile) } ?? .memory : .memory,
             startsNewChat: options.newChat,
-            ids: demo ? .sequential : .random,
+            demoThreads: demo && keepsState ? stateDirectory?.demoThreadsFile : nil,
+            // A demo store kept across runs has the earlier runs' IDs: new ones must not repeat them.
+            ids: demo && !(keepsState && stateDirectory != nil) ? .sequential : .random,
             settings: REPLSettings(
                 width: width, terminalWidth: recording ? nil : terminalWidth, entrySelector: options.entrySelector,
                 assistantSelector: options.assistantSelector, interactive: interactive && !recording,

@@ -36,6 +36,10 @@ package struct StateDirectory: Sendable, Hashable {
     /// an app restarted against the real service is.
     package var demoIdentityFile: URL { URL(fileURLWithPath: Self.joined(path, "demo-identity.json")) }
 
+    /// What the demo store's Shopping API received (`DemoStore.keepThreads`): a restarted demo
+    /// session meets the same server, with the same threads and history.
+    package var demoThreadsFile: URL { URL(fileURLWithPath: Self.joined(path, "demo-threads.jsonl")) }
+
     /// The delivery queue's journals (`FileDeliveryStore`), beside the identity.
     package var outboxDirectory: URL { URL(fileURLWithPath: Self.joined(path, "outbox"), isDirectory: true) }
 

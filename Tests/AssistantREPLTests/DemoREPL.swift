@@ -21,7 +21,7 @@ struct DemoREPL {
     init(
         width: Int = 80, logLevel: AssistantLogLevel = .error, recording: Bool = false, liveServices: Bool = false,
         delivery: REPLEnvironment.Delivery = .memory, dialog: REPLEnvironment.Dialog = .memory,
-        identity: REPLEnvironment.Identity? = nil, newChat: Bool = false,
+        identity: REPLEnvironment.Identity? = nil, newChat: Bool = false, demoThreads: URL? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         var options = CommandLineOptions()
@@ -33,6 +33,7 @@ struct DemoREPL {
         policy.delivery = delivery
         policy.dialog = dialog
         policy.startsNewChat = newChat
+        policy.demoThreads = demoThreads
         if let identity { policy.identity = identity }
         liveStore = liveServices ? policy.liveDemoStore() : nil
         let output = REPLOutput { line in printed.withLock { $0.append(line) } }

@@ -68,6 +68,10 @@ import Testing
                 == .file(URL(fileURLWithPath: "/tmp/assistant-state/demo-identity.json")))
         #expect(policy(interactive: false, explicit: false, recording: false).identity == .memory(uid: nil))
         #expect(policy(interactive: true, explicit: false, recording: false, newChat: true).startsNewChat)
+        #expect(
+            policy(interactive: true, explicit: false, recording: false).demoThreads
+                == URL(fileURLWithPath: "/tmp/assistant-state/demo-threads.jsonl"))
+        #expect(policy(interactive: false, explicit: false, recording: false).demoThreads == nil)
         #expect(try CommandLineOptions.parse(["--new-chat"], environment: [:]).newChat)
     }
 }
