@@ -173,7 +173,9 @@ public actor AssistantEngine {
             baseURL: configuration.gravityBaseURL, apiKey: configuration.apiKey, section: configuration.section,
             device: GravityDevice(userAgent: configuration.deviceUserAgent, id: configuration.deviceId),
             call: call("gravity"), retry: RetryLoop(clock: clock, deadline: configuration.gravityTimeout))
-        shopping = ShoppingClient(baseURL: configuration.shoppingBaseURL, call: call("shopping"))
+        var shopping = ShoppingClient(baseURL: configuration.shoppingBaseURL, call: call("shopping"))
+        shopping.keepsReceived = dialogStore != nil  // D18: each reply as received, only when it is stored
+        self.shopping = shopping
         outbox = Outbox(
             store: deliveryStore, settings: configuration.offlineQueue,
             wiring: Outbox.Wiring(
@@ -192,6 +194,7 @@ public actor AssistantEngine {
                 contentSettings: configuration.contentSettings, gravityTimeout: configuration.gravityTimeout),
             storedUID: identityStore.loadUid())
         machine.settings.keepsDialog = dialogStore != nil
+        machine.dialog.keepsReceived = dialogStore != nil
         machine.settings.dialogRetention = configuration.dialogRetention
         if let dialogStore, let stored = Self.readDialog(from: dialogStore, logger: logger) {
             machine.dialogStoreRead(stored)  // D18: restored on the first opening after `.ready`

@@ -125,6 +125,9 @@ struct DialogMachine: Sendable {
     private var userPosition: [Int] = []
     /// Turns whose reply has not been shown yet (AN7).
     private var unshown: [Int] = []
+    /// Whether replies keep the bytes they were decoded from, for a dialog store (D18); without
+    /// one they are dropped as a reply lands, so a long dialog holds each reply once.
+    var keepsReceived = false
 
     var publicState: AssistantDialogState {
         switch state {
@@ -298,6 +301,8 @@ struct DialogMachine: Sendable {
         }
         turns[turn].user.status = .sent
         turns[turn].user.request = nil  // the outcome is final: the retry body can go
+        var reply = reply
+        if !keepsReceived { reply.received = nil }
         turns[turn].reply = ReplyMessage(content: reply, buttonsEnabled: buttonsEnabled)
         if let id = reply.assistantMessageId { turnByAssistantMessageId[id] = turn }
         touch(userOf: turn)
@@ -355,7 +360,7 @@ struct DialogMachine: Sendable {
         var actions: [Action] = []
         if case .sending(let tag, _) = state { actions += [.cancelReplyTimer(tag), .settled] }
         if let context { actions.append(.track(.dialogEnd(threadId: context.threadId, reason: reason))) }
-        self = DialogMachine(epoch: epoch + 1, revision: revision + 1)  // D13: a new epoch; older tags are stale
+        self = DialogMachine(epoch: epoch + 1, revision: revision + 1, keepsReceived: keepsReceived)  // D13
         return actions + [.publish]
     }
 
@@ -411,9 +416,11 @@ struct DialogMachine: Sendable {
         return reconcile(tag, after: Self.endedWhileSending)
     }
 
-    private init(epoch: UInt64, revision: UInt64) {
+    /// A new epoch: older tags are stale (D13).
+    private init(epoch: UInt64, revision: UInt64, keepsReceived: Bool) {
         self.epoch = epoch
         self.revision = revision
+        self.keepsReceived = keepsReceived
     }
 
     init() {}

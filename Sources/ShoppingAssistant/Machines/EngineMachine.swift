@@ -103,6 +103,7 @@ struct EngineMachine: Sendable {
     init(settings: Settings, storedUID: String?) {
         self.settings = settings
         identity = IdentityState(storedUID: storedUID)
+        dialog.keepsReceived = settings.keepsDialog
     }
 
     // MARK: - Registration (G1, AC4)

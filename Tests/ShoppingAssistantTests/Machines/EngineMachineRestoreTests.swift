@@ -86,6 +86,10 @@ import Testing
         var machine = F.readyMachine()
         let sent = machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
         #expect(Self.stored(sent) == nil)
+        let tag = DialogTag(dialog: 1, messageId: "m-1", attempt: 1)
+        _ = machine.shoppingAnswered(.message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: { _ in true })
+        #expect(machine.dialog.turns.first?.reply != nil)
+        #expect(machine.dialog.turns.first?.reply?.content.received == nil, "each reply held once")
         #expect(!machine.newChatCalled(F.call(2)).contains(.forgetStoredDialog))
     }
 
