@@ -114,11 +114,21 @@ public actor AssistantEngine {
 
     /// Creates an engine whose conversation survives a restart (D18–D20).
     ///
-    /// The same as the initialiser above, plus:
-    /// - Parameter dialogStore: where the current dialog is saved on every change and read
-    ///   back when the engine is created, to be restored on the first opening after a `.ready`
-    ///   preparation of the same assistant under the same identity (D18). `FileDialogStore`
-    ///   keeps it beside the identity file; a store that fails costs only the restore (D20).
+    /// - Parameters:
+    ///   - configuration: the key, the section, the services' URLs and what is reported (B1);
+    ///     `dialogRetention` says how long a stored dialog is still restored (D20).
+    ///   - transport: the only network boundary; `URLSessionTransport` in production.
+    ///   - clock: drives the 10 s and 120 s timeouts; a manual clock in tests.
+    ///   - identityStore: where the SDK-managed uid persists (B3).
+    ///   - uuid: generates thread and message IDs; deterministic in tests.
+    ///   - logger: where diagnostics go; by default one at the configuration's level (B2).
+    ///   - deliveryStore: where events and tracking wait until Gravity has them (DL2–DL5).
+    ///   - dialogStore: where the current dialog is saved on every change and read back when
+    ///     the engine is created, to be restored on the first opening after a `.ready`
+    ///     preparation of the same assistant under the same identity (D18). `FileDialogStore`
+    ///     keeps it beside the identity file; a store that fails costs only the restore (D20).
+    ///   - wallClock: the time events are stamped with (DL6) and a stored dialog's age is
+    ///     measured on (D20); fixed in tests.
     public init(
         configuration: AssistantEngineConfiguration,
         transport: any HTTPTransport,
