@@ -52,6 +52,14 @@ package struct REPLEnvironment: Sendable {
         case directory(URL)
     }
 
+    /// Where the current dialog (D18) lives.
+    package enum Dialog: Sendable, Hashable {
+        /// In memory, the session's own: gone when the process ends, kept across `:restart`.
+        case memory
+        /// In a file (`FileDialogStore`), across sessions.
+        case file(URL)
+    }
+
     /// How thread and message IDs are made.
     package enum IDs: Sendable, Hashable {
         case random
@@ -66,6 +74,13 @@ package struct REPLEnvironment: Sendable {
         package var time: Time
         package var identity: Identity
         package var delivery: Delivery
+        /// Where the dialog survives a restart (D18).
+        package var dialog: Dialog = .memory
+        /// Forget the stored dialog before the first engine starts (`--new-chat`).
+        package var startsNewChat = false
+        /// Where the demo store keeps its threads across runs (`DemoStore.keepThreads`); `nil`
+        /// keeps them in memory.
+        package var demoThreads: URL?
         package var ids: IDs
         package var settings: REPLSettings
         /// Puts a transport of the caller's in front of the backend (a recording's); it sees
@@ -76,14 +91,18 @@ package struct REPLEnvironment: Sendable {
 
         package init(
             configuration: AssistantEngineConfiguration, backend: Backend, time: Time, identity: Identity,
-            delivery: Delivery = .memory, ids: IDs, settings: REPLSettings, wrapTransport: TransportWrapper? = nil,
-            replaying: Bool = false
+            delivery: Delivery = .memory, dialog: Dialog = .memory, startsNewChat: Bool = false,
+            demoThreads: URL? = nil, ids: IDs,
+            settings: REPLSettings, wrapTransport: TransportWrapper? = nil, replaying: Bool = false
         ) {
             self.configuration = configuration
             self.backend = backend
             self.time = time
             self.identity = identity
             self.delivery = delivery
+            self.dialog = dialog
+            self.startsNewChat = startsNewChat
+            self.demoThreads = demoThreads
             self.ids = ids
             self.settings = settings
             self.wrapTransport = wrapTransport
@@ -118,6 +137,9 @@ package struct REPLEnvironment: Sendable {
     /// Where the first engine's delivery queue lives (an engine after `:restart` opens the
     /// same place: the same instance in memory, the same directory on disk).
     package let deliveryStore: any DeliveryStore
+    /// Where the dialog lives (D18): every engine of the session, after `:restart` too, keeps
+    /// its dialog there.
+    package let dialogStore: any DialogStore
     /// The wall clock events are stamped with (DL6): on virtual time, `virtualEpoch` plus the
     /// time the session's clock has moved, so a replay stamps what its recording stamped.
     package let wallClock: @Sendable () -> Date
@@ -142,6 +164,7 @@ package struct REPLEnvironment: Sendable {
         switch policy.backend {
         case .demoStore:
             let store = DemoStore(clock: clock, activity: time?.activity)
+            if let threads = policy.demoThreads { store.keepThreads(in: threads) }  // the same server
             demoStore = store
             // On virtual time its answers wait their turn, one at a time (`HeldRequests`).
             backend = time.map { HeldTransport(inner: store, requests: $0.requests) } ?? store
@@ -169,6 +192,13 @@ package struct REPLEnvironment: Sendable {
             // A closed file store is done: the next engine opens the directory anew.
             makeDeliveryStore = { FileDeliveryStore(directory: url) }
         }
+        let dialogStore: any DialogStore
+        switch policy.dialog {
+        case .memory: dialogStore = InMemoryDialogStore()
+        case .file(let url): dialogStore = FileDialogStore(fileURL: url)
+        }
+        if policy.startsNewChat { try? dialogStore.removeDialog() }  // `--new-chat`
+        self.dialogStore = dialogStore
         let wallClock: @Sendable () -> Date
         if let virtualClock = time?.clock {
             wallClock = { Self.virtualEpoch.addingTimeInterval(Self.seconds(virtualClock.now.offset)) }
@@ -201,8 +231,8 @@ package struct REPLEnvironment: Sendable {
         let makeEngine: @Sendable (AssistantLogger, any DeliveryStore) -> AssistantEngine = { logger, store in
             AssistantEngine(
                 configuration: configuration, transport: engineTransport, clock: engineClock,
-                identityStore: engineIdentity, uuid: uuid, logger: logger, deliveryStore: store, wallClock: wallClock,
-                deliverySeed: deliverySeed, activity: activity)
+                identityStore: engineIdentity, uuid: uuid, logger: logger, deliveryStore: store,
+                dialogStore: dialogStore, wallClock: wallClock, deliverySeed: deliverySeed, activity: activity)
         }
         let deliveryStore = makeDeliveryStore()
         self.deliveryStore = deliveryStore
@@ -267,6 +297,9 @@ extension REPLEnvironment.Policy {
     ) -> Self {
         let demo = options.usesDemoStore
         let recording = options.recordPath != nil
+        // What outlives the process (D18, DL2): in a terminal or with an explicit --state-dir;
+        // a piped session never depends on what an earlier run left, nor a recording.
+        let keepsState = !recording && (interactive || options.stateDirectory != nil)
         return Self(
             configuration: AssistantEngineConfiguration(
                 apiKey: options.apiKey ?? (demo ? "demo-key" : ""), section: options.section,
@@ -274,10 +307,15 @@ extension REPLEnvironment.Policy {
                 appName: Self.appName, appVersion: AssistantEngineConfiguration.sdkVersion),
             backend: demo ? .demoStore : .services,
             time: demo && (!interactive || recording) ? .virtual(VirtualTime()) : .real,
-            identity: demo ? .memory(uid: nil) : stateDirectory.map { .file($0.identityFile) } ?? .memory(uid: nil),
-            delivery: recording || !(interactive || options.stateDirectory != nil)
-                ? .memory : stateDirectory.map { .directory($0.outboxDirectory) } ?? .memory,
-            ids: demo ? .sequential : .random,
+            identity: demo
+                ? (keepsState ? stateDirectory.map { .file($0.demoIdentityFile) } : nil) ?? .memory(uid: nil)
+                : stateDirectory.map { .file($0.identityFile) } ?? .memory(uid: nil),
+            delivery: keepsState ? stateDirectory.map { .directory($0.outboxDirectory) } ?? .memory : .memory,
+            dialog: keepsState ? stateDirectory.map { .file($0.dialogFile) } ?? .memory : .memory,
+            startsNewChat: options.newChat,
+            demoThreads: demo && keepsState ? stateDirectory?.demoThreadsFile : nil,
+            // A demo store kept across runs has the earlier runs' IDs: new ones must not repeat them.
+            ids: demo && !(keepsState && stateDirectory != nil) ? .sequential : .random,
             settings: REPLSettings(
                 width: width, terminalWidth: recording ? nil : terminalWidth, entrySelector: options.entrySelector,
                 assistantSelector: options.assistantSelector, interactive: interactive && !recording,

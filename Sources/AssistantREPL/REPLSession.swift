@@ -378,8 +378,9 @@ package actor REPLSession {
     // MARK: - Restart
 
     /// `:restart`: shuts the engine down and starts a new one on the same stores (identity,
-    /// delivery queue), transport and clock, as a process restart would; the screens, the chat
-    /// and the cart start afresh, as in a new process.
+    /// delivery queue, dialog), transport and clock, as a process restart would; the screens
+    /// and the cart start afresh, as in a new process, and the chat comes back on the next
+    /// opening (D18).
     func restart() async {
         guard let makeEngine else {
             output.line(.warning, "this session cannot restart its engine")
@@ -394,8 +395,8 @@ package actor REPLSession {
         parts.withLock { $0 = Parts(engine: engine, wiring: wiring) }
         output.line(
             .dim,
-            "(engine restarted on the same stores: identity and delivery queue kept; "
-                + "screens, chat and cart start afresh)")
+            "(engine restarted on the same stores: identity, delivery queue and conversation kept; "
+                + "screens and cart start afresh, the chat comes back on the next :open)")
     }
 
     /// `1 entry`, `3 entries`, `no entry`.

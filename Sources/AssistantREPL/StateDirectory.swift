@@ -28,6 +28,18 @@ package struct StateDirectory: Sendable, Hashable {
     /// The SDK-managed identity, against live services.
     package var identityFile: URL { URL(fileURLWithPath: Self.joined(path, "identity.json")) }
 
+    /// The current dialog (`FileDialogStore`), beside the identity: the conversation the next
+    /// start brings back (D18).
+    package var dialogFile: URL { URL(fileURLWithPath: Self.joined(path, "dialog.json")) }
+
+    /// The demo store's SDK-managed identity: a restarted demo session is the same visitor, as
+    /// an app restarted against the real service is.
+    package var demoIdentityFile: URL { URL(fileURLWithPath: Self.joined(path, "demo-identity.json")) }
+
+    /// What the demo store's Shopping API received (`DemoStore.keepThreads`): a restarted demo
+    /// session meets the same server, with the same threads and history.
+    package var demoThreadsFile: URL { URL(fileURLWithPath: Self.joined(path, "demo-threads.jsonl")) }
+
     /// The delivery queue's journals (`FileDeliveryStore`), beside the identity.
     package var outboxDirectory: URL { URL(fileURLWithPath: Self.joined(path, "outbox"), isDirectory: true) }
 

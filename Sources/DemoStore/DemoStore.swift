@@ -152,6 +152,14 @@ public final class DemoStore: HTTPTransport, Sendable {
         state.withLock { $0.shopping.feedback }
     }
 
+    /// Keeps the Shopping API's threads in `fileURL`, across runs: what an earlier store left
+    /// there is replayed now (its threads, replies and history are back), and every message
+    /// and rating received from now on is added. The REPL keeps it in its state directory, so
+    /// a restarted REPL meets the same server (D18, D19).
+    public func keepThreads(in fileURL: URL) {
+        state.withLock { $0.open(DemoThreadJournal(fileURL: fileURL)) }
+    }
+
     /// Empties the request log, tracking hits, events and ratings; dialogs and users stay.
     public func clearLogs() {
         state.withLock { state in
@@ -245,6 +253,8 @@ extension DemoStore {
         var log: [DemoRequestRecord] = []
         var nextSequence = 1
         var trackingHits: [URL] = []
+        /// Where the Shopping API's messages and ratings are kept across runs, if anywhere.
+        var journal: DemoThreadJournal?
 
         /// Sets the outcome of a logged request (a no-op if the log was cleared meanwhile).
         mutating func finish(_ sequence: Int, _ outcome: DemoRequestRecord.Outcome) {
@@ -362,14 +372,29 @@ extension DemoStore {
             case .choose, .visit, .event:
                 return gravity.respond(to: endpoint, request: request, configuration: configuration)
             case .messages:
+                journal?.append(endpoint, request)  // D18: a restarted store has this thread
                 return shopping.postMessage(request, configuration: configuration)
             case .history:
                 return shopping.history(request, threadId: route.threadId ?? "", configuration: configuration)
             case .feedback:
+                journal?.append(endpoint, request)
                 return shopping.postFeedback(request, configuration: configuration)
             case .tracking:
                 return DemoHTTP.noContent()
             }
+        }
+
+        /// Replays what an earlier run received, then keeps what comes in `journal`.
+        mutating func open(_ journal: DemoThreadJournal) {
+            for (endpoint, request) in journal.requests() {
+                switch endpoint {
+                case .messages: _ = shopping.postMessage(request, configuration: configuration)
+                case .feedback: _ = shopping.postFeedback(request, configuration: configuration)
+                default: continue
+                }
+            }
+            shopping.clearFeedback()  // what this run receives is what it reports
+            self.journal = journal
         }
     }
 }

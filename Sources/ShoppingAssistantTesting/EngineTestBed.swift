@@ -96,7 +96,8 @@ public struct EngineTestBed: Sendable {
         onUnexpected: @escaping @Sendable (String) -> Void,
         tickerSlice: Duration? = nil,
         letsTickerRunOut: Bool? = nil,
-        deliveryStore: any DeliveryStore = InMemoryDeliveryStore()
+        deliveryStore: any DeliveryStore = InMemoryDeliveryStore(),
+        dialogStore: (any DialogStore)? = nil
     ) async {
         self.activity = activity
         let clock = ManualClock(activity: activity)
@@ -113,6 +114,7 @@ public struct EngineTestBed: Sendable {
         engine = AssistantEngine(
             configuration: configuration, transport: wrap(transport, activity), clock: clock,
             identityStore: identityStore, uuid: { uuids.next() }, logger: logger, deliveryStore: deliveryStore,
+            dialogStore: dialogStore,
             wallClock: { Self.wallClockStart.addingTimeInterval(clock.now.offset.secondsValue) }, deliverySeed: 42,
             activity: activity, tickerSlice: tickerSlice, letsTickerRunOut: letsTickerRunOut)
         if registersHostObjects {

@@ -57,10 +57,12 @@ import Testing
                                       step by step; an existing file is refused. A session
                                       ended by a signal keeps every step that ended.
               --force                 Let --record replace a file that exists.
-              --state-dir <dir>       Directory for the line history and, against live
-                                      services, the identity; created if missing. Without it
-                                      $XDG_STATE_HOME/shopping-assistant or
-                                      ~/.local/state/shopping-assistant.
+              --state-dir <dir>       Directory for the line history, the identity, the
+                                      delivery queue and the conversation; created if
+                                      missing. Without it $XDG_STATE_HOME/shopping-assistant
+                                      or ~/.local/state/shopping-assistant.
+              --new-chat              Start on a new chat: the conversation an earlier run
+                                      kept in the state directory is forgotten.
               --no-color              Print without colour; a non-empty NO_COLOR does the
                                       same.
               --version               Show the version.

@@ -20,7 +20,9 @@ struct DemoREPL {
     ///   transport of its own: the session has no demo store (no catalogue, no faults).
     init(
         width: Int = 80, logLevel: AssistantLogLevel = .error, recording: Bool = false, liveServices: Bool = false,
-        delivery: REPLEnvironment.Delivery = .memory, sourceLocation: SourceLocation = #_sourceLocation
+        delivery: REPLEnvironment.Delivery = .memory, dialog: REPLEnvironment.Dialog = .memory,
+        identity: REPLEnvironment.Identity? = nil, newChat: Bool = false, demoThreads: URL? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         var options = CommandLineOptions()
         options.logLevel = logLevel
@@ -29,6 +31,10 @@ struct DemoREPL {
         self.printed = printed
         var policy = REPLEnvironment.Policy.commandLine(options, interactive: false, width: width, stateDirectory: nil)
         policy.delivery = delivery
+        policy.dialog = dialog
+        policy.startsNewChat = newChat
+        policy.demoThreads = demoThreads
+        if let identity { policy.identity = identity }
         liveStore = liveServices ? policy.liveDemoStore() : nil
         let output = REPLOutput { line in printed.withLock { $0.append(line) } }
         if recording {

@@ -324,6 +324,30 @@ import Testing
 
     // MARK: - Messages, history, feedback
 
+    // covers: D19
+    /// A store started again on the file an earlier one kept its threads in is the same server:
+    /// the reply stored for a message is in its history, and a resend gets the same reply.
+    @Test func aStoreStartedAgainOnItsThreadsFileHasTheEarlierThreadsAndReplies() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("demo-threads-\(UUID()).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let first = DemoStore(clock: ManualClock())
+        first.keepThreads(in: file)
+        let request = Wire.message(Wire.messageBody(message: "m-1", text: "подарок"))
+        let reply = Wire.object(await send(first, request))
+        _ = await send(
+            first, Wire.feedback(message: try #require(reply["assistantMessageId"] as? String), rating: "like"))
+
+        let second = DemoStore(clock: ManualClock())
+        second.keepThreads(in: file)
+        let history = Wire.object(await send(second, Wire.history()))
+        let messages = try #require(history["messages"] as? [[String: Any]])
+        #expect(messages.map { $0["id"] as? String } == ["m-1", reply["assistantMessageId"] as? String])
+        #expect(
+            Wire.object(await send(second, request))["assistantMessageId"] as? String == reply["assistantMessageId"]
+                as? String)
+        #expect(second.feedback.isEmpty, "what this run received is what it reports")
+    }
+
     // The demo backend's side of D5 (history holds the reply to M)
     @Test func historyHoldsTheUserMessageAndTheReplyWithReplyTo() async throws {
         let store = DemoStore(clock: ManualClock())

@@ -30,6 +30,8 @@ package struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
     package var force = false
     /// Directory for the history and the identity (`--state-dir`); `StateDirectory` checks it.
     package var stateDirectory: String?
+    /// Start without the conversation an earlier run left (`--new-chat`, D18).
+    package var newChat = false
     /// Print without colour (`--no-color`).
     package var noColor = false
     /// Print the help and exit (`--help`, `-h`).
@@ -56,6 +58,7 @@ package struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
         if let recordPath { parts.append("record: \(recordPath)") }
         if force { parts.append("force") }
         if let stateDirectory { parts.append("stateDir: \(stateDirectory)") }
+        if newChat { parts.append("newChat") }
         if noColor { parts.append("noColor") }
         return "CommandLineOptions(" + parts.joined(separator: ", ") + ")"
     }
@@ -144,10 +147,18 @@ package struct CommandLineOptions: Sendable, Hashable, CustomStringConvertible {
         OptionDeclaration(
             "state-dir", value: .required("dir"),
             help:
-                "Directory for the line history and, against live services, the identity; created if missing. "
+                "Directory for the line history, the identity, the delivery queue and the conversation; created "
+                + "if missing. "
                 + "Without it $XDG_STATE_HOME/shopping-assistant or ~/.local/state/shopping-assistant."
         ) { options, value in
             options.stateDirectory = value
+            return nil
+        },
+        OptionDeclaration(
+            "new-chat",
+            help: "Start on a new chat: the conversation an earlier run kept in the state directory is forgotten."
+        ) { options, _ in
+            options.newChat = true
             return nil
         },
         OptionDeclaration("no-color", help: "Print without colour; a non-empty NO_COLOR does the same.") { options, _ in

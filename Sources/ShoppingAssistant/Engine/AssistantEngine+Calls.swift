@@ -31,8 +31,9 @@ extension AssistantEngine {
         let shown = machine.presentation.shownOpening
         let alive = shown.map { presenters[$0]?.presenter != nil } ?? true
         let availability = presenter.availability
+        let handler = self.handler
         let result = await call(refusal: .open(.notReady), offering: presenter) {
-            $0.openCalled($1, presenter: availability, presenterAlive: alive)
+            $0.openCalled($1, presenter: availability, presenterAlive: alive) { handler?.canHandle($0) ?? false }
         }
         guard case .open(let outcome) = result else { preconditionFailure("openAssistant completed with \(result)") }
         return outcome

@@ -138,6 +138,10 @@ extension AssistantEngine {
                 identityStore.saveUid(uid)
             case .notifyUserId(let uid):
                 userIdListener?(uid)
+            case .storeDialog(let dialog):
+                storeDialog(dialog)
+            case .forgetStoredDialog:
+                forgetStoredDialog()
             case .complete(let id, let result):
                 complete(id, with: result)
             case .log(let level, let line):

@@ -20,6 +20,8 @@ public actor AssistantEngine {
     let configuration: AssistantEngineConfiguration
     let clock: any Clock<Duration>
     let identityStore: any IdentityStore
+    /// Where the current dialog survives a restart (D18); `nil`: it lives in memory only.
+    let dialogStore: (any DialogStore)?
     let makeUUID: @Sendable () -> UUID
     /// The engine's logger; set a listener to see what passes the level (B2).
     public nonisolated let logger: AssistantLogger
@@ -112,6 +114,40 @@ public actor AssistantEngine {
             logger: logger, deliveryStore: deliveryStore, wallClock: wallClock, activity: nil)
     }
 
+    /// Creates an engine whose conversation survives a restart (D18–D20).
+    ///
+    /// - Parameters:
+    ///   - configuration: the key, the section, the services' URLs and what is reported (B1);
+    ///     `dialogRetention` says how long a stored dialog is still restored (D20).
+    ///   - transport: the only network boundary; `URLSessionTransport` in production.
+    ///   - clock: drives the 10 s and 120 s timeouts; a manual clock in tests.
+    ///   - identityStore: where the SDK-managed uid persists (B3).
+    ///   - uuid: generates thread and message IDs; deterministic in tests.
+    ///   - logger: where diagnostics go; by default one at the configuration's level (B2).
+    ///   - deliveryStore: where events and tracking wait until Gravity has them (DL2–DL5).
+    ///   - dialogStore: where the current dialog is saved on every change and read back when
+    ///     the engine is created, to be restored on the first opening after a `.ready`
+    ///     preparation of the same assistant under the same identity (D18). `FileDialogStore`
+    ///     keeps it beside the identity file; a store that fails costs only the restore (D20).
+    ///   - wallClock: the time events are stamped with (DL6) and a stored dialog's age is
+    ///     measured on (D20); fixed in tests.
+    public init(
+        configuration: AssistantEngineConfiguration,
+        transport: any HTTPTransport,
+        clock: any Clock<Duration> = ContinuousClock(),
+        identityStore: any IdentityStore = InMemoryIdentityStore(),
+        uuid: @escaping @Sendable () -> UUID = { RandomUUIDs.next() },
+        logger: AssistantLogger? = nil,
+        deliveryStore: any DeliveryStore = InMemoryDeliveryStore(),
+        dialogStore: any DialogStore,
+        wallClock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(
+            configuration: configuration, transport: transport, clock: clock, identityStore: identityStore, uuid: uuid,
+            logger: logger, deliveryStore: deliveryStore, dialogStore: dialogStore, wallClock: wallClock,
+            activity: nil)
+    }
+
     /// The same, counting the engine's runnable work on `activity`, so that a replay on
     /// virtual time can tell when nothing can run (transcripts, tests).
     package init(
@@ -122,6 +158,7 @@ public actor AssistantEngine {
         uuid: @escaping @Sendable () -> UUID = { RandomUUIDs.next() },
         logger: AssistantLogger? = nil,
         deliveryStore: any DeliveryStore = InMemoryDeliveryStore(),
+        dialogStore: (any DialogStore)? = nil,
         wallClock: @escaping @Sendable () -> Date = { Date() },
         deliverySeed: UInt64? = nil,
         activity: ActivityMonitor?,
@@ -135,6 +172,7 @@ public actor AssistantEngine {
         self.letsTickerRunOut = letsTickerRunOut ?? clock.isSystemClock
         elapsed = stopwatch(on: clock)
         self.identityStore = identityStore
+        self.dialogStore = dialogStore
         self.makeUUID = uuid
         self.wallClock = wallClock
         let logger = logger ?? AssistantLogger(level: configuration.logLevel)
@@ -147,7 +185,9 @@ public actor AssistantEngine {
             baseURL: configuration.gravityBaseURL, apiKey: configuration.apiKey, section: configuration.section,
             device: GravityDevice(userAgent: configuration.deviceUserAgent, id: configuration.deviceId),
             call: call("gravity"), retry: RetryLoop(clock: clock, deadline: configuration.gravityTimeout))
-        shopping = ShoppingClient(baseURL: configuration.shoppingBaseURL, call: call("shopping"))
+        var shopping = ShoppingClient(baseURL: configuration.shoppingBaseURL, call: call("shopping"))
+        shopping.keepsReceived = dialogStore != nil  // D18: each reply as received, only when it is stored
+        self.shopping = shopping
         outbox = Outbox(
             store: deliveryStore, settings: configuration.offlineQueue,
             wiring: Outbox.Wiring(
@@ -165,6 +205,12 @@ public actor AssistantEngine {
                 options: configuration.options,
                 contentSettings: configuration.contentSettings, gravityTimeout: configuration.gravityTimeout),
             storedUID: identityStore.loadUid())
+        machine.settings.keepsDialog = dialogStore != nil
+        machine.dialog.keepsReceived = dialogStore != nil
+        machine.settings.dialogRetention = configuration.dialogRetention
+        if let dialogStore, let stored = Self.readDialog(from: dialogStore, logger: logger) {
+            machine.dialogStoreRead(stored)  // D18: restored on the first opening after `.ready`
+        }
         // B9: a lifecycle event's answer brings a `user` too; the machine takes it as any other.
         outbox.setIdentityListener { [weak self] user, epoch in
             self?.spawn { [weak self] in

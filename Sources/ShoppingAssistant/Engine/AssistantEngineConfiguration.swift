@@ -38,6 +38,9 @@ public struct AssistantEngineConfiguration: Sendable, Hashable {
     public var trackingLogCapacity: Int
     /// What is kept of what could not be delivered yet, and for how long (DL4).
     public var offlineQueue = OfflineQueueSettings()
+    /// How long after its last change a stored dialog is still brought back on the next
+    /// opening (D20): older ones are forgotten, never shown. 24 hours unless set.
+    public var dialogRetention: Duration = .seconds(24 * 60 * 60)
 
     /// Gravity API V2 in production; used when `gravityBaseURL` is not given.
     public static let defaultGravityBaseURL = URL(string: "https://evs-01.gravityfield.ai/v2")!

@@ -125,6 +125,9 @@ struct DialogMachine: Sendable {
     private var userPosition: [Int] = []
     /// Turns whose reply has not been shown yet (AN7).
     private var unshown: [Int] = []
+    /// Whether replies keep the bytes they were decoded from, for a dialog store (D18); without
+    /// one they are dropped as a reply lands, so a long dialog holds each reply once.
+    var keepsReceived = false
 
     var publicState: AssistantDialogState {
         switch state {
@@ -171,9 +174,7 @@ struct DialogMachine: Sendable {
             context = DialogContext(threadId: newThreadId, start: start)  // D14, D15
         }
         guard let context else { preconditionFailure("a dialog has a context once it has a message") }
-        let request = ShoppingMessageRequest(
-            threadId: context.threadId, messageId: messageId, resourceId: context.start.uid, text: text,
-            runtimeContext: context.runtimeContext)
+        let request = Self.request(in: context, messageId: messageId, text: text)
         let turn = turns.count
         turns.append(
             DialogTurn(
@@ -183,6 +184,14 @@ struct DialogMachine: Sendable {
         changes.changed(items.count)
         items.append(.user(turn: turn))
         return .success(dispatch(turn: turn))
+    }
+
+    /// The request of message `messageId` in the dialog of `context`: the same value, and so
+    /// the same bytes, whenever it is made (D6), also after a restore (D19).
+    private static func request(in context: DialogContext, messageId: String, text: String) -> ShoppingMessageRequest {
+        ShoppingMessageRequest(
+            threadId: context.threadId, messageId: messageId, resourceId: context.start.uid, text: text,
+            runtimeContext: context.runtimeContext)
     }
 
     /// A failed message again: same ID, same request (D6).
@@ -292,6 +301,8 @@ struct DialogMachine: Sendable {
         }
         turns[turn].user.status = .sent
         turns[turn].user.request = nil  // the outcome is final: the retry body can go
+        var reply = reply
+        if !keepsReceived { reply.received = nil }
         turns[turn].reply = ReplyMessage(content: reply, buttonsEnabled: buttonsEnabled)
         if let id = reply.assistantMessageId { turnByAssistantMessageId[id] = turn }
         touch(userOf: turn)
@@ -349,13 +360,67 @@ struct DialogMachine: Sendable {
         var actions: [Action] = []
         if case .sending(let tag, _) = state { actions += [.cancelReplyTimer(tag), .settled] }
         if let context { actions.append(.track(.dialogEnd(threadId: context.threadId, reason: reason))) }
-        self = DialogMachine(epoch: epoch + 1, revision: revision + 1)  // D13: a new epoch; older tags are stale
+        self = DialogMachine(epoch: epoch + 1, revision: revision + 1, keepsReceived: keepsReceived)  // D13
         return actions + [.publish]
     }
 
-    private init(epoch: UInt64, revision: UInt64) {
+    // MARK: - Restoring (D18, D19)
+
+    /// The error a message that was `sending` when the process ended is reconciled under (D19):
+    /// the request may have reached the server, as after a connection lost (D5).
+    static let endedWhileSending = AssistantError(
+        code: .network, message: "the app ended while the message was being answered")
+
+    /// The dialog of an earlier run takes the place of the empty one (D18): its turns as they
+    /// were, the retry request of each message that may still be sent rebuilt from its context
+    /// (D6), the buttons offered asked of the handler now (AC4). Its replies count as shown
+    /// (they were, before the restart: AN7). A message that was `sending` is reconciled as an
+    /// uncertain outcome: history is read first (D19, D5). No `.publish`: the opening that
+    /// restores it presents it.
+    mutating func restore(_ stored: StoredDialog, buttonsEnabled: (ReplyContent) -> [Bool]) -> [Action] {
+        guard context == nil, turns.isEmpty else { return [] }
+        let context = stored.context
+        self.context = context
+        var inFlight: Int?
+        for var turn in stored.turns {
+            let index = turns.count
+            switch turn.user.status {
+            case .sending:
+                inFlight = index
+                turn.user.request = Self.request(in: context, messageId: turn.user.messageId, text: turn.user.text)
+            case .failed(_, retryable: true):
+                turn.user.request = Self.request(in: context, messageId: turn.user.messageId, text: turn.user.text)
+            case .sent, .failed:
+                turn.user.request = nil
+            }
+            if var reply = turn.reply {
+                reply.buttonsEnabled = buttonsEnabled(reply.content)
+                turn.reply = reply
+                if let id = reply.content.assistantMessageId { turnByAssistantMessageId[id] = index }
+                lastReplyTurn = index
+            }
+            turnByMessageId[turn.user.messageId] = index
+            userPosition.append(items.count)
+            items.append(.user(turn: index))
+            if turn.reply != nil { items.append(.reply(turn: index)) }
+            turns.append(turn)
+        }
+        revision += 1
+        changes = ChatChanges()
+        state = .active
+        guard let inFlight else { return [] }
+        // D19: uncertain, like a connection lost after sending (D5): history first, nothing resent (D4).
+        let tag = DialogTag(
+            dialog: epoch, messageId: turns[inFlight].user.messageId, attempt: turns[inFlight].user.attempts)
+        state = .sending(tag, reconciling: nil)
+        return reconcile(tag, after: Self.endedWhileSending)
+    }
+
+    /// A new epoch: older tags are stale (D13).
+    private init(epoch: UInt64, revision: UInt64, keepsReceived: Bool) {
         self.epoch = epoch
         self.revision = revision
+        self.keepsReceived = keepsReceived
     }
 
     init() {}

@@ -177,6 +177,10 @@ enum EngineAction: Hashable, Sendable {
     case persistUID(String?)
     /// Tell the app's uid listener the canonical uid changed (B14).
     case notifyUserId(String?)
+    /// Save the current dialog in the dialog store, replacing what it held (D18).
+    indirect case storeDialog(StoredDialog)
+    /// Empty the dialog store (D20).
+    case forgetStoredDialog
     /// Resume the caller parked under `CallID` with `CallResult`.
     case complete(CallID, CallResult)
     /// Write a line to the engine's logger (built only if the logger takes it).

@@ -158,6 +158,9 @@ extension EngineMachine {
                 result += notes(lines.map { "dialog: \($0)" })
             }
         }
+        // D18: every change of the dialog publishes, and is saved as it is; an ended dialog
+        // leaves an empty store (D20).
+        if settings.keepsDialog, actions.contains(.publish) { result.append(dialogToStore()) }
         return result
     }
 

@@ -83,6 +83,10 @@ extension EngineMachine {
     /// change (D13): the dialog ends, reported with the ended dialog's page.
     private mutating func assistantChangeIfAny() -> [EngineAction] {
         // P8: another selector than the current dialog's.
+        if let ready = preparation.ready, let stored = restorable, stored.selector != ready.selector {
+            restorable = nil  // D20: a stored dialog of another assistant is replaced at once
+            return [.log(.info, "the stored dialog is of another assistant: forgotten"), .forgetStoredDialog]
+        }
         guard let ready = preparation.ready, let current = dialog.context,
             current.start.prepared.selector != ready.selector
         else { return [] }

@@ -4,9 +4,13 @@ extension EngineMachine {
     /// `openAssistant` (O1–O4). `presenterAlive` is false when the presenter of a chat still
     /// shown has gone away: that chat is closed first (O5), not "already open". The call
     /// returns once the presenter has shown the chat.
-    mutating func openCalled(_ call: CallID, presenter: AssistantPresenterAvailability, presenterAlive: Bool)
-        -> [EngineAction]
-    {
+    ///
+    /// The first opening after a `.ready` preparation restores a stored dialog (D18);
+    /// `canHandle` says which of its buttons are offered (AC4).
+    mutating func openCalled(
+        _ call: CallID, presenter: AssistantPresenterAvailability, presenterAlive: Bool,
+        canHandle: (AssistantAction) -> Bool = { _ in false }
+    ) -> [EngineAction] {
         var actions: [EngineAction] = []
         if !presentation.isClosed, !presenterAlive {
             actions.append(.log(.info, "the presenter went away: closing the chat"))
@@ -18,6 +22,7 @@ extension EngineMachine {
         case .opening(let opening, let opened):
             products.openingBegan()  // PR6: each opening hands out new refs
             presentingCall = call
+            actions += restoreStoredDialog(canHandle: canHandle)  // D18–D20: before the first snapshot is made
             actions += run(opened)
             return actions + hold([.complete(call, .open(.opened))], until: .presented(opening))  // O1
         }

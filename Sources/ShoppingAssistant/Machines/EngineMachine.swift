@@ -30,6 +30,10 @@ struct EngineMachine: Sendable {
         /// The push-permission status the host last set (`setNotificationPermissionStatus`,
         /// B11): `device.permission` of every request decided from then on.
         var notificationPermission = NotificationPermissionStatus.unknown
+        /// Whether the engine has a dialog store: the dialog is saved on every change (D18).
+        var keepsDialog = false
+        /// How long after its last change a stored dialog is still restored (D20).
+        var dialogRetention: Duration = .seconds(24 * 60 * 60)
     }
 
     /// A Gravity call of the host waiting for its answer.
@@ -53,6 +57,9 @@ struct EngineMachine: Sendable {
     var preparation = PreparationMachine()
     var presentation = PresentationMachine()
     var dialog = DialogMachine()
+    /// The dialog an earlier run stored, until the first opening after a `.ready` preparation
+    /// restores or forgets it (D18, D20); gone as soon as the dialog changes in this run.
+    var restorable: StoredDialog?
     var products = ProductActionLedger()
 
     /// G1: a builder and a handler are registered.
@@ -104,6 +111,7 @@ struct EngineMachine: Sendable {
     init(settings: Settings, storedUID: String?) {
         self.settings = settings
         identity = IdentityState(storedUID: storedUID)
+        dialog.keepsReceived = settings.keepsDialog
     }
 
     // MARK: - Registration (G1, AC4)

@@ -32,14 +32,23 @@ struct ReplyDecoder {
 
     /// Decodes one reply envelope; `nil` when the bytes are not JSON, not an object, or over
     /// `maximumSize`.
-    static func decode(_ data: some ContiguousBytes, idKey: IdentifierKey) -> ReplyContent? {
+    ///
+    /// `keepsReceived`: the reply keeps a copy of `data` for a dialog store (D18); an engine
+    /// without one copies nothing.
+    static func decode(_ data: some ContiguousBytes, idKey: IdentifierKey, keepsReceived: Bool = true)
+        -> ReplyContent?
+    {
         do throws(JSONReadError) {
             return try JSONReader.read(data) { reader throws(JSONReadError) in
                 guard reader.inputCount <= maximumSize, try reader.peek() == .object else { return nil }
                 var decoder = ReplyDecoder(idKey: idKey, capacity: reader.inputCount)
                 try reader.readObject { reader, key throws(JSONReadError) in try decoder.envelope(&reader, key) }
                 try reader.finish()
-                return decoder.build(from: reader)
+                var reply = decoder.build(from: reader)
+                if keepsReceived {
+                    reply.received = ReceivedReply(bytes: data.withUnsafeBytes { Data($0) }, idKey: idKey)  // D18
+                }
+                return reply
             }
         } catch {
             return nil

@@ -4,6 +4,8 @@ import Foundation
 /// and no `Authorization` header ever go here (S5).
 struct ShoppingClient: Sendable {
     let call: WireCall
+    /// Whether replies keep the bytes they were decoded from, for the dialog store (D18).
+    var keepsReceived = false
     /// The endpoints, resolved once (`EndpointURLs`).
     private let messagesURL: URL
     private let threadsURL: URL
@@ -24,7 +26,10 @@ struct ShoppingClient: Sendable {
             method: .post, url: messagesURL, headers: Self.headers, body: body,
             maximumResponseBytes: EndpointLimits.replyBytes, redirectPolicy: EndpointLimits.serviceRedirects)
         return await call.perform(request).flatMap { response in
-            guard let reply = ReplyDecoder.decode(response.body, idKey: .assistantMessageId) else {
+            guard
+                let reply = ReplyDecoder.decode(
+                    response.body, idKey: .assistantMessageId, keepsReceived: keepsReceived)
+            else {
                 return .failure(
                     .failed(
                         AssistantError(code: .invalidResponse, message: "undecodable reply envelope"), uncertain: false)

@@ -196,6 +196,8 @@ struct ReplyContent: Sendable, Hashable {
     private let impressionList: StoredList
     /// Items and buttons dropped as malformed, for diagnostics.
     let diagnostics: [String]
+    /// The bytes the reply was decoded from, for the dialog store (D18); not part of equality.
+    var received: ReceivedReply?
 
     init(
         storage: ReplyStorage, assistantMessageId: String?, replyTo: StoredText, text: StoredText,

@@ -41,13 +41,14 @@ struct EngineHarness {
     ///     until the deadline, as on any clock but the system's.
     ///   - letsTickerRunOut: a ticker nothing needs any more sleeps
     ///     on, as on the system's clocks; by default it is cancelled, as on any other clock.
+    ///   - dialogStore: where the dialog survives a restart (D18); none by default.
     init(
         storedUID: String? = "u-8f3c", identityStore: (any IdentityStore)? = nil,
         configuration: AssistantEngineConfiguration = AssistantEngineConfiguration(
             apiKey: Fixtures.apiKey, section: Fixtures.section),
         register: Bool = true, refuse: Set<String> = [], logger: AssistantLogger? = nil,
         wrap: (any HTTPTransport) -> any HTTPTransport = { $0 }, responder: RoutingTransport.Responder? = nil,
-        tickerSlice: Duration? = nil, letsTickerRunOut: Bool? = nil
+        tickerSlice: Duration? = nil, letsTickerRunOut: Bool? = nil, dialogStore: (any DialogStore)? = nil
     ) async {
         let store = identityStore ?? InMemoryIdentityStore(uid: storedUID)
         self.identityStore = store
@@ -64,7 +65,7 @@ struct EngineHarness {
                 router = made
                 return wrap(made)
             }, onUnexpected: { Issue.record(Comment(rawValue: $0)) }, tickerSlice: tickerSlice,
-            letsTickerRunOut: letsTickerRunOut)
+            letsTickerRunOut: letsTickerRunOut, dialogStore: dialogStore)
         guard let router else { preconditionFailure("the test bed builds its transport in its initialiser") }
         routes = router
     }

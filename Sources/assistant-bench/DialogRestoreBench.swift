@@ -1,0 +1,120 @@
+import Foundation
+import ShoppingAssistant
+
+/// Figure 11: what bringing a conversation back after a restart costs (D18). One engine holds a
+/// dialog of 200 messages, each answered with text and 3 products, saved in a dialog store on
+/// every change. Timed side by side, opening after opening: the chat opened on the dialog kept
+/// in memory (the snapshot built from memory), against a new engine created on the store and
+/// opened (the store read and decoded, the dialog restored, the snapshot built). The headline
+/// is the ratio of the medians; a second line compares the store's bytes with those of the
+/// replies as the transport handed them over.
+enum DialogRestoreBench {
+    static let goal = 2.0
+    static let bytesGoal = 2.0
+
+    /// Counts the bytes of every `/v1/messages` reply handed to the engine.
+    private final class CountingTransport: HTTPTransport, Sendable {
+        let inner: InstantTransport
+        private let replyBytes = Locked(0)
+        init(inner: InstantTransport) { self.inner = inner }
+        var bytes: Int { replyBytes.withLock { $0 } }
+
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            let response = try await inner.send(request)
+            if request.url.path.hasSuffix("/v1/messages") {
+                replyBytes.withLock { $0 += response.body.count }
+            }
+            return response
+        }
+    }
+
+    static func run(_ options: BenchOptions) async -> Verdict {
+        let messages = 200
+        let rounds = options.size(quick: 11, full: 41)
+        Report.heading(11, "Dialog restore: a \(messages)-message dialog reopened after a restart")
+        Report.line(
+            "inputs: \(messages) messages, replies with text and 3 products, an in-memory dialog store, instant "
+                + "transport; \(rounds) openings of each kind, alternating")
+
+        let transport = CountingTransport(inner: InstantTransport(replies: BenchFixtures.numberedReplies(products: 3)))
+        let store = InMemoryDialogStore()
+        let kept = await make(transport: transport, store: store)
+        await BenchEngine.prepare(kept)
+        for number in 1...messages {
+            await BenchEngine.send(kept, "Сообщение \(number)")
+            await kept.waitForReply()
+        }
+        await kept.flushTracking()
+        let received = transport.bytes
+        let stored = store.storedData?.count ?? 0
+
+        var memory: [Duration] = []
+        var restored: [Duration] = []
+        var startOnly: [Duration] = []
+        let presenter = BenchPresenter()
+        for _ in 0..<rounds {
+            memory.append(
+                await Timing.measure { await BenchEngine.open(kept, on: presenter) })
+            await kept.closeAssistant()
+            // The store holds the dialog as the kept engine left it; a new engine reads it.
+            var engine: AssistantEngine?
+            let creation = await Timing.measure { engine = await make(transport: transport, store: store) }
+            guard let engine else { fatalError("no engine") }
+            await BenchEngine.prepare(engine)
+            let restorePresenter = BenchPresenter()
+            let opening = await Timing.measure { await BenchEngine.open(engine, on: restorePresenter) }
+            restored.append(creation + opening)
+            guard await engine.chatSnapshot.messages.count == 2 * messages else {
+                fatalError("the restored dialog is not the kept one")
+            }
+            await engine.shutdown()
+            // An engine made and opened on an empty store: what a restart costs without a dialog.
+            var empty: AssistantEngine?
+            let emptyCreation = await Timing.measure {
+                empty = await make(transport: transport, store: InMemoryDialogStore())
+            }
+            guard let empty else { fatalError("no engine") }
+            await BenchEngine.prepare(empty)
+            let emptyOpening = await Timing.measure { await BenchEngine.open(empty, on: BenchPresenter()) }
+            startOnly.append(emptyCreation + emptyOpening)
+            await empty.shutdown()
+        }
+        await kept.shutdown()
+
+        // The restore itself: a start on the store, less a start on an empty one.
+        let restore = max(seconds(median(restored)) - seconds(median(startOnly)), 0)
+        let ratio = restore / seconds(median(memory))
+        let bytesRatio = received > 0 ? Double(stored) / Double(received) : .infinity
+        Report.line(
+            "opening on the dialog in memory: median \(Format.seconds(seconds(median(memory)))); a new engine on the "
+                + "store, created and opened: median \(Format.seconds(seconds(median(restored)))), on an empty "
+                + "store: \(Format.seconds(seconds(median(startOnly)))); the restore: \(Format.seconds(restore))")
+        Report.line(
+            "store: \(Format.bytes(Double(stored))) for \(Format.bytes(Double(received))) of replies as received "
+                + "(\(Format.ratio(bytesRatio)), goal ≤ \(Format.ratio(bytesGoal)))")
+        let verdict = Verdict(
+            figure: 11, name: "Dialog restore (200 messages) vs. opening from memory", value: Format.ratio(ratio),
+            goal: "≤ \(Format.ratio(goal)), store ≤ \(Format.ratio(bytesGoal)) the replies",
+            met: ratio <= goal && bytesRatio <= bytesGoal)
+        Report.verdict(verdict)
+        return verdict
+    }
+
+    private static func make(transport: any HTTPTransport, store: any DialogStore) async -> AssistantEngine {
+        let engine = AssistantEngine(
+            configuration: AssistantEngineConfiguration(apiKey: BenchFixtures.apiKey, section: BenchFixtures.section),
+            transport: transport, identityStore: InMemoryIdentityStore(uid: BenchFixtures.uid), dialogStore: store)
+        await engine.setAssistantProductBlockBuilder(BenchBuilder())
+        await engine.setAssistantActionHandler(BenchHandler())
+        return engine
+    }
+
+    private static func median(_ values: [Duration]) -> Duration {
+        let sorted = values.sorted()
+        return sorted[sorted.count / 2]
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

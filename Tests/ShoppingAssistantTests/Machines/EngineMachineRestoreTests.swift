@@ -1,0 +1,264 @@
+import Foundation
+import Testing
+
+@testable import ShoppingAssistant
+
+/// The dialog across a restart (D18–D20), on the machine: what is saved on every change, what
+/// the first opening after `.ready` restores, and what is forgotten instead.
+@Suite struct EngineMachineRestoreTests {
+    private typealias F = MachineFixtures
+
+    /// A machine of an engine with a dialog store, ready (or not) and with `storedUID`.
+    private static func keepingMachine(storedUID: String? = "uid-1", ready: Bool = true) -> EngineMachine {
+        var settings = F.settings
+        settings.keepsDialog = true
+        var machine = EngineMachine(settings: settings, storedUID: storedUID)
+        _ = machine.builderRegistered()
+        _ = machine.handlerRegistered { _ in true }
+        if ready { F.prepareReady(&machine) }
+        return machine
+    }
+
+    private static func stored(_ actions: [EngineAction]) -> StoredDialog? {
+        actions.reversed().lazy.compactMap { action -> StoredDialog? in
+            if case .storeDialog(let dialog) = action { return dialog } else { return nil }
+        }.first
+    }
+
+    /// The dialog a first run left: one message answered and rated, one failed, saved as the
+    /// last change left it.
+    private static func firstRun() throws -> (machine: EngineMachine, stored: StoredDialog) {
+        var machine = keepingMachine()
+        try F.open(&machine)
+        F.finishHostCalls(&machine)
+        let tag = try F.send(&machine)
+        var last = machine.shoppingAnswered(
+            .message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: { _ in true })
+        F.finishHostCalls(&machine)
+        last = machine.rateCalled(F.call(400), assistantMessageId: "am-1", rating: .like)
+        F.finishHostCalls(&machine)
+        let second = try F.send(&machine, "More", messageId: "m-2", call: F.call(500))
+        last = machine.shoppingAnswered(
+            .message(second), .reply(.failure(F.failure(.network))), canHandle: { _ in true })
+        F.finishHostCalls(&machine)
+        return (machine, try #require(stored(last)))
+    }
+
+    /// A new engine's machine that read `stored` from its store, prepared and opening.
+    private static func restart(with stored: StoredDialog, storedUID: String? = "uid-1", selector: String = F.selector)
+        throws -> (machine: EngineMachine, opened: [EngineAction])
+    {
+        var machine = keepingMachine(storedUID: storedUID, ready: false)
+        machine.dialogStoreRead(stored)
+        _ = machine.prepareCalled(F.call(100), selector: selector, page: F.page, timeout: .seconds(10))
+        _ = machine.gravityAnswered(
+            .configuration(PreparationID(value: machine.nextPreparation)),
+            .content(F.answered(F.content(selector: selector), uid: storedUID)), identityEpoch: machine.identity.epoch)
+        machine.wallNow = stored.lastActive.addingTimeInterval(60)
+        let opened = machine.openCalled(F.call(200), presenter: .available, presenterAlive: true) { _ in true }
+        return (machine, opened)
+    }
+
+    // MARK: - D18
+
+    // covers: D18
+    @Test func everyChangeOfTheDialogIsSavedAsItIsAndAnEndedDialogEmptiesTheStore() throws {
+        var machine = Self.keepingMachine()
+        let sent = machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
+        let sending = try #require(Self.stored(sent))
+        #expect(sending.context.threadId == "thread-1")
+        #expect(sending.uid == "uid-1")
+        #expect(sending.turns.map(\.user.status) == [.sending])
+        let tag = DialogTag(dialog: 1, messageId: "m-1", attempt: 1)
+        let landed = machine.shoppingAnswered(
+            .message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: { _ in true })
+        let answered = try #require(Self.stored(landed))
+        #expect(answered.turns.map(\.user.status) == [.sent])
+        #expect(answered.turns.first?.reply?.content.assistantMessageId == "am-1")
+        #expect(answered.turns.first?.reply?.content.received != nil)  // the reply as received
+        let rated = machine.rateCalled(F.call(2), assistantMessageId: "am-1", rating: .dislike)
+        #expect(Self.stored(rated)?.turns.first?.reply?.rating == .dislike)
+        #expect(machine.newChatCalled(F.call(3)).contains(.forgetStoredDialog))
+    }
+
+    // covers: D18
+    @Test func anEngineWithoutADialogStoreSavesNothing() throws {
+        var machine = F.readyMachine()
+        let sent = machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
+        #expect(Self.stored(sent) == nil)
+        let tag = DialogTag(dialog: 1, messageId: "m-1", attempt: 1)
+        _ = machine.shoppingAnswered(.message(tag), .reply(.success(try F.reply(to: "m-1"))), canHandle: { _ in true })
+        #expect(machine.dialog.turns.first?.reply != nil)
+        #expect(machine.dialog.turns.first?.reply?.content.received == nil, "each reply held once")
+        #expect(!machine.newChatCalled(F.call(2)).contains(.forgetStoredDialog))
+    }
+
+    // covers: D18
+    @Test func theFirstOpeningAfterReadyShowsTheStoredDialogExactlyAsTheFirstRunDid() throws {
+        let (first, stored) = try Self.firstRun()
+        let (machine, opened) = try Self.restart(with: stored)
+        let present = try #require(
+            F.hostCallKinds(opened).compactMap { call -> AssistantChatSnapshot? in
+                if case .present(_, let snapshot, _, _) = call { return snapshot } else { return nil }
+            }.first)
+        #expect(present == first.snapshot())  // messages, products, buttons, rating, suggests, title
+        #expect(present.messages.map(\.id) == ["m-1", "am-1", "m-2"])
+        #expect(present.messages[1].rating == .like)
+        #expect(present.messages[1].canRate == false)
+        #expect(present.messages[1].productBlock?.products.count == 1)
+        #expect(present.messages[2].canRetry)
+        #expect(machine.currentThreadId == "thread-1")
+        #expect(machine.dialogState == .active)
+        // Nothing is sent again, and no reply's impression is requested a second time (AN7).
+        #expect(!opened.contains { if case .sendShopping = $0 { return true } else { return false } })
+        #expect(!F.trackedURLs(opened).contains("https://t.example/ri"))
+    }
+
+    // covers: D18
+    @Test func aRestoredDialogGoesOnRetriesByTheSameRequestAndANewChatForgetsIt() throws {
+        let (_, stored) = try Self.firstRun()
+        var (machine, _) = try Self.restart(with: stored)
+        let retried = machine.retryCalled(F.call(600), messageId: "m-2")
+        let tag = DialogTag(dialog: machine.dialog.epoch, messageId: "m-2", attempt: 2)
+        let request = try #require(stored.turns[1].user.request)
+        #expect(retried.first == .sendShopping(.message(tag), .message(request)))
+        #expect(machine.newChatCalled(F.call(700)).contains(.forgetStoredDialog))
+        #expect(machine.snapshot().messages.isEmpty)
+    }
+
+    // MARK: - D19
+
+    /// The first run ended while `m-1` was being answered.
+    private static func endedWhileSending() throws -> StoredDialog {
+        var machine = keepingMachine()
+        let sent = machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
+        return try #require(stored(sent))
+    }
+
+    // covers: D19, D5
+    @Test func aMessageSendingAtExitReadsHistoryFirstAndAdoptsTheReplyFoundThere() throws {
+        let stored = try Self.endedWhileSending()
+        var (machine, opened) = try Self.restart(with: stored)
+        let tag = DialogTag(dialog: machine.dialog.epoch, messageId: "m-1", attempt: 1)
+        #expect(
+            opened.contains(
+                .sendShopping(.history(tag), .history(threadId: "thread-1", resourceId: "uid-1", tenantId: F.section))))
+        // D4: nothing is resent.
+        #expect(!opened.contains { if case .sendShopping(.message, _) = $0 { return true } else { return false } })
+        #expect(machine.dialogState == .sending)
+        let adopted = machine.shoppingAnswered(
+            .history(tag), .history(.success(F.history(messageId: "m-1", replyId: "am-h"))), canHandle: { _ in true })
+        #expect(machine.dialogState == .active)
+        #expect(machine.snapshot().messages.map(\.id) == ["m-1", "am-h"])
+        #expect(Self.stored(adopted)?.turns.first?.reply?.content.assistantMessageId == "am-h")
+    }
+
+    // covers: D19, D6
+    @Test func aMessageSendingAtExitWithoutAReplyInHistoryFailsAndIsRetriedByTheSameID() throws {
+        let stored = try Self.endedWhileSending()
+        var (machine, _) = try Self.restart(with: stored)
+        let tag = DialogTag(dialog: machine.dialog.epoch, messageId: "m-1", attempt: 1)
+        _ = machine.shoppingAnswered(
+            .history(tag), .history(.success(F.history(messageId: "m-1", replyId: nil))), canHandle: { _ in true })
+        let message = try #require(machine.snapshot().messages.first)
+        #expect(message.text == "Gift ideas")
+        #expect(message.canRetry)
+        let retried = machine.retryCalled(F.call(600), messageId: "m-1")
+        let again = DialogTag(dialog: machine.dialog.epoch, messageId: "m-1", attempt: 2)
+        guard case .sendShopping(.message(again), .message(let request))? = retried.first else {
+            Issue.record("no retry: \(retried)")
+            return
+        }
+        #expect(request.messageId == "m-1")
+        #expect(request.threadId == "thread-1")
+        #expect(request.text == "Gift ideas")
+    }
+
+    // MARK: - D20
+
+    // covers: D20, D17
+    @Test func aStoredDialogOfAnotherIdentityIsNeverShownAndIsForgotten() throws {
+        let (_, stored) = try Self.firstRun()
+        let (machine, opened) = try Self.restart(with: stored, storedUID: "uid-2")
+        #expect(opened.contains(.forgetStoredDialog))
+        #expect(machine.snapshot().messages.isEmpty)
+        #expect(machine.snapshot().title == F.configuration.title)
+        #expect(machine.currentThreadId == nil)
+    }
+
+    // covers: D20
+    @Test func aStoredDialogOfAnotherAssistantIsForgottenAsSoonAsThatAssistantIsReady() throws {
+        let (_, stored) = try Self.firstRun()
+        var machine = Self.keepingMachine(ready: false)
+        machine.dialogStoreRead(stored)
+        let ready = F.prepareReady(&machine, selector: "other-assistant")
+        #expect(ready.contains(.forgetStoredDialog))
+        _ = machine.openCalled(F.call(200), presenter: .available, presenterAlive: true) { _ in true }
+        #expect(machine.snapshot().messages.isEmpty)
+    }
+
+    // covers: D20
+    @Test func aStoredDialogOlderThanTheRetentionIsForgotten() throws {
+        let (_, stored) = try Self.firstRun()
+        var machine = Self.keepingMachine(ready: false)
+        machine.settings.dialogRetention = .seconds(3600)
+        machine.dialogStoreRead(stored)
+        F.prepareReady(&machine)
+        machine.wallNow = stored.lastActive.addingTimeInterval(3601)
+        let opened = machine.openCalled(F.call(200), presenter: .available, presenterAlive: true) { _ in true }
+        #expect(opened.contains(.forgetStoredDialog))
+        #expect(machine.snapshot().messages.isEmpty)
+    }
+
+    // covers: D20, D17
+    @Test func anIdentityChangeBeforeTheOpeningForgetsTheStoredDialog() throws {
+        let (_, stored) = try Self.firstRun()
+        var machine = Self.keepingMachine(ready: false)
+        machine.dialogStoreRead(stored)
+        let changed = machine.setUserCalled(F.call(50), userId: "someone-else", sessionId: nil)
+        #expect(changed.contains(.forgetStoredDialog))
+        #expect(machine.restorable == nil)
+    }
+
+    // covers: D20
+    @Test func aNewChatBeforeTheOpeningForgetsTheStoredDialog() throws {
+        let (_, stored) = try Self.firstRun()
+        var machine = Self.keepingMachine()
+        machine.dialogStoreRead(stored)
+        #expect(machine.newChatCalled(F.call(50)).contains(.forgetStoredDialog))
+        _ = machine.openCalled(F.call(200), presenter: .available, presenterAlive: true) { _ in true }
+        #expect(machine.snapshot().messages.isEmpty)
+    }
+
+    // MARK: - The stored bytes
+
+    // covers: D18
+    @Test func theStoredBytesReadBackAsTheSameDialog() throws {
+        let (_, stored) = try Self.firstRun()
+        let data = try #require(StoredDialogCodec.encode(stored))
+        #expect(try StoredDialogCodec.decode(data).turns.map(\.user.messageId) == ["m-1", "m-2"])
+        let (machine, _) = try Self.restart(with: try StoredDialogCodec.decode(data))
+        let (direct, _) = try Self.restart(with: stored)
+        #expect(machine.snapshot() == direct.snapshot())
+    }
+
+    // covers: D20
+    @Test(arguments: [
+        "", "{", "[]", #"{"version":1}"#, "null", String(repeating: "[", count: 10_000),
+    ])
+    func bytesThatAreNotADialogAreRefusedWithAReason(_ text: String) {
+        #expect(throws: StoredDialogCodec.Failure.self) { try StoredDialogCodec.decode(Data(text.utf8)) }
+    }
+
+    // covers: D20
+    @Test func aStoredReplyThatNoLongerDecodesRefusesTheWholeDialog() throws {
+        let (_, stored) = try Self.firstRun()
+        let data = try #require(StoredDialogCodec.encode(stored))
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var turns = try #require(object["turns"] as? [[String: Any]])
+        turns[0]["reply"] = Data("not json".utf8).base64EncodedString()
+        object["turns"] = turns
+        let broken = try JSONSerialization.data(withJSONObject: object)
+        #expect(throws: StoredDialogCodec.Failure.self) { try StoredDialogCodec.decode(broken) }
+    }
+}
