@@ -53,6 +53,9 @@ final class Outbox: Sendable {
         var nextFlush: UInt64 = 0
         var log: RingBuffer<TrackingRecord>
         var opened = false
+        /// Records to forget in the store, and whether a write that takes them is queued.
+        var removals: [UUID] = []
+        var removalQueued = false
     }
 
     private let state: Locked<State>
@@ -242,9 +245,7 @@ final class Outbox: Sendable {
             case .send(let record, let route):
                 send(record, route: route)
             case .remove(let ids):
-                storeQueue.async { [self] in
-                    do { try store.remove(ids) } catch { logger.log(.error, "delivery store: \(error)") }
-                }
+                removeFromStore(ids)
                 state.withLock { shell in for id in ids { shell.details[id] = nil } }
             case .updateAttempts(let id, let attempts):
                 storeQueue.async { [self] in
@@ -255,11 +256,7 @@ final class Outbox: Sendable {
             case .drop(let record, let reason, let detail, let inStore):
                 logger.log(
                     .error, "delivery: \(record.kind.rawValue) \(record.label) dropped (\(reason.rawValue)): \(detail)")
-                if inStore {
-                    storeQueue.async { [self] in
-                        do { try store.remove([record.id]) } catch { logger.log(.error, "delivery store: \(error)") }
-                    }
-                }
+                if inStore { removeFromStore([record.id]) }
                 let waiting = state.withLock {
                     shell -> CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>? in
                     shell.details[record.id] = nil
@@ -296,6 +293,27 @@ final class Outbox: Sendable {
             case .log(let level, let line):
                 logger.log(level, line)
             }
+        }
+    }
+
+    /// Forgets records in the store in one write with every removal asked while the store was
+    /// busy, so a burst of deliveries shares its flushes as a burst of events does. A removal
+    /// is asked only once its record's append has returned, so the write that takes it is
+    /// always queued after that append.
+    private func removeFromStore(_ ids: [UUID]) {
+        let queue = state.withLock { shell -> Bool in
+            shell.removals += ids
+            defer { shell.removalQueued = true }
+            return !shell.removalQueued
+        }
+        guard queue else { return }
+        storeQueue.async { [self] in
+            let ids = state.withLock { shell -> [UUID] in
+                shell.removalQueued = false
+                defer { shell.removals = [] }
+                return shell.removals
+            }
+            do { try store.remove(ids) } catch { logger.log(.error, "delivery store: \(error)") }
         }
     }
 
