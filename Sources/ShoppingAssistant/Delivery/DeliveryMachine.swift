@@ -331,7 +331,8 @@ struct DeliveryMachine {
 
     /// DL4: over `maxEntries` the oldest records are dropped, never one on the wire.
     private mutating func overflow() -> [Action] {
-        var kept = entries.values.filter { !$0.unprotected }.count
+        var kept = 0
+        for entry in entries.values where !entry.unprotected { kept += 1 }
         guard kept > settings.maxEntries else { return [] }
         var actions: [Action] = []
         for id in order where kept > settings.maxEntries {
@@ -375,26 +376,47 @@ struct DeliveryMachine {
     /// Starts what may start now: first attempts within their routes' capacity, and each
     /// lane's next drain attempt (oldest first, one at a time) unless it is paused or the
     /// queue is off; then ends the flushes that are over.
+    ///
+    /// It runs on every event, so a long queue must not cost a look-up per record each time:
+    /// the counts read the entries as they are stored, and the walk stops once nothing further
+    /// can start.
     private mutating func pump(now: Date) -> [Action] {
         guard !isStopped else { return [] }
         var actions: [Action] = []
         var busy: [Route: Int] = [:]
         var draining: Set<Lane> = []
-        for id in order {
-            guard let entry = entries[id] else { continue }
-            if case .firstAttempt(let route) = entry.state { busy[route, default: 0] += 1 }
-            if entry.state == .draining { draining.insert(entry.lane) }
+        var waiting: [Route: Int] = [:]
+        var queued: [Lane: Int] = [:]
+        for entry in entries.values {
+            switch entry.state {
+            case .firstAttempt(let route): busy[route, default: 0] += 1
+            case .draining: draining.insert(entry.lane)
+            case .waiting(let route): waiting[route, default: 0] += 1
+            case .queued: queued[entry.lane, default: 0] += 1
+            case .persisting: break
+            }
+        }
+        func drains(_ lane: Lane) -> Bool {
+            settings.enabled && !draining.contains(lane) && pauses[lane]?.generation == nil
+        }
+        func somethingCanStart() -> Bool {
+            waiting.contains { route, count in count > 0 && busy[route, default: 0] < route.capacity }
+                || queued.contains { lane, count in count > 0 && drains(lane) }
         }
         for id in order {
+            guard somethingCanStart() else { break }
             guard var entry = entries[id] else { continue }
             switch entry.state {
-            case .waiting(let route) where busy[route, default: 0] < route.capacity:
+            case .waiting(let route):
+                waiting[route, default: 0] -= 1
+                guard busy[route, default: 0] < route.capacity else { continue }
                 busy[route, default: 0] += 1
                 entry.state = .firstAttempt(route)
                 entries[id] = entry
                 actions.append(.send(entry.record, route: route))
-            case .queued
-            where settings.enabled && !draining.contains(entry.lane) && pauses[entry.lane]?.generation == nil:
+            case .queued:
+                queued[entry.lane, default: 0] -= 1
+                guard drains(entry.lane) else { continue }
                 if now.timeIntervalSince(entry.record.createdAt) > settings.maxAge.seconds {
                     forget(id)
                     actions.append(
