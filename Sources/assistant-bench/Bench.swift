@@ -17,6 +17,7 @@ enum Bench {
         7: REPLStartupBench.run,
         8: CarouselDrawingBench.run,
         9: ManySendersBench.run,
+        10: OutboxBench.run,
     ]
 
     /// Runs on the cooperative pool and blocks the calling thread until done; returns the
