@@ -24,7 +24,7 @@ struct DeliveryMachine {
     }
 
     /// How a record makes its first attempt.
-    enum Route: Hashable, Sendable {
+    enum Route: Hashable, Sendable, CaseIterable {
         /// A host call (`triggerEvent`, `trackView`) waits for its answer: it goes at once.
         case host
         /// The engine's lifecycle events: one at a time, in the order they happened (B13).
@@ -331,8 +331,7 @@ struct DeliveryMachine {
 
     /// DL4: over `maxEntries` the oldest records are dropped, never one on the wire.
     private mutating func overflow() -> [Action] {
-        var kept = 0
-        for entry in entries.values where !entry.unprotected { kept += 1 }
+        var kept = keptCount()
         guard kept > settings.maxEntries else { return [] }
         var actions: [Action] = []
         for id in order where kept > settings.maxEntries {
@@ -348,6 +347,14 @@ struct DeliveryMachine {
             }
         }
         return actions
+    }
+
+    /// Records that are in the store or on their way to it, read by index as `counts()` reads.
+    private func keptCount() -> Int {
+        let stored = entries.values
+        var kept = 0
+        for index in stored.indices where !stored[index].unprotected { kept += 1 }
+        return kept
     }
 
     private mutating func somethingGotThrough() -> [Action] {
@@ -383,39 +390,28 @@ struct DeliveryMachine {
     private mutating func pump(now: Date) -> [Action] {
         guard !isStopped else { return [] }
         var actions: [Action] = []
-        var busy: [Route: Int] = [:]
-        var draining: Set<Lane> = []
-        var waiting: [Route: Int] = [:]
-        var queued: [Lane: Int] = [:]
-        for entry in entries.values {
-            switch entry.state {
-            case .firstAttempt(let route): busy[route, default: 0] += 1
-            case .draining: draining.insert(entry.lane)
-            case .waiting(let route): waiting[route, default: 0] += 1
-            case .queued: queued[entry.lane, default: 0] += 1
-            case .persisting: break
-            }
-        }
+        var (busy, waiting, queued, draining) = counts()
         func drains(_ lane: Lane) -> Bool {
             settings.enabled && !draining.contains(lane) && pauses[lane]?.generation == nil
         }
+        let (routes, lanes) = (Route.allCases, Lane.allCases)
         func somethingCanStart() -> Bool {
-            waiting.contains { route, count in count > 0 && busy[route, default: 0] < route.capacity }
-                || queued.contains { lane, count in count > 0 && drains(lane) }
+            routes.contains { waiting[$0] > 0 && busy[$0] < $0.capacity }
+                || lanes.contains { queued[$0] > 0 && drains($0) }
         }
         for id in order {
             guard somethingCanStart() else { break }
             guard var entry = entries[id] else { continue }
             switch entry.state {
             case .waiting(let route):
-                waiting[route, default: 0] -= 1
-                guard busy[route, default: 0] < route.capacity else { continue }
-                busy[route, default: 0] += 1
+                waiting[route] -= 1
+                guard busy[route] < route.capacity else { continue }
+                busy[route] += 1
                 entry.state = .firstAttempt(route)
                 entries[id] = entry
                 actions.append(.send(entry.record, route: route))
             case .queued:
-                queued[entry.lane, default: 0] -= 1
+                queued[entry.lane] -= 1
                 guard drains(entry.lane) else { continue }
                 if now.timeIntervalSince(entry.record.createdAt) > settings.maxAge.seconds {
                     forget(id)
@@ -432,6 +428,28 @@ struct DeliveryMachine {
             }
         }
         return actions + finishedFlushes(draining: draining)
+    }
+
+    /// First attempts under way and records waiting for one, by route; records queued, and
+    /// the lanes draining. Read by index, each entry where it is stored instead of copied out,
+    /// and in a method of its own, so that no view of the entries is alive when `pump` changes
+    /// one (which would copy them all).
+    private func counts() -> (busy: Tally, waiting: Tally, queued: Tally, draining: Set<Lane>) {
+        var busy = Tally()
+        var waiting = Tally()
+        var queued = Tally()
+        var draining: Set<Lane> = []
+        let stored = entries.values
+        for index in stored.indices {
+            switch stored[index].state {
+            case .firstAttempt(let route): busy[route] += 1
+            case .waiting(let route): waiting[route] += 1
+            case .queued: queued[Lane(stored[index].record.kind)] += 1
+            case .draining: draining.insert(Lane(stored[index].record.kind))
+            case .persisting: break
+            }
+        }
+        return (busy, waiting, queued, draining)
     }
 
     private mutating func finishedFlushes(draining: Set<Lane>) -> [Action] {
@@ -461,6 +479,36 @@ struct DeliveryMachine {
             return done
         }
         return over.isEmpty ? [] : [.finishFlushes(over)]
+    }
+}
+
+/// Counts by route or by lane in plain fields: `pump` adds to them for every entry, where a
+/// dictionary would hash each time.
+private struct Tally {
+    private var counts = (0, 0, 0)
+
+    subscript(route: DeliveryMachine.Route) -> Int {
+        get {
+            switch route {
+            case .host: return counts.0
+            case .lifecycle: return counts.1
+            case .tracking: return counts.2
+            }
+        }
+        set {
+            switch route {
+            case .host: counts.0 = newValue
+            case .lifecycle: counts.1 = newValue
+            case .tracking: counts.2 = newValue
+            }
+        }
+    }
+
+    subscript(lane: DeliveryMachine.Lane) -> Int {
+        get { lane == .gravity ? counts.0 : counts.2 }
+        set {
+            if lane == .gravity { counts.0 = newValue } else { counts.2 = newValue }
+        }
     }
 }
 
