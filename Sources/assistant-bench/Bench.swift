@@ -17,6 +17,7 @@ enum Bench {
         7: REPLStartupBench.run,
         8: CarouselDrawingBench.run,
         9: ManySendersBench.run,
+        10: OutboxBench.run,
         11: DialogRestoreBench.run,
     ]
 

@@ -218,11 +218,16 @@ enum BenchEngine {
     static let debugLog = ProcessInfo.processInfo.environment["BENCH_DEBUG"] != nil
 
     /// An engine with a known uid (so no wait for identity), builder and handler registered.
-    static func make(transport: any HTTPTransport, shoppingBaseURL: URL? = nil) async -> AssistantEngine {
+    static func make(
+        transport: any HTTPTransport, shoppingBaseURL: URL? = nil, gravityBaseURL: URL? = nil,
+        gravityTimeout: Duration = .seconds(10), deliveryStore: any DeliveryStore = InMemoryDeliveryStore()
+    ) async -> AssistantEngine {
         let engine = AssistantEngine(
             configuration: AssistantEngineConfiguration(
-                apiKey: BenchFixtures.apiKey, section: BenchFixtures.section, shoppingBaseURL: shoppingBaseURL),
-            transport: transport, identityStore: InMemoryIdentityStore(uid: BenchFixtures.uid))
+                apiKey: BenchFixtures.apiKey, section: BenchFixtures.section, gravityBaseURL: gravityBaseURL,
+                shoppingBaseURL: shoppingBaseURL, gravityTimeout: gravityTimeout),
+            transport: transport, identityStore: InMemoryIdentityStore(uid: BenchFixtures.uid),
+            deliveryStore: deliveryStore)
         if debugLog {
             engine.logger.level = .debug
             engine.logger.setListener { level, message in

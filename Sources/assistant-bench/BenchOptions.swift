@@ -5,8 +5,8 @@ import ShoppingAssistant
 struct BenchOptions: Sendable {
     /// Smaller sizes and fewer repetitions: a smoke run that finishes in well under a minute.
     var quick = false
-    /// The figures to run (1–9, 11); all by default.
-    var figures: Set<Int> = Set(1...9).union([11])
+    /// The figures to run (1–11); all by default.
+    var figures: Set<Int> = Set(figureNumbers)
     /// Where the transcript corpus is; found from the working directory or the source tree.
     var transcriptsDirectory: String?
     /// Internal: run this one figure in this process and report its verdict on stdout. The
@@ -17,6 +17,7 @@ struct BenchOptions: Sendable {
     var inProcess = false
 
     static let childFlag = "--child-figure"
+    static let figureNumbers = 1...11
 
     static let usage = """
         usage: assistant-bench [--quick] [--only 1,2,…] [--transcripts DIR] [--in-process]
@@ -25,7 +26,7 @@ struct BenchOptions: Sendable {
         baseline measured side by side in the same run, with its inputs and a verdict.
 
           --quick            small sizes and few repetitions (a smoke run)
-          --only LIST        run only these figures (1-9, 11), e.g. --only 1,4
+          --only LIST        run only these figures (1-11), e.g. --only 1,4
           --transcripts DIR  the transcript corpus for figure 6 (default: ./transcripts)
           --in-process       run the figures in this process instead of one fresh process
                              each (for profiling, e.g. under valgrind --tool=callgrind)
@@ -35,7 +36,8 @@ struct BenchOptions: Sendable {
 
         Figures: 1 reply processing, 2 loopback round trip, 3 product actions, 4 long dialog,
         5 many engines, 6 transcript replay, 7 REPL start-up, 8 carousel with a
-        10,000-character name.
+        10,000-character name, 9 many engines sending at once, 10 the delivery outbox on a
+        file store.
         Build in release mode: swift run -c release assistant-bench. Figure 7 runs the
         `assistant` executable found next to this one: build it first with the same flags
         (swift build -c release --product assistant).
@@ -52,8 +54,8 @@ struct BenchOptions: Sendable {
             case "--only":
                 guard let list = remaining.popFirst() else { return .failure(.invalid("--only needs a list")) }
                 let figures = list.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-                guard !figures.isEmpty, figures.allSatisfy({ (1...9).contains($0) || $0 == 11 }) else {
-                    return .failure(.invalid("--only takes figure numbers 1-9 and 11, e.g. --only 1,4"))
+                guard !figures.isEmpty, figures.allSatisfy({ figureNumbers.contains($0) }) else {
+                    return .failure(.invalid("--only takes figure numbers 1-11, e.g. --only 1,4"))
                 }
                 options.figures = Set(figures)
             case "--transcripts":
@@ -64,8 +66,7 @@ struct BenchOptions: Sendable {
             case "--in-process":
                 options.inProcess = true
             case childFlag:
-                guard let figure = remaining.popFirst().flatMap({ Int($0) }), (1...9).contains(figure) || figure == 11
-                else {
+                guard let figure = remaining.popFirst().flatMap({ Int($0) }), figureNumbers.contains(figure) else {
                     return .failure(.invalid("\(childFlag) takes a figure number"))
                 }
                 options.childFigure = figure

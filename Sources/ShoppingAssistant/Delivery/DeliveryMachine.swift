@@ -24,7 +24,7 @@ struct DeliveryMachine {
     }
 
     /// How a record makes its first attempt.
-    enum Route: Hashable, Sendable {
+    enum Route: Hashable, Sendable, CaseIterable {
         /// A host call (`triggerEvent`, `trackView`) waits for its answer: it goes at once.
         case host
         /// The engine's lifecycle events: one at a time, in the order they happened (B13).
@@ -338,7 +338,7 @@ struct DeliveryMachine {
 
     /// DL4: over `maxEntries` the oldest records are dropped, never one on the wire.
     private mutating func overflow() -> [Action] {
-        var kept = entries.values.filter { !$0.unprotected }.count
+        var kept = keptCount()
         guard kept > settings.maxEntries else { return [] }
         var actions: [Action] = []
         for id in order where kept > settings.maxEntries {
@@ -354,6 +354,14 @@ struct DeliveryMachine {
             }
         }
         return actions
+    }
+
+    /// Records that are in the store or on their way to it, read by index as `counts()` reads.
+    private func keptCount() -> Int {
+        let stored = entries.values
+        var kept = 0
+        for index in stored.indices where !stored[index].unprotected { kept += 1 }
+        return kept
     }
 
     private mutating func somethingGotThrough() -> [Action] {
@@ -382,26 +390,36 @@ struct DeliveryMachine {
     /// Starts what may start now: first attempts within their routes' capacity, and each
     /// lane's next drain attempt (oldest first, one at a time) unless it is paused or the
     /// queue is off; then ends the flushes that are over.
+    ///
+    /// It runs on every event, so a long queue must not cost a look-up per record each time:
+    /// the counts read the entries as they are stored, and the walk stops once nothing further
+    /// can start.
     private mutating func pump(now: Date) -> [Action] {
         guard !isStopped else { return [] }
         var actions: [Action] = []
-        var busy: [Route: Int] = [:]
-        var draining: Set<Lane> = []
-        for id in order {
-            guard let entry = entries[id] else { continue }
-            if case .firstAttempt(let route) = entry.state { busy[route, default: 0] += 1 }
-            if entry.state == .draining { draining.insert(entry.lane) }
+        var (busy, waiting, queued, draining) = counts()
+        func drains(_ lane: Lane) -> Bool {
+            settings.enabled && !draining.contains(lane) && pauses[lane]?.generation == nil
+        }
+        let (routes, lanes) = (Route.allCases, Lane.allCases)
+        func somethingCanStart() -> Bool {
+            routes.contains { waiting[$0] > 0 && busy[$0] < $0.capacity }
+                || lanes.contains { queued[$0] > 0 && drains($0) }
         }
         for id in order {
+            guard somethingCanStart() else { break }
             guard var entry = entries[id] else { continue }
             switch entry.state {
-            case .waiting(let route) where busy[route, default: 0] < route.capacity:
-                busy[route, default: 0] += 1
+            case .waiting(let route):
+                waiting[route] -= 1
+                guard busy[route] < route.capacity else { continue }
+                busy[route] += 1
                 entry.state = .firstAttempt(route)
                 entries[id] = entry
                 actions.append(.send(entry.record, route: route))
-            case .queued
-            where settings.enabled && !draining.contains(entry.lane) && pauses[entry.lane]?.generation == nil:
+            case .queued:
+                queued[entry.lane] -= 1
+                guard drains(entry.lane) else { continue }
                 if now.timeIntervalSince(entry.record.createdAt) > settings.maxAge.seconds {
                     forget(id)
                     actions.append(
@@ -417,6 +435,28 @@ struct DeliveryMachine {
             }
         }
         return actions + finishedFlushes(draining: draining)
+    }
+
+    /// First attempts under way and records waiting for one, by route; records queued, and
+    /// the lanes draining. Read by index, each entry where it is stored instead of copied out,
+    /// and in a method of its own, so that no view of the entries is alive when `pump` changes
+    /// one (which would copy them all).
+    private func counts() -> (busy: Tally, waiting: Tally, queued: Tally, draining: Set<Lane>) {
+        var busy = Tally()
+        var waiting = Tally()
+        var queued = Tally()
+        var draining: Set<Lane> = []
+        let stored = entries.values
+        for index in stored.indices {
+            switch stored[index].state {
+            case .firstAttempt(let route): busy[route] += 1
+            case .waiting(let route): waiting[route] += 1
+            case .queued: queued[Lane(stored[index].record.kind)] += 1
+            case .draining: draining.insert(Lane(stored[index].record.kind))
+            case .persisting: break
+            }
+        }
+        return (busy, waiting, queued, draining)
     }
 
     private mutating func finishedFlushes(draining: Set<Lane>) -> [Action] {
@@ -446,6 +486,36 @@ struct DeliveryMachine {
             return done
         }
         return over.isEmpty ? [] : [.finishFlushes(over)]
+    }
+}
+
+/// Counts by route or by lane in plain fields: `pump` adds to them for every entry, where a
+/// dictionary would hash each time.
+private struct Tally {
+    private var counts = (0, 0, 0)
+
+    subscript(route: DeliveryMachine.Route) -> Int {
+        get {
+            switch route {
+            case .host: return counts.0
+            case .lifecycle: return counts.1
+            case .tracking: return counts.2
+            }
+        }
+        set {
+            switch route {
+            case .host: counts.0 = newValue
+            case .lifecycle: counts.1 = newValue
+            case .tracking: counts.2 = newValue
+            }
+        }
+    }
+
+    subscript(lane: DeliveryMachine.Lane) -> Int {
+        get { lane == .gravity ? counts.0 : counts.2 }
+        set {
+            if lane == .gravity { counts.0 = newValue } else { counts.2 = newValue }
+        }
     }
 }
 

@@ -53,6 +53,9 @@ final class Outbox: Sendable {
         var nextFlush: UInt64 = 0
         var log: RingBuffer<TrackingRecord>
         var opened = false
+        /// Records to forget in the store, and whether a write that takes them is queued.
+        var removals: [UUID] = []
+        var removalQueued = false
     }
 
     private let state: Locked<State>
@@ -234,9 +237,7 @@ final class Outbox: Sendable {
             case .send(let record, let route):
                 send(record, route: route)
             case .remove(let ids):
-                onStoreQueue {
-                    do { try $0.store.remove(ids) } catch { $0.logger.log(.error, "delivery store: \(error)") }
-                }
+                removeFromStore(ids)
                 state.withLock { shell in for id in ids { shell.details[id] = nil } }
             case .updateAttempts(let id, let attempts):
                 onStoreQueue {
@@ -247,13 +248,7 @@ final class Outbox: Sendable {
             case .drop(let record, let reason, let detail, let inStore):
                 logger.log(
                     .error, "delivery: \(record.kind.rawValue) \(record.label) dropped (\(reason.rawValue)): \(detail)")
-                if inStore {
-                    onStoreQueue {
-                        do { try $0.store.remove([record.id]) } catch {
-                            $0.logger.log(.error, "delivery store: \(error)")
-                        }
-                    }
-                }
+                if inStore { removeFromStore([record.id]) }
                 let waiting = state.withLock {
                     shell -> CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>? in
                     shell.details[record.id] = nil
@@ -300,6 +295,27 @@ final class Outbox: Sendable {
         storeQueue.async { [self] in
             work(self)
             activity?.end()
+        }
+    }
+
+    /// Forgets records in the store in one write with every removal asked while the store was
+    /// busy, so a burst of deliveries shares its flushes as a burst of events does. A removal
+    /// is asked only once its record's append has returned, so the write that takes it is
+    /// always queued after that append.
+    private func removeFromStore(_ ids: [UUID]) {
+        let queue = state.withLock { shell -> Bool in
+            shell.removals += ids
+            defer { shell.removalQueued = true }
+            return !shell.removalQueued
+        }
+        guard queue else { return }
+        onStoreQueue { outbox in
+            let ids = outbox.state.withLock { shell -> [UUID] in
+                shell.removalQueued = false
+                defer { shell.removals = [] }
+                return shell.removals
+            }
+            do { try outbox.store.remove(ids) } catch { outbox.logger.log(.error, "delivery store: \(error)") }
         }
     }
 

@@ -120,6 +120,36 @@ struct DeliveryEngineTests {
         #expect(store.records.isEmpty)
     }
 
+    // Deliveries that end while the store is writing are forgotten in one write, as events
+    // accepted meanwhile are kept in one: a burst costs a few flushes, not one each.
+    // covers: DL2
+    @Test func removalsAskedWhileTheStoreWritesShareOneWrite() async throws {
+        let store = GatedRemovalStore()
+        let bed = await EngineTestBed(
+            configuration: AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section),
+            identityStore: InMemoryIdentityStore(uid: "u-8f3c"), analytics: .scripted,
+            onUnexpected: { Issue.record(Comment(rawValue: $0)) }, deliveryStore: store)
+        bed.transport.expect(Self.event, .respond(Fixtures.eventResponse()))
+        _ = Self.buy(bed)  // the session's first answer: the next events go at once (B8)
+        try await bed.runUntilIdle()
+        let held = (0..<3).map { _ in bed.transport.expect(Self.event, .deferred) }
+        for _ in held { _ = Self.buy(bed) }
+        try await bed.runUntilIdle()
+        #expect(held.allSatisfy { bed.transport.request(for: $0) != nil }, "all three on the wire")
+
+        store.holdNextRemoval()
+        bed.transport.complete(held[0], with: Fixtures.eventResponse())
+        try await bed.runUntilIdle()
+        try await store.waitUntil { $0.isHolding }
+        bed.transport.complete(held[1], with: Fixtures.eventResponse())
+        bed.transport.complete(held[2], with: Fixtures.eventResponse())
+        try await bed.runUntilIdle()
+        store.release()
+        try await store.waitUntil { $0.removals.joined().count == 4 }
+        #expect(store.removals.map(\.count) == [1, 1, 2])
+        #expect(store.records.isEmpty)
+    }
+
     // A process gone before delivery: the next engine on the same store sends the event as it
     // was raised — same user, same eventTime — when it starts.
     // covers: DL5, AN4, DL7
@@ -228,5 +258,54 @@ struct DeliveryEngineTests {
         try await bed.runUntilIdle()
         #expect(bed.transport.request(for: gravity)?.header("Authorization") == "Bearer \(Fixtures.apiKey)")
         #expect(bed.transport.request(for: other).map { $0.header("Authorization") == nil } == true)
+    }
+}
+
+/// A store in memory that records the removals it is asked for and can hold one of them until
+/// released, as a slow disk holds a write.
+private final class GatedRemovalStore: DeliveryStore {
+    private struct State {
+        var removals: [[UUID]] = []
+        var holdsNext = false
+        var isHolding = false
+    }
+
+    private let inner = InMemoryDeliveryStore()
+    private let state = Locked(State())
+    private let gate = DispatchSemaphore(value: 0)
+
+    var removals: [[UUID]] { state.withLock { $0.removals } }
+    var isHolding: Bool { state.withLock { $0.isHolding } }
+    var records: [DeliveryRecord] { inner.records }
+
+    /// The next removal waits in the store until `release()`.
+    func holdNextRemoval() { state.withLock { $0.holdsNext = true } }
+
+    func release() {
+        state.withLock { $0.isHolding = false }
+        gate.signal()
+    }
+
+    /// Polls `condition` on real time, for what happens on the store's own thread.
+    func waitUntil(_ condition: (GatedRemovalStore) -> Bool) async throws {
+        for _ in 0..<10_000 where !condition(self) { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(condition(self), "the store did not get there within 10 s")
+    }
+
+    func open() throws -> [DeliveryRecord] { try inner.open() }
+    func append(_ records: [DeliveryRecord]) throws { try inner.append(records) }
+    func updateAttempts(of id: UUID, to attempts: Int) throws { try inner.updateAttempts(of: id, to: attempts) }
+    func removeAll() throws { try inner.removeAll() }
+    func close() {}
+
+    func remove(_ ids: [UUID]) throws {
+        let holds = state.withLock { state -> Bool in
+            state.removals.append(ids)
+            defer { state.holdsNext = false }
+            state.isHolding = state.holdsNext
+            return state.holdsNext
+        }
+        if holds { gate.wait() }
+        try inner.remove(ids)
     }
 }

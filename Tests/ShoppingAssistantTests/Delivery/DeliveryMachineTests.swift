@@ -359,6 +359,33 @@ import Testing
             ])
     }
 
+    // The walk that starts records stops once nothing further can start: expired records
+    // before the first fresh one are still dropped, and a tracking record waiting for its
+    // route still starts behind a long queue whose lane is draining.
+    // covers: DL2, DL4
+    @Test func aLongQueueStartsWhatCanStartWhereverItStands() {
+        var machine = Self.machine()
+        let expired = (0..<2).map { _ in Self.record(createdAt: Self.now.addingTimeInterval(-8 * 24 * 3600)) }
+        let queued = (0..<300).map { _ in Self.record() }
+        let maxAge = OfflineQueueSettings().maxAge
+        #expect(
+            machine.loaded(expired + queued, now: Self.now)
+                == expired.map { .drop($0, .expired, detail: "older than \(maxAge)", inStore: true) }
+                + [.send(queued[0], route: nil)])
+        let tracking = (0..<5).map { _ in Self.record(.tracking) }
+        _ = machine.accepted(tracking, route: .tracking, now: Self.now)
+        #expect(machine.persisted(failure: nil, now: Self.now) == tracking[0..<4].map { .send($0, route: .tracking) })
+        #expect(
+            machine.attemptFinished(tracking[1].id, .delivered, now: Self.now) == [
+                .remove([tracking[1].id]), .send(tracking[4], route: .tracking),
+            ])
+        #expect(
+            machine.attemptFinished(queued[0].id, .delivered, now: Self.now) == [
+                .remove([queued[0].id]), .send(queued[1], route: nil),
+            ])
+        #expect(machine.pendingCount == 299 + 4)
+    }
+
     // covers: DL3
     @Test func aGravityLaneFailureDoesNotPauseTheTrackingLane() throws {
         var machine = Self.machine()
