@@ -166,6 +166,7 @@ struct DeliveryMachine {
     /// tried when an engine starts).
     mutating func loaded(_ records: [DeliveryRecord], now: Date) -> [Action] {
         hasLoaded = true
+        dropForgottenFromOrder()  // a record forgotten before may come back from the store
         for record in records where entries[record.id] == nil {
             entries[record.id] = Entry(record: record, state: .queued)
             order.append(record.id)
@@ -322,9 +323,15 @@ struct DeliveryMachine {
 
     // MARK: - Rules
 
+    /// The id stays in `order` until most of `order` is such ids: forgetting a record costs
+    /// the same however long the queue is.
     private mutating func forget(_ id: UUID) {
         entries[id] = nil
-        if let index = order.firstIndex(of: id) { order.remove(at: index) }
+        if order.count > 64, order.count > 2 * entries.count { dropForgottenFromOrder() }
+    }
+
+    private mutating func dropForgottenFromOrder() {
+        order.removeAll { entries[$0] == nil }
     }
 
     private mutating func startPersisting() -> [Action] {

@@ -95,9 +95,26 @@ extension DeliveryStore {
 /// the same file store would: the second to open it gets the records its predecessor left.
 public final class InMemoryDeliveryStore: DeliveryStore {
     private struct State {
-        var records: [DeliveryRecord] = []
+        var byID: [UUID: DeliveryRecord] = [:]
+        /// Accepted order; an id removed since stays until the list is mostly such ids, so
+        /// that appending and removing cost the same however many records wait.
+        var order: [UUID] = []
         /// Records are refused from now on, as by a full disk (for tests of DL5's fallback).
         var failsWrites = false
+
+        init(records: [DeliveryRecord]) {
+            for record in records where byID[record.id] == nil {
+                byID[record.id] = record
+                order.append(record.id)
+            }
+        }
+
+        var records: [DeliveryRecord] { order.compactMap { byID[$0] } }
+
+        mutating func compactIfSparse() {
+            guard order.count > 64, order.count > 2 * byID.count else { return }
+            order = order.filter { byID[$0] != nil }
+        }
     }
 
     private let state: Locked<State>
@@ -118,27 +135,33 @@ public final class InMemoryDeliveryStore: DeliveryStore {
     public func append(_ records: [DeliveryRecord]) throws {
         try state.withLock { state in
             guard !state.failsWrites else { throw DeliveryStoreError(reason: "writes are refused") }
-            let known = Set(state.records.map(\.id))
-            state.records += records.filter { !known.contains($0.id) }
+            for record in records where state.byID[record.id] == nil {
+                state.byID[record.id] = record
+                state.order.append(record.id)
+            }
         }
     }
 
     /// Keeps the new count.
     public func updateAttempts(of id: UUID, to attempts: Int) throws {
-        state.withLock { state in
-            guard let index = state.records.firstIndex(where: { $0.id == id }) else { return }
-            state.records[index].attempts = attempts
-        }
+        state.withLock { $0.byID[id]?.attempts = attempts }
     }
 
     /// Forgets the records.
     public func remove(_ ids: [UUID]) throws {
-        let gone = Set(ids)
-        state.withLock { $0.records.removeAll { gone.contains($0.id) } }
+        state.withLock { state in
+            for id in ids { state.byID[id] = nil }
+            state.compactIfSparse()
+        }
     }
 
     /// Forgets every record.
-    public func removeAll() throws { state.withLock { $0.records = [] } }
+    public func removeAll() throws {
+        state.withLock { state in
+            state.byID = [:]
+            state.order = []
+        }
+    }
 
     /// Nothing to let go of: the records stay for the next engine on this instance.
     public func close() {}

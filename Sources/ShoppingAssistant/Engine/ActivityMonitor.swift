@@ -14,7 +14,8 @@ package final class ActivityMonitor: Sendable {
         var busy = 0
         /// Tasks spawned through `spawn` that have not ended, parked or not.
         var live = 0
-        var waiters = ParkedCallers<Bool, Void>()
+        /// Each waits until no more than its tag of units can run.
+        var waiters = ParkedCallers<Bool, Int>()
     }
 
     private let state = Locked(State())
@@ -35,10 +36,10 @@ package final class ActivityMonitor: Sendable {
 
     /// A unit of work ended or parked on the clock or the transport.
     package func end() {
-        let waiters = state.withLock { state -> [ParkedCallers<Bool, Void>.Waiter] in
+        let waiters = state.withLock { state -> [ParkedCallers<Bool, Int>.Waiter] in
             state.busy -= 1
-            guard state.busy <= 0 else { return [] }
-            return state.waiters.takeAll()
+            let busy = state.busy
+            return state.waiters.take { busy <= $0 }
         }
         for waiter in waiters { waiter.resume(returning: true) }
     }
@@ -47,7 +48,15 @@ package final class ActivityMonitor: Sendable {
     /// cancelled first (a test's time limit), so a wait for quiescence never outlives it.
     @discardableResult
     package func waitUntilIdle() async -> Bool {
-        await state.wait(cancelled: false) { $0.busy <= 0 ? .proceed(true) : .park(()) }
+        await waitUntil(busyAtMost: 0)
+    }
+
+    /// Suspends until no more than `units` units of work can run: a test that holds one
+    /// unit on purpose (a store it keeps busy) waits for everything else. `false` if the
+    /// waiting task is cancelled first.
+    @discardableResult
+    package func waitUntil(busyAtMost units: Int) async -> Bool {
+        await state.wait(cancelled: false) { $0.busy <= units ? .proceed(true) : .park(units) }
     }
 
     /// Runs `body` as one unit of work in a new task;

@@ -97,7 +97,8 @@ enum StoredDialogCodec {
             version: version, uid: context.start.uid, tenant: context.start.tenant, selector: prepared.selector,
             campaignId: prepared.campaignId, enabled: prepared.configuration.enabled,
             title: prepared.configuration.title, subtitle: prepared.configuration.subtitle,
-            suggests: prepared.configuration.suggests, page: StoredPage(prepared.pageContext), sentPage: StoredPage(context.start.page),
+            suggests: prepared.configuration.suggests, page: StoredPage(prepared.pageContext),
+            sentPage: StoredPage(context.start.page),
             threadId: context.threadId, lastActive: dialog.lastActive.timeIntervalSince1970, turns: turns)
         return try? JSONEncoder().encode(file)
     }
