@@ -1,3 +1,4 @@
+import AssistantREPL
 import Foundation
 import ShoppingAssistant
 
@@ -16,8 +17,55 @@ struct BenchOptions: Sendable {
     /// Run every figure in this process (for profiling one figure under valgrind).
     var inProcess = false
 
+    /// Print the usage and exit (`--help`, `-h`).
+    var showHelp = false
+
     static let childFlag = "--child-figure"
     static let figureNumbers = 1...11
+
+    /// The options, parsed and described as `assistant`'s are.
+    static let table = OptionTable<BenchOptions>([
+        OptionDeclaration("quick", help: "small sizes and few repetitions (a smoke run)") { options, _ in
+            options.quick = true
+            return nil
+        },
+        OptionDeclaration("only", value: .required("list"), help: "run only these figures (1-11), e.g. --only 1,4") {
+            options, value in
+            let figures = value.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard !figures.isEmpty, figures.allSatisfy({ $0.map(figureNumbers.contains) ?? false }) else {
+                return "use figure numbers 1-11, e.g. --only 1,4"
+            }
+            options.figures = Set(figures.compactMap { $0 })
+            return nil
+        },
+        OptionDeclaration(
+            "transcripts", value: .required("dir"), help: "the transcript corpus for figure 6 (default: ./transcripts)"
+        ) { options, value in
+            options.transcriptsDirectory = value
+            return nil
+        },
+        OptionDeclaration(
+            "in-process",
+            help:
+                "run the figures in this process instead of one fresh process each (for profiling, e.g. under "
+                + "valgrind --tool=callgrind)"
+        ) { options, _ in
+            options.inProcess = true
+            return nil
+        },
+        OptionDeclaration(
+            String(childFlag.dropFirst(2)), value: .required("n"),
+            help: "internal: run figure n in this process and print its verdict for the parent"
+        ) { options, value in
+            guard let figure = Int(value), figureNumbers.contains(figure) else { return "use a figure number 1-11" }
+            options.childFigure = figure
+            return nil
+        },
+        OptionDeclaration("help", short: "h", help: "this text") { options, _ in
+            options.showHelp = true
+            return nil
+        },
+    ])
 
     static let usage = """
         usage: assistant-bench [--quick] [--only 1,2,…] [--transcripts DIR] [--in-process]
@@ -25,19 +73,14 @@ struct BenchOptions: Sendable {
         Prints performance figures of the shopping assistant engine, each as a ratio to a
         baseline measured side by side in the same run, with its inputs and a verdict.
 
-          --quick            small sizes and few repetitions (a smoke run)
-          --only LIST        run only these figures (1-11), e.g. --only 1,4
-          --transcripts DIR  the transcript corpus for figure 6 (default: ./transcripts)
-          --in-process       run the figures in this process instead of one fresh process
-                             each (for profiling, e.g. under valgrind --tool=callgrind)
-          --help             this text
+        \(table.helpLines(labelColumn: 24).joined(separator: "\n"))
 
         BENCH_DEBUG=1 in the environment prints the engines' debug log to stderr.
 
         Figures: 1 reply processing, 2 loopback round trip, 3 product actions, 4 long dialog,
         5 many engines, 6 transcript replay, 7 REPL start-up, 8 carousel with a
         10,000-character name, 9 many engines sending at once, 10 the delivery outbox on a
-        file store.
+        file store, 11 restoring a dialog after a restart.
         Build in release mode: swift run -c release assistant-bench. Figure 7 runs the
         `assistant` executable found next to this one: build it first with the same flags
         (swift build -c release --product assistant).
@@ -45,38 +88,12 @@ struct BenchOptions: Sendable {
 
     /// Parses the arguments, or returns the message to print and the exit status.
     static func parse(_ arguments: [String]) -> Result<BenchOptions, BenchUsageError> {
-        var options = BenchOptions()
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            switch argument {
-            case "--quick":
-                options.quick = true
-            case "--only":
-                guard let list = remaining.popFirst() else { return .failure(.invalid("--only needs a list")) }
-                let figures = list.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-                guard !figures.isEmpty, figures.allSatisfy({ figureNumbers.contains($0) }) else {
-                    return .failure(.invalid("--only takes figure numbers 1-11, e.g. --only 1,4"))
-                }
-                options.figures = Set(figures)
-            case "--transcripts":
-                guard let directory = remaining.popFirst() else {
-                    return .failure(.invalid("--transcripts needs a directory"))
-                }
-                options.transcriptsDirectory = directory
-            case "--in-process":
-                options.inProcess = true
-            case childFlag:
-                guard let figure = remaining.popFirst().flatMap({ Int($0) }), figureNumbers.contains(figure) else {
-                    return .failure(.invalid("\(childFlag) takes a figure number"))
-                }
-                options.childFigure = figure
-            case "--help", "-h":
-                return .failure(.help)
-            default:
-                return .failure(.invalid("unknown argument '\(argument)'"))
-            }
+        do {
+            let options = try table.parse(arguments, into: BenchOptions())
+            return options.showHelp ? .failure(.help) : .success(options)
+        } catch {
+            return .failure(.invalid(error.message))
         }
-        return .success(options)
     }
 
     /// The arguments that make a child process run `figure` with these options.
