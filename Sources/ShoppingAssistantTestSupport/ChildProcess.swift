@@ -45,6 +45,12 @@ package final class ChildProcess: Sendable {
         for (name, value) in environment { variables[name] = value }
         process.environment = variables
         let output = Pipe()
+        // Only this child may hold the pipe: a child another test starts meanwhile would keep
+        // its write end open, and this child's output would not close when it is killed. Its
+        // own copy, duplicated onto its standard output, does not carry the flag.
+        for descriptor in [output.fileHandleForReading.fileDescriptor, output.fileHandleForWriting.fileDescriptor] {
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        }
         process.standardOutput = output
         if capturesStandardError {
             process.standardError = output
