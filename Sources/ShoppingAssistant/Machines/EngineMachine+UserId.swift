@@ -14,7 +14,7 @@ extension EngineMachine {
     /// `restoreUserId(_:)`: a uid the app kept elsewhere becomes the SDK-managed identity, an
     /// identity change unless it is the current one (B14).
     mutating func userIdRestoreCalled(_ call: CallID, uid: String) -> [EngineAction] {
-        guard identity.manual != nil || identity.managedUID != uid else { return [.complete(call, .done)] }
+        guard identity.isChange(toRestoredUID: uid) else { return [.complete(call, .done)] }
         return changeIdentity(.restoreUID(uid), call: call)
     }
 

@@ -75,6 +75,9 @@ struct IdentityState: Sendable, Hashable {
         return actions
     }
 
+    /// Whether `restoreUserId` with this uid would be an identity change (B14).
+    func isChange(toRestoredUID uid: String) -> Bool { manual != nil || managedUID != uid }
+
     /// Whether `setUser` with this id would be an identity change.
     func isChange(toUser userId: String) -> Bool { manual?.userId != userId }
 
@@ -98,7 +101,7 @@ struct IdentityState: Sendable, Hashable {
     /// requests until Gravity answers. Returns whether this is an identity change: the same
     /// SDK-managed uid again is not.
     mutating func uidRestored(_ uid: String) -> Bool {
-        guard manual != nil || managedUID != uid else { return false }
+        guard isChange(toRestoredUID: uid) else { return false }
         defer { userChanged() }
         manual = nil
         manualSes = nil

@@ -146,7 +146,7 @@ struct DeliveryEngineTests {
         // work under way.
         #expect(await bed.activity.waitUntil(busyAtMost: 2))
         store.release()
-        try await store.waitUntil { $0.removals.joined().count == 4 }
+        try await store.waitUntil { $0.removed == 4 }
         #expect(store.removals.map(\.count) == [1, 1, 2])
         #expect(store.records.isEmpty)
     }
@@ -269,14 +269,18 @@ private final class GatedRemovalStore: DeliveryStore {
         var removals: [[UUID]] = []
         var holdsNext = false
         var isHolding = false
+        /// Records the inner store has forgotten.
+        var removed = 0
     }
 
     private let inner = InMemoryDeliveryStore()
     private let state = Locked(State())
     private let gate = DispatchSemaphore(value: 0)
+    private let changes = Waitlist()
 
     var removals: [[UUID]] { state.withLock { $0.removals } }
     var isHolding: Bool { state.withLock { $0.isHolding } }
+    var removed: Int { state.withLock { $0.removed } }
     var records: [DeliveryRecord] { inner.records }
 
     /// The next removal waits in the store until `release()`.
@@ -287,10 +291,10 @@ private final class GatedRemovalStore: DeliveryStore {
         gate.signal()
     }
 
-    /// Polls `condition` on real time, for what happens on the store's own thread.
-    func waitUntil(_ condition: (GatedRemovalStore) -> Bool) async throws {
-        for _ in 0..<10_000 where !condition(self) { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(condition(self), "the store did not get there within 10 s")
+    /// Waits until `condition` holds of what happened on the store's own thread (or the
+    /// test's time limit cancels the wait).
+    func waitUntil(_ condition: @escaping @Sendable (GatedRemovalStore) -> Bool) async throws {
+        #expect(await changes.wait { condition(self) }, "the store did not get there")
     }
 
     func open() throws -> [DeliveryRecord] { try inner.open() }
@@ -306,7 +310,10 @@ private final class GatedRemovalStore: DeliveryStore {
             state.isHolding = state.holdsNext
             return state.holdsNext
         }
+        changes.recheck()
         if holds { gate.wait() }
         try inner.remove(ids)
+        state.withLock { $0.removed += ids.count }
+        changes.recheck()
     }
 }
