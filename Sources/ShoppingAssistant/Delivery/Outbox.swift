@@ -201,14 +201,25 @@ final class Outbox: Sendable {
     var log: [TrackingRecord] { state.withLock { Array($0.log) } }
 
     /// Nothing more starts; sends under way are cancelled and their records stay in the store
-    /// for the next engine (DL8); every flush returns.
-    func stop() {
+    /// for the next engine (DL8); every flush returns. Returns once the store has taken every
+    /// write asked before and is closed, so that the next engine on it reads what this one
+    /// left, not a delivered record whose removal was still queued.
+    func stop() async {
         let tasks = state.withLock { shell -> [Task<Void, Never>] in
             Array(shell.sends.values) + Array(shell.pauses.values)
         }
         perform { $0.machine.stopped() }
         for task in tasks { task.cancel() }
-        storeQueue.async { [store] in store.close() }
+        // The close is work under way until it resumes the caller, who then counts as before;
+        // the caller itself is parked meanwhile, as a flush's is.
+        activity?.begin()
+        await withCheckedContinuation { continuation in
+            storeQueue.async { [store] in
+                store.close()
+                continuation.resume()
+            }
+            activity?.end()
+        }
     }
 
     // MARK: - Performing

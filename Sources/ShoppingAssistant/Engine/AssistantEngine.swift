@@ -340,7 +340,7 @@ public actor AssistantEngine {
         await over.wait()
         work.cancel()
         deadline.cancel()
-        outbox.stop()  // what is left stays in the store for the next engine (DL8)
+        await outbox.stop()  // what is left stays in the store for the next engine (DL8)
     }
 
     /// Work of the shutdown itself: counted for replay quiescence, but not among the tasks the

@@ -176,6 +176,26 @@ struct DeliveryEngineTests {
         #expect(await after.engine.canonicalUserId == "u-other", "its answer does not adopt the old user")
     }
 
+    // A shutdown returns only once the store has forgotten what was delivered: the next
+    // engine on the store (a `:restart`, a relaunch) must not read a delivered event whose
+    // removal was still being written, and send it again.
+    // covers: DL5, H2
+    @Test func aShutdownReturnsOnlyOnceTheStoreHasForgottenWhatWasDelivered() async throws {
+        let store = GatedRemovalStore()
+        let bed = await EngineTestBed(
+            configuration: AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section),
+            identityStore: InMemoryIdentityStore(uid: "u-8f3c"), analytics: .scripted,
+            onUnexpected: { Issue.record(Comment(rawValue: $0)) }, deliveryStore: store)
+        let delivered = bed.transport.expect(Self.event, .respond(Fixtures.eventResponse()))
+        _ = Self.buy(bed)
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: delivered) != nil)
+
+        await bed.engine.shutdown()
+        #expect(store.closed, "the shutdown returned before the store was closed")
+        #expect(store.removed == 1 && store.records.isEmpty, "what the next engine reads: nothing to send again")
+    }
+
     // A cleared queue sends nothing, whatever its records were doing.
     // covers: DL8
     @Test func aClearedQueueNeverReachesTheWire() async throws {
@@ -271,6 +291,7 @@ private final class GatedRemovalStore: DeliveryStore {
         var isHolding = false
         /// Records the inner store has forgotten.
         var removed = 0
+        var closed = false
     }
 
     private let inner = InMemoryDeliveryStore()
@@ -281,6 +302,7 @@ private final class GatedRemovalStore: DeliveryStore {
     var removals: [[UUID]] { state.withLock { $0.removals } }
     var isHolding: Bool { state.withLock { $0.isHolding } }
     var removed: Int { state.withLock { $0.removed } }
+    var closed: Bool { state.withLock { $0.closed } }
     var records: [DeliveryRecord] { inner.records }
 
     /// The next removal waits in the store until `release()`.
@@ -301,7 +323,10 @@ private final class GatedRemovalStore: DeliveryStore {
     func append(_ records: [DeliveryRecord]) throws { try inner.append(records) }
     func updateAttempts(of id: UUID, to attempts: Int) throws { try inner.updateAttempts(of: id, to: attempts) }
     func removeAll() throws { try inner.removeAll() }
-    func close() {}
+    func close() {
+        state.withLock { $0.closed = true }
+        changes.recheck()
+    }
 
     func remove(_ ids: [UUID]) throws {
         let holds = state.withLock { state -> Bool in
