@@ -91,6 +91,14 @@ struct DeliveryMachine {
         case firstAttempt(Route)
         case queued
         case draining
+
+        /// Before or during the first attempt: what `flushTracking()` waits for.
+        var isBeforeQueue: Bool {
+            switch self {
+            case .persisting, .waiting, .firstAttempt: return true
+            case .queued, .draining: return false
+            }
+        }
     }
 
     struct Entry: Hashable, Sendable {
@@ -98,7 +106,18 @@ struct DeliveryMachine {
         var state: EntryState
         /// Not in the store: the queue is off, or the store refused it (DL5). Sent once.
         var unprotected = false
+        /// Its place in the accepted order, which is the order of the drain.
+        var sequence: UInt64 = 0
         var lane: Lane { Lane(record.kind) }
+
+        /// Kept in the store and not on the wire: what DL4's overflow may drop.
+        var isDroppable: Bool {
+            guard !unprotected else { return false }
+            switch state {
+            case .queued, .waiting: return true
+            case .persisting, .firstAttempt, .draining: return false
+            }
+        }
     }
 
     private struct Pause: Hashable {
@@ -111,6 +130,44 @@ struct DeliveryMachine {
         var afterNetworkFailure = false
     }
 
+    /// A flush waiting: `flushTracking` for the first attempts of the records accepted before
+    /// it, `flushQueue` for the drain to stop as well.
+    private struct Flush {
+        var id: UInt64
+        var kind: FlushKind
+        /// Records accepted before it have a smaller sequence.
+        var before: UInt64
+        /// How many of those are still before or in their first attempt.
+        var awaited: Int
+    }
+
+    /// How many entries are in each state, kept as entries change, so that deciding what goes
+    /// next costs the same however long the queue is.
+    private struct Counts {
+        var persisting = 0
+        var waiting = Tally()
+        var firstAttempts = Tally()
+        var queued = Tally()
+        var draining = Tally()
+        /// Entries in the store or on their way to it.
+        var kept = 0
+        var droppable = 0
+
+        mutating func count(_ entry: Entry, _ sign: Int) {
+            if !entry.unprotected { kept += sign }
+            if entry.isDroppable { droppable += sign }
+            switch entry.state {
+            case .persisting: persisting += sign
+            case .waiting(let route): waiting[route] += sign
+            case .firstAttempt(let route): firstAttempts[route] += sign
+            case .queued: queued[entry.lane] += sign
+            case .draining: draining[entry.lane] += sign
+            }
+        }
+
+        var beforeQueue: Int { persisting + waiting.total + firstAttempts.total }
+    }
+
     /// DL3's pauses, each ±20 %.
     static let pauses: [Duration] = [
         .seconds(5), .seconds(15), .seconds(45), .seconds(120), .seconds(300), .seconds(900),
@@ -120,15 +177,20 @@ struct DeliveryMachine {
 
     private(set) var settings: OfflineQueueSettings
     private var entries: [UUID: Entry] = [:]
-    /// Accepted order: the store's order, which is the order of the drain.
+    private var counts = Counts()
+    /// Accepted order, forgotten records included until they are most of it; the oldest
+    /// record still kept is at `orderStart` or after.
     private var order: [UUID] = []
+    private var orderStart = 0
+    private var nextSequence: UInt64 = 0
+    /// Records waiting for their first attempt, by route, and queued for the drain, by lane.
+    private var waiting = RouteHeaps()
+    private var queued = LaneHeaps()
     private var toPersist: [UUID] = []
     private var persistingBatch: [UUID]?
     private var pauses: [Lane: Pause] = [.gravity: Pause(), .tracking: Pause()]
     private var nextGeneration: UInt64 = 0
-    /// Flushes waiting: `flushTracking` for the first attempts of the records accepted before
-    /// it (`awaited`), `flushQueue` for the drain to stop.
-    private var flushes: [(id: UInt64, kind: FlushKind, awaited: Set<UUID>)] = []
+    private var flushes: [Flush] = []
     private var random: SplitMix64
     private(set) var isStopped = false
     /// The store has been read: until then a flush cannot know what waits (DL3).
@@ -142,23 +204,18 @@ struct DeliveryMachine {
     // MARK: - Inspection
 
     /// Records kept or on their way, oldest first, with what each waits for.
-    var snapshot: [Entry] { order.compactMap { entries[$0] } }
+    var snapshot: [Entry] { order[orderStart...].compactMap { entries[$0] } }
 
     /// When each lane's pause ends, for the REPL's `:queue`.
     func pauseEnd(of lane: Lane) -> Date? { pauses[lane]?.until }
 
     /// Records in the store (DL8's `pendingDeliveries`): every record but those the store
     /// never got.
-    var pendingCount: Int { entries.values.filter { !$0.unprotected && !isPersisting($0) }.count }
+    var pendingCount: Int { counts.kept - counts.persisting }
 
     /// Whether a send of `id` that failed may try again within its deadline (DL1): not once
     /// the record was cleared (DL8) or the engine stopped.
     func mayRetry(_ id: UUID) -> Bool { !isStopped && entries[id] != nil }
-
-    private func isPersisting(_ entry: Entry) -> Bool {
-        if case .persisting = entry.state { return true }
-        return false
-    }
 
     // MARK: - Events
 
@@ -168,10 +225,9 @@ struct DeliveryMachine {
         hasLoaded = true
         dropForgottenFromOrder()  // a record forgotten before may come back from the store
         for record in records where entries[record.id] == nil {
-            entries[record.id] = Entry(record: record, state: .queued)
-            order.append(record.id)
+            add(Entry(record: record, state: .queued))
         }
-        return overflow() + pump(now: now)
+        return pump(now: now)
     }
 
     /// The engine raised `records` (DL2): persisted before their first attempt, unless the
@@ -179,10 +235,10 @@ struct DeliveryMachine {
     mutating func accepted(_ records: [DeliveryRecord], route: Route, now: Date) -> [Action] {
         guard !isStopped, !records.isEmpty else { return [] }
         for record in records {
-            entries[record.id] = Entry(
-                record: record, state: settings.enabled ? .persisting(route) : .waiting(route),
-                unprotected: !settings.enabled)
-            order.append(record.id)
+            add(
+                Entry(
+                    record: record, state: settings.enabled ? .persisting(route) : .waiting(route),
+                    unprotected: !settings.enabled))
         }
         guard settings.enabled else { return pump(now: now) }
         toPersist += records.map(\.id)
@@ -200,17 +256,18 @@ struct DeliveryMachine {
                 .log(.error, "delivery store: \(batch.count) record(s) not kept (\(failure)); sending them once"))
         }
         for id in batch {
-            guard var entry = entries[id], case .persisting(let route) = entry.state else { continue }
-            entry.state = .waiting(route)
-            entry.unprotected = failure != nil
-            entries[id] = entry
+            guard let entry = entries[id], case .persisting(let route) = entry.state else { continue }
+            change(id) {
+                $0.state = .waiting(route)
+                $0.unprotected = failure != nil
+            }
         }
         return actions + startPersisting() + pump(now: now)
     }
 
     /// An attempt is over (DL1–DL3).
     mutating func attemptFinished(_ id: UUID, _ outcome: Outcome, now: Date) -> [Action] {
-        guard var entry = entries[id] else { return [] }  // cleared while on the wire (DL8)
+        guard let entry = entries[id] else { return [] }  // cleared while on the wire (DL8)
         var actions: [Action] = []
         switch outcome {
         case .delivered:
@@ -219,8 +276,7 @@ struct DeliveryMachine {
             pauses[entry.lane]?.level = 0
             actions += somethingGotThrough()
         case .abandoned:
-            entry.state = .queued
-            entries[id] = entry
+            change(id) { $0.state = .queued }
         case .failed(let failure, let reason):
             if entry.unprotected {
                 forget(id)
@@ -232,22 +288,22 @@ struct DeliveryMachine {
                 forget(id)
                 actions.append(.drop(entry.record, .rejected, detail: reason, inStore: true))
             case .server:
-                entry.record.attempts += 1
-                if entry.record.attempts >= Self.maximumServerFailures {
+                let attempts = entry.record.attempts + 1
+                if attempts >= Self.maximumServerFailures {
                     forget(id)
-                    actions.append(
-                        .drop(
-                            entry.record, .rejected, detail: "\(reason) (\(entry.record.attempts) attempts)",
-                            inStore: true))
+                    var record = entry.record
+                    record.attempts = attempts
+                    actions.append(.drop(record, .rejected, detail: "\(reason) (\(attempts) attempts)", inStore: true))
                 } else {
-                    entry.state = .queued
-                    entries[id] = entry
-                    actions.append(.updateAttempts(id, entry.record.attempts))
+                    change(id) {
+                        $0.record.attempts = attempts
+                        $0.state = .queued
+                    }
+                    actions.append(.updateAttempts(id, attempts))
                 }
                 actions += startPause(entry.lane, afterNetworkFailure: false, now: now)
             case .transient:
-                entry.state = .queued
-                entries[id] = entry
+                change(id) { $0.state = .queued }
                 actions += startPause(entry.lane, afterNetworkFailure: true, now: now)
             }
         }
@@ -272,14 +328,7 @@ struct DeliveryMachine {
     /// `id` is over when the drain stops. `flushTracking()` waits for first attempts instead.
     mutating func flushRequested(_ id: UInt64, kind: FlushKind, now: Date) -> [Action] {
         guard !isStopped else { return [.finishFlushes([id])] }
-        let awaited = Set(
-            entries.filter { _, entry in
-                switch entry.state {
-                case .persisting, .waiting, .firstAttempt: return true
-                case .queued, .draining: return false
-                }
-            }.keys)
-        flushes.append((id, kind, awaited))
+        flushes.append(Flush(id: id, kind: kind, before: nextSequence, awaited: counts.beforeQueue))
         if kind == .queue, settings.enabled {
             // The pause under way ends; the ladder does not start over, so a flush into a
             // network still down is followed by the next, longer pause.
@@ -295,8 +344,13 @@ struct DeliveryMachine {
     /// finishes, and is not kept whatever it meets.
     mutating func cleared(now: Date) -> [Action] {
         entries = [:]
+        counts = Counts()
         order = []
+        orderStart = 0
+        waiting = RouteHeaps()
+        queued = LaneHeaps()
         toPersist = []
+        for index in flushes.indices { flushes[index].awaited = 0 }
         for lane in Lane.allCases { pauses[lane] = Pause() }
         return [.removeAll] + pump(now: now)
     }
@@ -309,7 +363,7 @@ struct DeliveryMachine {
         if settings.enabled, !wasEnabled {
             for lane in Lane.allCases { pauses[lane] = Pause() }
         }
-        return overflow() + pump(now: now)
+        return pump(now: now)
     }
 
     /// The engine shuts down (H2, DL8): nothing more starts; what is kept stays for the next
@@ -321,18 +375,71 @@ struct DeliveryMachine {
         return ids.isEmpty ? [] : [.finishFlushes(ids)]
     }
 
-    // MARK: - Rules
+    // MARK: - Entries
+
+    /// Every change of an entry goes through `add`, `change` and `forget`, which keep the
+    /// counts, the heaps and the flushes in step with it.
+    private mutating func add(_ entry: Entry) {
+        var entry = entry
+        entry.sequence = nextSequence
+        nextSequence += 1
+        entries[entry.record.id] = entry
+        order.append(entry.record.id)
+        counts.count(entry, 1)
+        file(entry)
+    }
+
+    private mutating func change(_ id: UUID, _ update: (inout Entry) -> Void) {
+        guard var entry = entries[id] else { return }
+        let old = entry
+        update(&entry)
+        entries[id] = entry
+        counts.count(old, -1)
+        counts.count(entry, 1)
+        if old.state.isBeforeQueue, !entry.state.isBeforeQueue { firstAttemptOver(old) }
+        if old.state != entry.state { file(entry) }
+    }
 
     /// The id stays in `order` until most of `order` is such ids: forgetting a record costs
-    /// the same however long the queue is.
+    /// the same however long the queue is. The heaps let it go when it reaches their top.
     private mutating func forget(_ id: UUID) {
-        entries[id] = nil
+        guard let entry = entries.removeValue(forKey: id) else { return }
+        counts.count(entry, -1)
+        if entry.state.isBeforeQueue { firstAttemptOver(entry) }
         if order.count > 64, order.count > 2 * entries.count { dropForgottenFromOrder() }
     }
 
+    /// Puts an entry where `pump` looks for it in its new state.
+    private mutating func file(_ entry: Entry) {
+        switch entry.state {
+        case .waiting(let route): waiting[route].insert(entry.record.id, sequence: entry.sequence)
+        case .queued: queued[entry.lane].insert(entry.record.id, sequence: entry.sequence)
+        case .persisting, .firstAttempt, .draining: break
+        }
+    }
+
+    private mutating func firstAttemptOver(_ entry: Entry) {
+        for index in flushes.indices where entry.sequence < flushes[index].before {
+            flushes[index].awaited -= 1
+        }
+    }
+
     private mutating func dropForgottenFromOrder() {
+        order.removeSubrange(..<orderStart)
+        orderStart = 0
         order.removeAll { entries[$0] == nil }
     }
+
+    /// The oldest entry of `heap` still in `state`, once what no longer belongs is discarded.
+    private static func oldest(_ heap: inout SequenceHeap, in state: EntryState, of entries: [UUID: Entry]) -> Entry? {
+        while let top = heap.top {
+            if let entry = entries[top.id], entry.sequence == top.sequence, entry.state == state { return entry }
+            heap.removeTop()
+        }
+        return nil
+    }
+
+    // MARK: - Rules
 
     private mutating func startPersisting() -> [Action] {
         guard persistingBatch == nil, !toPersist.isEmpty, !isStopped else { return [] }
@@ -345,30 +452,22 @@ struct DeliveryMachine {
 
     /// DL4: over `maxEntries` the oldest records are dropped, never one on the wire.
     private mutating func overflow() -> [Action] {
-        var kept = keptCount()
-        guard kept > settings.maxEntries else { return [] }
         var actions: [Action] = []
-        for id in order where kept > settings.maxEntries {
-            guard let entry = entries[id], !entry.unprotected else { continue }
-            switch entry.state {
-            case .queued, .waiting:
-                forget(id)
-                kept -= 1
-                actions.append(
-                    .drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: true))
-            case .persisting, .firstAttempt, .draining:
+        var index = orderStart
+        while counts.kept > settings.maxEntries, counts.droppable > 0, index < order.count {
+            let id = order[index]
+            index += 1
+            guard let entry = entries[id] else {
+                if index - 1 == orderStart { orderStart = index }  // forgotten at the front
                 continue
             }
+            guard entry.isDroppable else { continue }
+            let length = order.count
+            forget(id)
+            if order.count != length { index = orderStart }  // `forget` compacted the order
+            actions.append(.drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: true))
         }
         return actions
-    }
-
-    /// Records that are in the store or on their way to it, read by index as `counts()` reads.
-    private func keptCount() -> Int {
-        let stored = entries.values
-        var kept = 0
-        for index in stored.indices where !stored[index].unprotected { kept += 1 }
-        return kept
     }
 
     private mutating func somethingGotThrough() -> [Action] {
@@ -394,101 +493,68 @@ struct DeliveryMachine {
         return [.pause(lane, for: duration, generation: nextGeneration)]
     }
 
-    /// Starts what may start now: first attempts within their routes' capacity, and each
-    /// lane's next drain attempt (oldest first, one at a time) unless it is paused or the
-    /// queue is off; then ends the flushes that are over.
-    ///
-    /// It runs on every event, so a long queue must not cost a look-up per record each time:
-    /// the counts read the entries as they are stored, and the walk stops once nothing further
-    /// can start.
+    private func drains(_ lane: Lane) -> Bool {
+        settings.enabled && counts.draining[lane] == 0 && pauses[lane]?.generation == nil
+    }
+
+    /// Drops what is over `maxEntries` (DL4: checked on every event, as records become
+    /// droppable when their first attempt fails), then starts what may start now, oldest
+    /// first: first attempts within their routes' capacity,
+    /// and each lane's next drain attempt (one at a time) unless it is paused or the queue is
+    /// off; then ends the flushes that are over. Each start takes the oldest of the few
+    /// records that may go, so it costs the same however long the queue is.
     private mutating func pump(now: Date) -> [Action] {
         guard !isStopped else { return [] }
-        var actions: [Action] = []
-        var (busy, waiting, queued, draining) = counts()
-        func drains(_ lane: Lane) -> Bool {
-            settings.enabled && !draining.contains(lane) && pauses[lane]?.generation == nil
-        }
-        let (routes, lanes) = (Route.allCases, Lane.allCases)
-        func somethingCanStart() -> Bool {
-            routes.contains { waiting[$0] > 0 && busy[$0] < $0.capacity }
-                || lanes.contains { queued[$0] > 0 && drains($0) }
-        }
-        for id in order {
-            guard somethingCanStart() else { break }
-            guard var entry = entries[id] else { continue }
-            switch entry.state {
+        var actions = overflow()
+        while let next = nextToStart() {
+            switch next.state {
             case .waiting(let route):
-                waiting[route] -= 1
-                guard busy[route] < route.capacity else { continue }
-                busy[route] += 1
-                entry.state = .firstAttempt(route)
-                entries[id] = entry
-                actions.append(.send(entry.record, route: route))
+                change(next.record.id) { $0.state = .firstAttempt(route) }
+                actions.append(.send(next.record, route: route))
             case .queued:
-                queued[entry.lane] -= 1
-                guard drains(entry.lane) else { continue }
-                if now.timeIntervalSince(entry.record.createdAt) > settings.maxAge.seconds {
-                    forget(id)
-                    actions.append(
-                        .drop(entry.record, .expired, detail: "older than \(settings.maxAge)", inStore: true))
-                    continue
+                if now.timeIntervalSince(next.record.createdAt) > settings.maxAge.seconds {
+                    forget(next.record.id)
+                    actions.append(.drop(next.record, .expired, detail: "older than \(settings.maxAge)", inStore: true))
+                } else {
+                    change(next.record.id) { $0.state = .draining }
+                    actions.append(.send(next.record, route: nil))
                 }
-                draining.insert(entry.lane)
-                entry.state = .draining
-                entries[id] = entry
-                actions.append(.send(entry.record, route: nil))
-            default:
-                continue
+            case .persisting, .firstAttempt, .draining:
+                return actions + finishedFlushes()  // not filed anywhere `nextToStart` looks
             }
         }
-        return actions + finishedFlushes(draining: draining)
+        return actions + finishedFlushes()
     }
 
-    /// First attempts under way and records waiting for one, by route; records queued, and
-    /// the lanes draining. Read by index, each entry where it is stored instead of copied out,
-    /// and in a method of its own, so that no view of the entries is alive when `pump` changes
-    /// one (which would copy them all).
-    private func counts() -> (busy: Tally, waiting: Tally, queued: Tally, draining: Set<Lane>) {
-        var busy = Tally()
-        var waiting = Tally()
-        var queued = Tally()
-        var draining: Set<Lane> = []
-        let stored = entries.values
-        for index in stored.indices {
-            switch stored[index].state {
-            case .firstAttempt(let route): busy[route] += 1
-            case .waiting(let route): waiting[route] += 1
-            case .queued: queued[Lane(stored[index].record.kind)] += 1
-            case .draining: draining.insert(Lane(stored[index].record.kind))
-            case .persisting: break
-            }
+    /// The oldest entry that may start now: waiting on a route with room, or queued on a lane
+    /// that drains.
+    private mutating func nextToStart() -> Entry? {
+        var best: Entry?
+        func consider(_ entry: Entry?) {
+            guard let entry else { return }
+            if best.map({ entry.sequence < $0.sequence }) ?? true { best = entry }
         }
-        return (busy, waiting, queued, draining)
+        for route in Route.allCases where counts.waiting[route] > 0 && counts.firstAttempts[route] < route.capacity {
+            consider(Self.oldest(&waiting[route], in: .waiting(route), of: entries))
+        }
+        for lane in Lane.allCases where counts.queued[lane] > 0 && drains(lane) {
+            consider(Self.oldest(&queued[lane], in: .queued, of: entries))
+        }
+        return best
     }
 
-    private mutating func finishedFlushes(draining: Set<Lane>) -> [Action] {
+    private mutating func finishedFlushes() -> [Action] {
         guard !flushes.isEmpty else { return [] }
-        func firstAttemptsOver(_ awaited: Set<UUID>) -> Bool {
-            !awaited.contains { id in
-                switch entries[id]?.state {
-                case .persisting?, .waiting?, .firstAttempt?: return true
-                case .queued?, .draining?, nil: return false
-                }
-            }
-        }
         let drainStopped =
             !settings.enabled
             || Lane.allCases.allSatisfy { lane in
-                !draining.contains(lane)
-                    && (pauses[lane]?.generation != nil
-                        || !entries.values.contains { $0.lane == lane && $0.state == .queued })
+                counts.draining[lane] == 0 && (pauses[lane]?.generation != nil || counts.queued[lane] == 0)
             }
         var over: [UInt64] = []
         flushes.removeAll { flush in
             // `flushQueue` waits for the first attempts under way too: a record accepted just
             // before it is on its way, not yet in the queue, and the app asked for it to go.
-            let done =
-                hasLoaded && firstAttemptsOver(flush.awaited) && (flush.kind == .firstAttempts || drainStopped)
+            let done = hasLoaded && flush.awaited == 0 && (flush.kind == .firstAttempts || drainStopped)
             if done { over.append(flush.id) }
             return done
         }
@@ -496,10 +562,43 @@ struct DeliveryMachine {
     }
 }
 
-/// Counts by route or by lane in plain fields: `pump` adds to them for every entry, where a
-/// dictionary would hash each time.
+/// A heap per route: first attempts waiting for a place.
+private struct RouteHeaps {
+    private var heaps = [SequenceHeap(), SequenceHeap(), SequenceHeap()]
+
+    subscript(route: DeliveryMachine.Route) -> SequenceHeap {
+        get { heaps[route.index] }
+        set { heaps[route.index] = newValue }
+        _modify { yield &heaps[route.index] }
+    }
+}
+
+/// A heap per lane: records queued for the drain.
+private struct LaneHeaps {
+    private var heaps = [SequenceHeap(), SequenceHeap()]
+
+    subscript(lane: DeliveryMachine.Lane) -> SequenceHeap {
+        get { heaps[lane == .gravity ? 0 : 1] }
+        set { heaps[lane == .gravity ? 0 : 1] = newValue }
+        _modify { yield &heaps[lane == .gravity ? 0 : 1] }
+    }
+}
+
+extension DeliveryMachine.Route {
+    fileprivate var index: Int {
+        switch self {
+        case .host: return 0
+        case .lifecycle: return 1
+        case .tracking: return 2
+        }
+    }
+}
+
+/// Counts by route or by lane in plain fields, where a dictionary would hash each time.
 private struct Tally {
     private var counts = (0, 0, 0)
+
+    var total: Int { counts.0 + counts.1 + counts.2 }
 
     subscript(route: DeliveryMachine.Route) -> Int {
         get {

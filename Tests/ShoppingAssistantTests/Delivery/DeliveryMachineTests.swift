@@ -429,6 +429,112 @@ import Testing
         #expect(machine.snapshot.map(\.record) == [third, fourth])
     }
 
+    // A queue long enough that forgetting records compacts the machine's order in the middle
+    // of an overflow: every queued record is still dropped, oldest first, and the one on the
+    // wire is kept.
+    // covers: DL4
+    @Test func anOverflowThatCompactsTheQueueAsItDropsStillDropsEveryRecordItShould() {
+        let records = (0..<200).map { _ in Self.record() }
+        var machine = Self.machine()
+        _ = machine.loaded(records, now: Self.now)
+        // Delivered one at a time, oldest first, until 101 are left (the 100th on the wire).
+        for record in records.prefix(99) {
+            _ = machine.attemptFinished(record.id, .delivered, now: Self.now)
+        }
+        #expect(machine.pendingCount == 101)
+        let actions = machine.settingsChanged(OfflineQueueSettings(maxEntries: 1), now: Self.now)
+        let dropped = actions.compactMap { action -> UUID? in
+            guard case .drop(let record, .overflow, _, _) = action else { return nil }
+            return record.id
+        }
+        #expect(dropped == records[100...].map(\.id), "every queued record, oldest first")
+        #expect(machine.snapshot.map(\.record.id) == [records[99].id])
+        #expect(machine.snapshot.map(\.state) == [.draining])
+    }
+
+    // Thousands of random events on a small queue: after each, what the machine counts agrees
+    // with its entries as they are, no route or lane has more under way than it may, each
+    // drain attempt is its lane's oldest queued record, and the store never holds more than
+    // `maxEntries` while something could be dropped.
+    // covers: DL2, DL3, DL4, B13
+    @Test func countsCapacitiesAndOldestFirstHoldUnderRandomEvents() {
+        var random = SplitMix64(seed: 7)
+        func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+        let settings = OfflineQueueSettings(maxEntries: 12)
+        var machine = Self.machine(settings)
+        var onTheWire: [UUID] = []
+        var persisting = false
+        var pauses: [(M.Lane, UInt64)] = []
+        var flushes: UInt64 = 0
+        let kinds: [DeliveryRecord.Kind] = [.event, .visit, .tracking]
+        let routes: [M.Route] = [.host, .lifecycle, .tracking]
+        let outcomes: [M.Outcome] = [.delivered, Self.offline, Self.unavailable, Self.refused, .abandoned]
+        for step in 0..<5_000 {
+            var actions: [M.Action]
+            switch pick(7) {
+            case 0, 1:
+                let records = (0..<(1 + pick(3))).map { _ in Self.record(kinds[pick(3)]) }
+                actions = machine.accepted(records, route: routes[pick(3)], now: Self.now)
+            case 2 where persisting:
+                actions = machine.persisted(failure: pick(10) == 0 ? "disk full" : nil, now: Self.now)
+                persisting = false
+            case 3 where !onTheWire.isEmpty:
+                let id = onTheWire.remove(at: pick(onTheWire.count))
+                actions = machine.attemptFinished(id, outcomes[pick(outcomes.count)], now: Self.now)
+            case 4 where !pauses.isEmpty:
+                let (lane, generation) = pauses.remove(at: pick(pauses.count))
+                actions = machine.pauseEnded(lane, generation: generation, now: Self.now)
+            case 5:
+                flushes += 1
+                actions = machine.flushRequested(flushes, kind: pick(2) == 0 ? .queue : .firstAttempts, now: Self.now)
+            default:
+                actions = machine.requestSucceeded(now: Self.now)
+            }
+            let entries = machine.snapshot
+            for action in actions {
+                switch action {
+                case .persist: persisting = true
+                case .send(let record, let route):
+                    onTheWire.append(record.id)
+                    if route == nil {
+                        // Nothing still queued in its lane is older than the record it drains.
+                        let position = entries.firstIndex { $0.record.id == record.id } ?? -1
+                        let older = entries.prefix(max(position, 0)).contains {
+                            $0.lane == M.Lane(record.kind) && $0.state == .queued
+                        }
+                        #expect(position >= 0 && !older, "step \(step): the drain takes its lane's oldest")
+                    }
+                case .pause(let lane, _, let generation): pauses.append((lane, generation))
+                default: break
+                }
+            }
+            #expect(
+                machine.pendingCount == entries.filter { !$0.unprotected && !Self.isPersisting($0.state) }.count,
+                "step \(step)")
+            for route in routes {
+                let busy = entries.filter { $0.state == .firstAttempt(route) }.count
+                #expect(busy <= route.capacity, "step \(step): \(route) has \(busy) under way")
+            }
+            for lane in [M.Lane.gravity, .tracking] {
+                #expect(entries.filter { $0.lane == lane && $0.state == .draining }.count <= 1, "step \(step)")
+            }
+            let kept = entries.filter { !$0.unprotected }.count
+            let droppable = entries.contains { !$0.unprotected && ($0.state == .queued || Self.isWaiting($0.state)) }
+            #expect(kept <= settings.maxEntries || !droppable, "step \(step): \(kept) kept")
+            #expect(Set(onTheWire).count == onTheWire.count)
+        }
+    }
+
+    private static func isPersisting(_ state: M.EntryState) -> Bool {
+        if case .persisting = state { return true }
+        return false
+    }
+
+    private static func isWaiting(_ state: M.EntryState) -> Bool {
+        if case .waiting = state { return true }
+        return false
+    }
+
     // covers: DL4
     @Test func aLowerMaxEntriesAtRunTimeDropsTheOldestNow() {
         let (first, second) = (Self.record(), Self.record())
@@ -672,5 +778,13 @@ import Testing
             ])
         #expect(machine.attemptFinished(delivered.id, .delivered, now: Self.now) == [])
         #expect(machine.snapshot.isEmpty)
+    }
+}
+
+extension DeliveryMachine.Action {
+    /// Whether this drops the record `id`.
+    fileprivate func drops(_ id: UUID) -> Bool {
+        if case .drop(let record, _, _, _) = self { return record.id == id }
+        return false
     }
 }
