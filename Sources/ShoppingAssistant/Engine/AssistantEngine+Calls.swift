@@ -268,6 +268,8 @@ extension AssistantEngine {
     /// shopper's SDK-managed identity (B14): the custom user of `setUser` is dropped, no session
     /// is known, and the next Gravity requests wait for the first answer (B8). An identity
     /// change like `resetIdentity()`, unless `uid` is the current one. An empty `uid` is refused.
+    /// An identity store that refuses to write `uid` costs no identity: the engine goes on with
+    /// it in memory and writes it again when Gravity answers with it (B14).
     public func restoreUserId(_ uid: String) async throws(AssistantError) {
         guard !uid.isEmpty else {
             throw AssistantError(code: .invalidConfiguration, message: "restoreUserId: the uid is empty")

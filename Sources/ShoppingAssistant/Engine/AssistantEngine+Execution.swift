@@ -79,6 +79,7 @@ extension AssistantEngine {
     /// only switch over `EngineAction`.
     func run(_ actions: [EngineAction]) -> [(HostCallID, HostCall)] {
         var hostCalls: [(HostCallID, HostCall)] = []
+        var refusedUIDs: [String?] = []
         for action in actions {
             switch action {
             case .sendGravity(let id, let request, let epoch):
@@ -135,7 +136,7 @@ extension AssistantEngine {
             case .notifyLocks(let locks):
                 lockListener?(locks)
             case .persistUID(let uid):
-                identityStore.saveUid(uid)
+                if !identityStore.attemptToSaveUid(uid) { refusedUIDs.append(uid) }
             case .notifyUserId(let uid):
                 userIdListener?(uid)
             case .storeDialog(let dialog):
@@ -152,6 +153,10 @@ extension AssistantEngine {
                 timers = EngineTimers()
                 stopTicker()
             }
+        }
+        // B14: a refused write is an event too, fed before anything else can happen.
+        for uid in refusedUIDs {
+            hostCalls += run(machine.receive { $0.uidSaveRefused(uid) })
         }
         return hostCalls
     }
