@@ -299,8 +299,11 @@ extension AssistantEngine {
     }
 
     /// Receives auto-shown in-app campaigns, one at a time, in the order they arrived. While
-    /// any presentation lock is held they are dropped, not queued (B6, O7). The handler may
-    /// call and await any engine method (H1).
+    /// any presentation lock is held they are dropped, not queued (B6, O7). A campaign is only
+    /// for the moment and the user its answer came for (B15): none from an answer that came
+    /// after its call's deadline, none whose `delayTime` ends later than that deadline plus the
+    /// delay (it waited behind others), none of a user that was replaced while its answer was on
+    /// its way or it waited. The handler may call and await any engine method (H1).
     public func setInAppCampaignHandler(_ handler: (@Sendable (InAppCampaign) async -> Void)?) {
         inAppCampaignHandler = handler
     }

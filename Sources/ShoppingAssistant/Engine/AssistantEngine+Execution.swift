@@ -7,6 +7,7 @@ extension AssistantEngine {
     /// start as tasks of their own.
     func handle(_ event: (inout EngineMachine) -> [EngineAction]) {
         machine.wallNow = wallClock()
+        machine.clockNow = elapsed()
         start(run(machine.receive(event)))
     }
 
@@ -36,6 +37,7 @@ extension AssistantEngine {
     ) -> CallID {
         let id = calls.begin(insideHostCallback: HostCallbackScope.isActive, offering: presenter)
         machine.wallNow = wallClock()
+        machine.clockNow = elapsed()
         start(run(machine.receive(call: id, refusal: refusal, event)))
         return id
     }
@@ -174,6 +176,7 @@ extension AssistantEngine {
         requests[id] = nil  // answered: nothing is to cancel it now
         let handler = self.handler
         machine.wallNow = wallClock()
+        machine.clockNow = elapsed()
         var calls = run(machine.receive { event(&$0) { handler?.canHandle($0) ?? false } })
         guard !Task.isCancelled, !calls.isEmpty else {
             start(calls)
