@@ -52,7 +52,8 @@ public struct EngineTestBed: Sendable {
 
     /// - Parameters:
     ///   - configuration: the engine's configuration; the Gravity key never leaves the bed.
-    ///   - identityStore: where the uid persists; an empty one is a first launch.
+    ///   - identityStore: where the uid persists; an empty one is a first launch. A
+    ///     `RecordingIdentityStore` records the engine's writes and refuses them when told (B14).
     ///   - logger: where diagnostics go; by default one at the configuration's level.
     ///   - analytics: whether lifecycle events, page views and tracking URLs need expectations.
     ///     Answered automatically by default, so a test scripts only what it is about.

@@ -268,6 +268,8 @@ extension AssistantEngine {
     /// shopper's SDK-managed identity (B14): the custom user of `setUser` is dropped, no session
     /// is known, and the next Gravity requests wait for the first answer (B8). An identity
     /// change like `resetIdentity()`, unless `uid` is the current one. An empty `uid` is refused.
+    /// An identity store that refuses to write `uid` costs no identity: the engine goes on with
+    /// it in memory and writes it again when Gravity answers with it (B14).
     public func restoreUserId(_ uid: String) async throws(AssistantError) {
         guard !uid.isEmpty else {
             throw AssistantError(code: .invalidConfiguration, message: "restoreUserId: the uid is empty")
@@ -297,8 +299,11 @@ extension AssistantEngine {
     }
 
     /// Receives auto-shown in-app campaigns, one at a time, in the order they arrived. While
-    /// any presentation lock is held they are dropped, not queued (B6, O7). The handler may
-    /// call and await any engine method (H1).
+    /// any presentation lock is held they are dropped, not queued (B6, O7). A campaign is only
+    /// for the moment and the user its answer came for (B15): none from an answer that came
+    /// after its call's deadline, none whose `delayTime` ends later than that deadline plus the
+    /// delay (it waited behind others), none of a user that was replaced while its answer was on
+    /// its way or it waited. The handler may call and await any engine method (H1).
     public func setInAppCampaignHandler(_ handler: (@Sendable (InAppCampaign) async -> Void)?) {
         inAppCampaignHandler = handler
     }

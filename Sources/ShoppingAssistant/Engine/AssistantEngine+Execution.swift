@@ -7,6 +7,7 @@ extension AssistantEngine {
     /// start as tasks of their own.
     func handle(_ event: (inout EngineMachine) -> [EngineAction]) {
         machine.wallNow = wallClock()
+        machine.clockNow = elapsed()
         start(run(machine.receive(event)))
     }
 
@@ -36,6 +37,7 @@ extension AssistantEngine {
     ) -> CallID {
         let id = calls.begin(insideHostCallback: HostCallbackScope.isActive, offering: presenter)
         machine.wallNow = wallClock()
+        machine.clockNow = elapsed()
         start(run(machine.receive(call: id, refusal: refusal, event)))
         return id
     }
@@ -79,6 +81,7 @@ extension AssistantEngine {
     /// only switch over `EngineAction`.
     func run(_ actions: [EngineAction]) -> [(HostCallID, HostCall)] {
         var hostCalls: [(HostCallID, HostCall)] = []
+        var refusedUIDs: [String?] = []
         for action in actions {
             switch action {
             case .sendGravity(let id, let request, let epoch):
@@ -135,7 +138,7 @@ extension AssistantEngine {
             case .notifyLocks(let locks):
                 lockListener?(locks)
             case .persistUID(let uid):
-                identityStore.saveUid(uid)
+                if !identityStore.attemptToSaveUid(uid) { refusedUIDs.append(uid) }
             case .notifyUserId(let uid):
                 userIdListener?(uid)
             case .storeDialog(let dialog):
@@ -153,6 +156,10 @@ extension AssistantEngine {
                 stopTicker()
             }
         }
+        // B14: a refused write is an event too, fed before anything else can happen.
+        for uid in refusedUIDs {
+            hostCalls += run(machine.receive { $0.uidSaveRefused(uid) })
+        }
         return hostCalls
     }
 
@@ -169,6 +176,7 @@ extension AssistantEngine {
         requests[id] = nil  // answered: nothing is to cancel it now
         let handler = self.handler
         machine.wallNow = wallClock()
+        machine.clockNow = elapsed()
         var calls = run(machine.receive { event(&$0) { handler?.canHandle($0) ?? false } })
         guard !Task.isCancelled, !calls.isEmpty else {
             start(calls)

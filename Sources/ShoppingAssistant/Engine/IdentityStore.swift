@@ -14,6 +14,13 @@ public protocol IdentityStore: Sendable {
     /// Persists the uid Gravity returned, or `nil` after `resetIdentity()` (B3). Called from the
     /// engine's actor; a failure is the store's to report through the warning handler.
     func saveUid(_ uid: String?)
+    /// Persists `uid` as `saveUid(_:)` does, and says whether the store took it: `false` when it
+    /// refused the write (a full disk, a read-only directory), after reporting why through the
+    /// warning handler. The engine calls this one, so that a refused uid is not lost: it keeps
+    /// the uid in memory and writes it again each time Gravity answers with it, until a write is
+    /// taken (B14). The default calls `saveUid(_:)` and answers `true`: a store that cannot
+    /// refuse implements `saveUid(_:)` alone.
+    func attemptToSaveUid(_ uid: String?) -> Bool
     /// Where the store reports problems it recovered from on its own (a corrupt file it
     /// replaced with a fresh identity, a write that failed), so they reach the engine's log
     /// instead of vanishing. The engine sets it once, when it is created, before `loadUid()`.
@@ -24,6 +31,12 @@ public protocol IdentityStore: Sendable {
 extension IdentityStore {
     /// Ignores the handler, for stores that never recover from anything on their own.
     public func setWarningHandler(_ handler: @escaping @Sendable (String) -> Void) {}
+
+    /// Saves with `saveUid(_:)`, for stores that never refuse a write: the uid is taken.
+    public func attemptToSaveUid(_ uid: String?) -> Bool {
+        saveUid(uid)
+        return true
+    }
 }
 
 /// Keeps the uid in memory only: for tests and for hosts that manage identity themselves.
@@ -117,6 +130,13 @@ public final class FileIdentityStore: IdentityStore {
 
     /// Replaces the file atomically: after a crash it holds the old uid or the new one, never half.
     public func saveUid(_ uid: String?) {
+        _ = attemptToSaveUid(uid)
+    }
+
+    /// Replaces the file atomically, and answers `false` when it could not be written (the
+    /// directory cannot be made, the disk is full or read-only): the file then still holds the
+    /// uid it held, and the warning handler has heard why (B14).
+    public func attemptToSaveUid(_ uid: String?) -> Bool {
         let failure = state.withLock { _ -> String? in
             let directory = fileURL.deletingLastPathComponent().path
             if !FileManager.default.fileExists(atPath: directory) {
@@ -126,7 +146,9 @@ public final class FileIdentityStore: IdentityStore {
             guard let data = try? JSONEncoder().encode(Stored(uid: uid)) else { return "could not be encoded" }
             return AtomicFile.replace(fileURL.path, with: data)
         }
-        if let failure { deliver("the identity could not be saved to \(fileURL.path): \(failure)") }
+        guard let failure else { return true }
+        deliver("the identity could not be saved to \(fileURL.path): \(failure)")
+        return false
     }
 
     // MARK: - Reading

@@ -41,19 +41,24 @@ enum ShoppingResult: Sendable {
 extension EngineMachine {
     /// A Gravity request answered; `identityEpoch` is the identity it was sent for.
     mutating func gravityAnswered(_ id: RequestID, _ answer: GravityResult, identityEpoch: UInt64) -> [EngineAction] {
-        guard gravityInFlight.remove(id) != nil else {
-            // B13: it already ended at its deadline; the `user` it brings still counts (B9).
-            return identityAnswered(answer.user, epoch: identityEpoch) + [
-                .log(.debug, "the answer of \(id) came after its deadline")
-            ]
+        guard let deadline = gravityInFlight.removeValue(forKey: id) else {
+            // B13: it already ended at its deadline; the `user` it brings still counts (B9), its
+            // in-app campaigns are not shown (B15).
+            var actions = identityAnswered(answer.user, epoch: identityEpoch)
+            actions.append(.log(.debug, "the answer of \(id) came after its deadline"))
+            if case .campaigns(.success(let late)) = answer {
+                actions += Self.campaignsDropped(late.value, "the answer came after its call's deadline")
+            }
+            return actions
         }
-        return [.cancelTimer(.gravity(id))] + dispatchGravityAnswer(id, answer, identityEpoch: identityEpoch)
+        return [.cancelTimer(.gravity(id))]
+            + dispatchGravityAnswer(id, answer, identityEpoch: identityEpoch, deadline: deadline)
     }
 
     /// A Gravity request ended: with its answer, or at its deadline (B13).
-    mutating func dispatchGravityAnswer(_ id: RequestID, _ answer: GravityResult, identityEpoch: UInt64)
-        -> [EngineAction]
-    {
+    mutating func dispatchGravityAnswer(
+        _ id: RequestID, _ answer: GravityResult, identityEpoch: UInt64, deadline: Duration
+    ) -> [EngineAction] {
         let actions: [EngineAction]
         switch (id, answer) {
         case (.configuration(let preparation), .content(let result)):
@@ -61,7 +66,7 @@ extension EngineMachine {
         case (.host(let call), .content(let result)):
             actions = contentAnswered(call, result, identityEpoch: identityEpoch)
         case (.host(let call), .campaigns(let result)):
-            actions = campaignsAnswered(call, result, identityEpoch: identityEpoch)
+            actions = campaignsAnswered(call, result, identityEpoch: identityEpoch, deadline: deadline)
         default:
             preconditionFailure("\(id) cannot be answered with \(answer)")
         }

@@ -107,8 +107,14 @@ extension EngineMachine {
     /// campaigns unless a presentation lock is held, when they are dropped, not queued (B6, O7).
     /// The call returns once its campaigns are shown (or at once, from inside a host callback,
     /// H1, or after its caller was cancelled).
+    ///
+    /// Its campaigns are for the moment and the user of the call (B15): none is shown when the
+    /// identity changed while the answer was on its way, or when the answer came after the
+    /// call's `deadline` (on the engine's clock) — a late answer that reaches the machine after
+    /// the deadline's own event never gets here (`gravityAnswered`).
     mutating func campaignsAnswered(
-        _ call: CallID, _ result: Result<GravityClient.Answer<[InAppCampaign]>, WireFailure>, identityEpoch: UInt64
+        _ call: CallID, _ result: Result<GravityClient.Answer<[InAppCampaign]>, WireFailure>, identityEpoch: UInt64,
+        deadline: Duration
     ) -> [EngineAction] {
         guard let (request, abandoned) = hostRequests.removeValue(forKey: call) else {
             preconditionFailure("an answer for \(call), which sent no Gravity request")
@@ -123,12 +129,11 @@ extension EngineMachine {
             return [.log(.error, "gravity \(endpoint) failed: \(error)")] + completion
         case .success(let answer):
             var actions = identityAnswered(answer.user, epoch: identityEpoch)
-            guard identityEpoch == identity.epoch else {  // B15: not for the identity that came since
-                let dropped = answer.value.map(\.campaignId).joined(separator: ", ")
-                return actions
-                    + (dropped.isEmpty
-                        ? [] : [.log(.info, "in-app campaigns \(dropped) dropped: the identity changed meanwhile")])
-                    + completion
+            guard identityEpoch == identity.epoch, clockNow <= deadline else {  // B15
+                let why =
+                    identityEpoch == identity.epoch
+                    ? "the answer came after its call's deadline" : "the identity changed meanwhile"
+                return actions + Self.campaignsDropped(answer.value, why) + completion
             }
             var shown: [InAppCampaign] = []
             for campaign in answer.value {
@@ -142,9 +147,15 @@ extension EngineMachine {
                     shown.append(campaign)
                 }
             }
-            campaigns.arrived(shown, for: call)
+            campaigns.arrived(shown, for: call, deadline: deadline)
             return actions + hold(completion, until: .campaignsShown(call)) + showNextCampaign()
         }
+    }
+
+    /// The note that the campaigns of an answer are not shown, and why (B15); none without any.
+    static func campaignsDropped(_ campaigns: [InAppCampaign], _ why: String) -> [EngineAction] {
+        guard !campaigns.isEmpty else { return [] }
+        return [.log(.info, "in-app campaigns \(campaigns.map(\.campaignId).joined(separator: ", ")) dropped: \(why)")]
     }
 
     /// A host call's `/choose` answered: only the selector's entries (B5); content load
@@ -189,7 +200,7 @@ extension EngineMachine {
 
     /// The request goes now, with its own deadline (B13).
     private mutating func send(_ request: SessionGate.Waiting) -> [EngineAction] {
-        gravityInFlight.insert(request.id)
+        gravityInFlight[request.id] = clockNow + settings.gravityTimeout
         return [
             .sendGravity(request.id, request.call, identityEpoch: request.identityEpoch),
             .startTimer(.gravity(request.id), after: settings.gravityTimeout),  // B13
@@ -217,7 +228,7 @@ extension EngineMachine {
     /// the server may have had it — and the transport stops waiting. The first request of a
     /// session releases the gate, as a failed one does (B8).
     mutating func gravityDeadlinePassed(_ id: RequestID) -> [EngineAction] {
-        guard gravityInFlight.remove(id) != nil else { return [] }
+        guard let deadline = gravityInFlight.removeValue(forKey: id) else { return [] }
         let error = AssistantError(code: .timeout, message: "no answer within \(settings.gravityTimeout)")
         let failure = WireFailure.failed(error, uncertain: true)
         let result: GravityResult
@@ -230,7 +241,8 @@ extension EngineMachine {
         default:
             result = .content(.failure(failure))
         }
-        return [.cancelRequest(id)] + dispatchGravityAnswer(id, result, identityEpoch: identity.epoch)
+        return [.cancelRequest(id)]
+            + dispatchGravityAnswer(id, result, identityEpoch: identity.epoch, deadline: deadline)
     }
 
     // MARK: - Identity (B3, D13, D17, AN3)
@@ -285,15 +297,13 @@ extension EngineMachine {
             actions.append(.persistUID(uid))
         }
         actions.append(.log(.info, "identity changed"))
-        if !campaigns.clear().isEmpty {  // B15: what waited for its delay was the old identity's
-            actions.append(.log(.info, "in-app campaigns waiting to be shown dropped: the identity changed"))
-        }
+        actions += perform(campaigns.identityChanged())  // B15: what waited was for the user that was
         actions += endDialog(.identityChange, user: previous)  // D13, D17, AN3
         actions += run(preparation.identityChanged())  // B3: the old user's start screen is not the new one's
         for request in sessionGate.identityChanged() {  // B8: the gate starts again for the new identity
             actions += sendGravity(request.id, request.call.sent(as: identity.wire))
         }
-        return actions
+        return actions + releaseReached()  // B15: a call whose campaigns were all dropped returns
     }
 }
 

@@ -172,22 +172,34 @@ extension EngineMachine {
         run(campaigns.next(isLocked: presentation.locks.isLocked))
     }
 
-    /// A campaign's `delayTime` passed: shown now, or dropped if a lock was taken meanwhile (B6).
+    /// A campaign's `delayTime` passed: shown now, or dropped if a lock was taken meanwhile
+    /// (B6) or its call's deadline plus the delay has passed (B15).
     mutating func campaignDelayPassed(_ turn: UInt64) -> [EngineAction] {
-        let step = campaigns.delayPassed(turn, isLocked: presentation.locks.isLocked)
+        let step = campaigns.delayPassed(turn, isLocked: presentation.locks.isLocked, now: clockNow)
         return run(step) + (step.show == nil ? showNextCampaign() : [])
     }
 
     /// Performs a step of the campaign queue; a dropped campaign lets the next one come up.
     private mutating func run(_ step: InAppCampaignQueue.Step) -> [EngineAction] {
-        var actions: [EngineAction] = step.dropped.map { campaign in
-            .log(
-                .info,
-                "in-app campaign \(campaign.campaignId) suppressed: presentation locked by \(presentation.locks)")
+        perform(step) + releaseReached()
+    }
+
+    /// What a step of the campaign queue calls for, without releasing the callers it let go
+    /// of: the caller of this releases them when the event is done (`releaseReached()`).
+    mutating func perform(_ step: InAppCampaignQueue.Step) -> [EngineAction] {
+        var actions: [EngineAction] = step.dropped.map { drop in
+            let id = drop.campaign.campaignId
+            return switch drop.reason {
+            case .locked: .log(.info, "in-app campaign \(id) suppressed: presentation locked by \(presentation.locks)")
+            case .late:
+                .log(.info, "in-app campaign \(id) dropped: its delay ended after its call's deadline plus the delay")
+            case .identityChanged: .log(.info, "in-app campaign \(id) dropped: the identity changed while it waited")
+            }
         }
+        if let turn = step.stop { actions.append(.cancelTimer(.campaignDelay(turn))) }
         if let entry = step.show { actions.append(hostCall(.showInAppCampaign(entry.campaign))) }
         if let (turn, delay) = step.wait { actions.append(.startTimer(.campaignDelay(turn), after: delay)) }
-        return actions + releaseReached()
+        return actions
     }
 
     // MARK: Cancelled callers
@@ -227,7 +239,7 @@ extension EngineMachine {
         hostRequests = [:]
         actions += userIdCalls.map { .complete($0, .userId(identity.canonicalUID)) }  // B14
         userIdCalls = []
-        _ = campaigns.clear()
+        campaigns.clear()
         hostCalls = [:]  // returns of callbacks still under way change nothing
         actions += takeTrackingAfterPresenter()
         if let jobs = TrackingJobs(trackingAfterOutcome) { actions.append(.track(jobs)) }

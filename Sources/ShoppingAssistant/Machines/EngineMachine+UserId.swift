@@ -14,8 +14,23 @@ extension EngineMachine {
     /// `restoreUserId(_:)`: a uid the app kept elsewhere becomes the SDK-managed identity, an
     /// identity change unless it is the current one (B14).
     mutating func userIdRestoreCalled(_ call: CallID, uid: String) -> [EngineAction] {
-        guard identity.isChange(toRestoredUID: uid) else { return [.complete(call, .done)] }
+        guard identity.isChange(toRestoredUID: uid) else {
+            // The uid coming back: written again if the store refused it (B14).
+            return (identity.uidRestoredAgain() ? [.persistUID(uid)] : []) + [.complete(call, .done)]
+        }
         return changeIdentity(.restoreUID(uid), call: call)
+    }
+
+    /// The identity store refused to write `uid` (B14): the engine goes on with it in memory —
+    /// requests carry it, `getUserId()` and the listener report it — and writes it again when
+    /// an answer brings it back. The store reported why through its warning handler.
+    mutating func uidSaveRefused(_ uid: String?) -> [EngineAction] {
+        identity.saveRefused(uid)
+        let line: LogLine =
+            uid == nil
+            ? "the identity store refused to forget the uid; the next uid Gravity answers with is written over it"
+            : "the identity store refused the uid; kept in memory, written again when Gravity answers with it"
+        return [.log(.info, line)]
     }
 
     /// After every event: the app's listener hears of a uid an answer brought, a restored uid,

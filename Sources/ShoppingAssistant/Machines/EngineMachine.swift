@@ -79,8 +79,9 @@ struct EngineMachine: Sendable {
     var nextHostCall: UInt64 = 0
     /// Gravity requests waiting for the first answer of a session (B8).
     var sessionGate = SessionGate()
-    /// Gravity requests sent and not answered yet; one that passed its deadline (B13) is not.
-    var gravityInFlight: Set<RequestID> = []
+    /// Gravity requests sent and not answered yet, with their deadline on the engine's clock;
+    /// one that passed its deadline (B13) is not.
+    var gravityInFlight: [RequestID: Duration] = [:]
     /// In-app campaigns on their way to the host, one at a time (B6).
     var campaigns = InAppCampaignQueue()
     /// Completions and notes held until the host has seen what they are about (`HostMilestone`).
@@ -107,6 +108,10 @@ struct EngineMachine: Sendable {
     /// The wall clock's time as the event being decided happened: the `eventTime` of what it
     /// raises (DL6). Time is data here; the actor sets it before each event.
     var wallNow = Date(timeIntervalSince1970: 0)
+    /// The engine's clock as the event being decided happened, as the time since the engine
+    /// began (the offsets its deadlines are kept in): when a Gravity call's deadline falls, and
+    /// whether an in-app campaign is still relevant (B15). Set by the actor before each event.
+    var clockNow: Duration = .zero
 
     init(settings: Settings, storedUID: String?) {
         self.settings = settings

@@ -5,10 +5,13 @@
 /// the app's id travels as `user.custom`, never as `uid`; the `uid` Gravity returns for it is
 /// still the canonical one the assistant uses (S3), held for that identity only and never
 /// written over the SDK-managed stored uid.
+///
+/// A store that refuses a write (B14) changes nothing here but `unsaved`: the uid stays the
+/// identity in memory, and is written again when an answer brings it back.
 struct IdentityState: Sendable, Hashable {
     /// What absorbing an answer's `user` calls for.
     enum Action: Sendable, Hashable {
-        /// Persist the SDK-managed uid (B3).
+        /// Persist the SDK-managed uid (B3), or write it again after the store refused it (B14).
         case persist(String)
         /// The canonical uid just became known: a preparation waiting for it may finish (S4).
         case resolved
@@ -21,6 +24,9 @@ struct IdentityState: Sendable, Hashable {
 
     /// SDK-managed uid, persisted; the canonical uid in managed mode.
     private(set) var managedUID: String?
+    /// The identity store refused the last write of `managedUID` (`nil` after a reset): the
+    /// store still holds an older value, and the uid is written again when it comes back (B14).
+    private(set) var unsaved = false
     /// The session Gravity returned in managed mode; runtime only.
     private(set) var managedSes: String?
     private(set) var manual: ManualUser?
@@ -68,15 +74,32 @@ struct IdentityState: Sendable, Hashable {
         guard let uid = user.uid, !uid.isEmpty else { return [] }
         var actions: [Action] = canonicalUID == nil ? [.resolved] : []
         canonicalUID = uid
-        if manual == nil, managedUID != uid {
+        // B14: a uid the store refused is written again each time an answer brings it back.
+        if manual == nil, managedUID != uid || unsaved {
             managedUID = uid
+            unsaved = false
             actions.insert(.persist(uid), at: 0)
         }
         return actions
     }
 
+    /// The identity store refused to write `uid` (B14). It stays the identity in memory; the
+    /// next answer that brings it writes it again. A refusal of a value that is not the managed
+    /// uid any more (a later change wrote another) changes nothing.
+    mutating func saveRefused(_ uid: String?) {
+        guard uid == managedUID else { return }
+        unsaved = true
+    }
+
     /// Whether `restoreUserId` with this uid would be an identity change (B14).
     func isChange(toRestoredUID uid: String) -> Bool { manual != nil || managedUID != uid }
+
+    /// `restoreUserId` with the current uid: no change, but it is that uid coming back, so one
+    /// whose write the store refused is written again (B14). Returns whether to write it.
+    mutating func uidRestoredAgain() -> Bool {
+        defer { unsaved = false }
+        return unsaved
+    }
 
     /// Whether `setUser` with this id would be an identity change.
     func isChange(toUser userId: String) -> Bool { manual?.userId != userId }
@@ -106,6 +129,7 @@ struct IdentityState: Sendable, Hashable {
         manual = nil
         manualSes = nil
         managedUID = uid
+        unsaved = false  // the restore writes it
         managedSes = nil
         canonicalUID = uid
         epoch += 1
@@ -118,6 +142,7 @@ struct IdentityState: Sendable, Hashable {
         manual = nil
         manualSes = nil
         managedUID = nil
+        unsaved = false  // the reset writes `nil`
         managedSes = nil
         canonicalUID = nil
         epoch += 1

@@ -6,23 +6,47 @@
 /// A campaign that arrives while a presentation lock is held is dropped by the caller, not
 /// queued; one that waits here (its turn, or its delay) while a lock is taken is dropped when
 /// it would be shown (B6).
+///
+/// A campaign is for the moment and the user its answer came for (B15): one whose delay ends
+/// later than its call's deadline plus that delay (it waited its turn behind others) is
+/// dropped, and so is every campaign still waiting when the identity changes.
 struct InAppCampaignQueue: Sendable, Hashable {
     struct Entry: Sendable, Hashable {
         let campaign: InAppCampaign
         let caller: CallID
+        /// The deadline of the call whose answer brought it, on the engine's clock (B13, B15).
+        let deadline: Duration
+    }
+
+    /// Why a campaign was dropped instead of shown.
+    enum DropReason: Sendable, Hashable {
+        /// A presentation lock was held when it came up (B6, O7).
+        case locked
+        /// Its delay ended after its call's deadline plus the delay (B15).
+        case late
+        /// The identity changed while it waited (B15).
+        case identityChanged
+    }
+
+    /// A campaign dropped, and why.
+    struct Drop: Sendable, Hashable {
+        let campaign: InAppCampaign
+        let reason: DropReason
     }
 
     /// What to do next: show one campaign, or wait its delay, after dropping any that a lock
     /// now holds back.
     struct Step: Sendable, Hashable {
-        var dropped: [InAppCampaign] = []
+        var dropped: [Drop] = []
         var show: Entry?
         /// Wait `delay`, then call `delayPassed(turn)`.
         var wait: (turn: UInt64, delay: Duration)?
+        /// A delay that leads nowhere any more (its campaign was dropped): stop waiting for it.
+        var stop: UInt64?
 
         static func == (lhs: Step, rhs: Step) -> Bool {
             lhs.dropped == rhs.dropped && lhs.show == rhs.show && lhs.wait?.turn == rhs.wait?.turn
-                && lhs.wait?.delay == rhs.wait?.delay
+                && lhs.wait?.delay == rhs.wait?.delay && lhs.stop == rhs.stop
         }
 
         func hash(into hasher: inout Hasher) {
@@ -30,6 +54,7 @@ struct InAppCampaignQueue: Sendable, Hashable {
             hasher.combine(show)
             hasher.combine(wait?.turn)
             hasher.combine(wait?.delay)
+            hasher.combine(stop)
         }
     }
 
@@ -48,14 +73,15 @@ struct InAppCampaignQueue: Sendable, Hashable {
     func isDone(_ caller: CallID) -> Bool { remaining[caller] == nil }
 
     /// The campaigns of one answer, highest priority first (none counts as 0; equal ones keep
-    /// the service's order), after those that came before.
-    mutating func arrived(_ campaigns: [InAppCampaign], for caller: CallID) {
+    /// the service's order), after those that came before. `deadline` is the deadline of the
+    /// call whose answer brought them (B15).
+    mutating func arrived(_ campaigns: [InAppCampaign], for caller: CallID, deadline: Duration) {
         guard !campaigns.isEmpty else { return }
         let ordered = campaigns.enumerated().sorted { lhs, rhs in
             let (left, right) = (lhs.element.priority ?? 0, rhs.element.priority ?? 0)
             return left != right ? left > right : lhs.offset < rhs.offset
         }
-        waiting += ordered.map { Entry(campaign: $0.element, caller: caller) }
+        waiting += ordered.map { Entry(campaign: $0.element, caller: caller, deadline: deadline) }
         remaining[caller, default: 0] += campaigns.count
     }
 
@@ -67,7 +93,7 @@ struct InAppCampaignQueue: Sendable, Hashable {
         while !waiting.isEmpty {
             let entry = waiting.removeFirst()
             if isLocked {  // B6: dropped, not kept for later
-                step.dropped.append(entry.campaign)
+                step.dropped.append(Drop(campaign: entry.campaign, reason: .locked))
                 count(entry)
                 continue
             }
@@ -84,17 +110,40 @@ struct InAppCampaignQueue: Sendable, Hashable {
         return step
     }
 
-    /// The delay of `turn` passed: the campaign is shown now, or dropped if a lock was taken
-    /// meanwhile (B6). A turn that is not the one delayed (after a shutdown) changes nothing.
-    mutating func delayPassed(_ turn: UInt64, isLocked: Bool) -> Step {
+    /// The delay of `turn` passed at `now` (on the engine's clock): the campaign is shown now,
+    /// or dropped if a lock was taken meanwhile (B6), or if `now` is later than its call's
+    /// deadline plus its delay — its delay began late, behind other campaigns, and what its
+    /// answer said is no longer news (B15). A turn that is not the one delayed (after a
+    /// shutdown) changes nothing.
+    mutating func delayPassed(_ turn: UInt64, isLocked: Bool, now: Duration) -> Step {
         guard let (current, entry) = delaying, current == turn else { return Step() }
         delaying = nil
-        guard !isLocked else {
+        let late = now > entry.deadline + (entry.campaign.delay ?? .zero)  // B15
+        if isLocked || late {
             count(entry)
-            return Step(dropped: [entry.campaign])
+            return Step(dropped: [Drop(campaign: entry.campaign, reason: isLocked ? .locked : .late)])
         }
         showing = entry
         return Step(show: entry)
+    }
+
+    /// The identity changed (B15): every campaign waiting for its turn or its delay was for the
+    /// user that was, and is dropped; the one the host is showing stays until it returns (it
+    /// cannot be taken back, and the next waits for it).
+    mutating func identityChanged() -> Step {
+        var step = Step()
+        if let (turn, entry) = delaying {
+            delaying = nil
+            step.stop = turn
+            step.dropped.append(Drop(campaign: entry.campaign, reason: .identityChanged))
+            count(entry)
+        }
+        for entry in waiting {
+            step.dropped.append(Drop(campaign: entry.campaign, reason: .identityChanged))
+            count(entry)
+        }
+        waiting = []
+        return step
     }
 
     /// The host returned from showing the current campaign.
@@ -104,10 +153,9 @@ struct InAppCampaignQueue: Sendable, Hashable {
         count(entry)
     }
 
-    /// Forgets every campaign (a shutdown, H2); returns the callers that waited for them.
-    mutating func clear() -> [CallID] {
-        defer { self = InAppCampaignQueue() }
-        return Array(remaining.keys)
+    /// Forgets every campaign (a shutdown, H2).
+    mutating func clear() {
+        self = InAppCampaignQueue()
     }
 
     private mutating func count(_ entry: Entry) {

@@ -277,7 +277,7 @@ import Testing
     // nobody, so nothing is tracked for it (P2).
     // covers: B7, P2
     @Test func supersededPreparationsLateAnswerTracksNothing() async {
-        let store = ObservedIdentityStore(uid: "u-old")
+        let store = RecordingIdentityStore(uid: "u-old")
         let built = await EngineHarness(identityStore: store, wrap: { CancellationIgnoringTransport(inner: $0) })
         let engine = built.engine
         let older = built.transport.expect(.request(.post, pathSuffix: "/choose"), .deferred)

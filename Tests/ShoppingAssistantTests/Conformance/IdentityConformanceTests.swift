@@ -9,12 +9,12 @@ import Testing
     /// An engine whose store reports saves, and a `/visit` left hanging until the test answers.
     private struct Race {
         let built: EngineHarness
-        let store: ObservedIdentityStore
+        let store: RecordingIdentityStore
         let pending: ScriptedTransport.Exchange
         let call: Task<Void, Never>
 
         init(storedUID: String?) async {
-            store = ObservedIdentityStore(uid: storedUID)
+            store = RecordingIdentityStore(uid: storedUID)
             built = await EngineHarness(identityStore: store)
             pending = built.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
             let engine = built.engine
@@ -106,7 +106,7 @@ import Testing
     // out without the relic uid.
     // covers: B3
     @Test func resetSendsTheNextRequestWithoutTheStoredUid() async {
-        let store = ObservedIdentityStore(uid: "relic-uid")
+        let store = RecordingIdentityStore(uid: "relic-uid")
         let built = await EngineHarness(identityStore: store)
         await built.engine.resetIdentity()
         let visit = built.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
@@ -122,7 +122,7 @@ import Testing
     // returns for the manual user as the canonical one for the assistant (S3).
     // covers: B3, S3
     @Test func manualUsersUidIsCanonicalButNeverPersisted() async {
-        let store = ObservedIdentityStore(uid: "u-managed")
+        let store = RecordingIdentityStore(uid: "u-managed")
         let built = await EngineHarness(identityStore: store)
         await built.engine.setUser(userId: "crm-42", sessionId: nil)
         let first = built.transport.expect(
@@ -174,7 +174,7 @@ import Testing
     // Mirrors: iOS Prefs (only `gravity_user_id` is persisted; the session lives in memory).
     // covers: B3
     @Test func sessionIsRuntimeOnlyAndTheUidSurvivesARestart() async {
-        let store = ObservedIdentityStore(uid: nil)
+        let store = RecordingIdentityStore(uid: nil)
         let first = await EngineHarness(identityStore: store)
         first.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "u-1")))
         await first.engine.trackView(pageContext: Fixtures.homePage)

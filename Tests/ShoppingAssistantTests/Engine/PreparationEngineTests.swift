@@ -93,7 +93,7 @@ import Testing
 
     // covers: P2
     @Test func olderChooseAnsweringAfterTheNewerChangesNothing() async {
-        let store = ObservedIdentityStore(uid: "u-old")
+        let store = RecordingIdentityStore(uid: "u-old")
         let built = await EngineHarness(identityStore: store, wrap: { CancellationIgnoringTransport(inner: $0) })
         let engine = built.engine
         let older = built.transport.expect(chooseMatcher, .deferred)
@@ -130,7 +130,7 @@ import Testing
 
     // covers: P2
     @Test func olderChooseAnsweringFirstDoesNotFinishTheNewer() async throws {
-        let store = ObservedIdentityStore(uid: "u-old")
+        let store = RecordingIdentityStore(uid: "u-old")
         let built = await EngineHarness(identityStore: store, wrap: { CancellationIgnoringTransport(inner: $0) })
         let engine = built.engine
         let older = built.transport.expect(chooseMatcher, .deferred)

@@ -83,7 +83,11 @@ struct IdentityStoreCrashTests {
         #expect(FileIdentityStore(fileURL: file).loadUid() == "u-new")
     }
 
-    @Test func aSaveThatCannotBeWrittenIsAWarning() {
+    // A save that cannot be written is a warning, and the store says it refused, so that the
+    // engine keeps the uid and writes it again (B14); the same write is taken once the way is
+    // clear.
+    // covers: B14
+    @Test func aSaveThatCannotBeWrittenIsAWarningAndARefusal() throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // A regular file where the directory should be: no permission bits make this writable,
@@ -98,6 +102,12 @@ struct IdentityStoreCrashTests {
 
         #expect(warnings.withLock { $0 }.count == 1)
         #expect(warnings.withLock { $0 }.first?.contains("could not be saved") == true)
+        #expect(!store.attemptToSaveUid("u-8f3c"))
+        #expect(warnings.withLock { $0 }.count == 2, "and says why each time")
+        try FileManager.default.removeItem(at: blocker)
+        #expect(store.attemptToSaveUid("u-8f3c"))
+        #expect(store.loadUid() == "u-8f3c")
+        #expect(warnings.withLock { $0 }.count == 2)
     }
 
     @Test func theTemporaryFileOfACrashedSaveIsRemovedAndTheIdentityKept() throws {

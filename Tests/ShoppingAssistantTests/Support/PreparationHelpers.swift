@@ -96,38 +96,6 @@ struct CancellationAsNetworkErrorTransport: HTTPTransport {
     }
 }
 
-/// An identity store that lets a test wait until the engine persisted a uid (B3). The save
-/// happens inside the engine's actor turn, so once it is seen, the rest of that turn is done
-/// before the test's next call to the engine.
-final class ObservedIdentityStore: IdentityStore {
-    private struct State {
-        var uid: String?
-        var saves: [String?] = []
-    }
-
-    private let state: Locked<State>
-    private let waiters = Waitlist()
-
-    init(uid: String? = nil) { state = Locked(State(uid: uid)) }
-
-    var saves: [String?] { state.withLock { $0.saves } }
-
-    func loadUid() -> String? { state.withLock { $0.uid } }
-
-    func saveUid(_ uid: String?) {
-        state.withLock { state in
-            state.uid = uid
-            state.saves.append(uid)
-        }
-        waiters.recheck()
-    }
-
-    /// Suspends until `count` saves have happened in total (or the test is cancelled).
-    func waitForSaves(_ count: Int) async {
-        await waiters.wait { [state] in state.withLock { $0.saves.count >= count } }
-    }
-}
-
 /// Collects what a listener receives: log lines, lock changes, in-app campaigns.
 final class CollectedValues<Element: Sendable>: Sendable {
     private let items = Locked<[Element]>([])
