@@ -15,7 +15,7 @@ struct DeliveryEngineTests {
         cart: [CartItem(productId: "KIT-1001", quantity: 2, itemPrice: 1990)],
         currency: "RUB")
 
-    static func bed(store: InMemoryDeliveryStore = InMemoryDeliveryStore(), uid: String? = "u-8f3c") async
+    static func bed(store: any DeliveryStore = InMemoryDeliveryStore(), uid: String? = "u-8f3c") async
         -> EngineTestBed
     {
         await EngineTestBed(
@@ -125,10 +125,7 @@ struct DeliveryEngineTests {
     // covers: DL2
     @Test func removalsAskedWhileTheStoreWritesShareOneWrite() async throws {
         let store = GatedRemovalStore()
-        let bed = await EngineTestBed(
-            configuration: AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section),
-            identityStore: InMemoryIdentityStore(uid: "u-8f3c"), analytics: .scripted,
-            onUnexpected: { Issue.record(Comment(rawValue: $0)) }, deliveryStore: store)
+        let bed = await Self.bed(store: store)
         bed.transport.expect(Self.event, .respond(Fixtures.eventResponse()))
         _ = Self.buy(bed)  // the session's first answer: the next events go at once (B8)
         try await bed.runUntilIdle()
@@ -182,10 +179,7 @@ struct DeliveryEngineTests {
     // covers: DL5, H2
     @Test func aShutdownReturnsOnlyOnceTheStoreHasForgottenWhatWasDelivered() async throws {
         let store = GatedRemovalStore()
-        let bed = await EngineTestBed(
-            configuration: AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section),
-            identityStore: InMemoryIdentityStore(uid: "u-8f3c"), analytics: .scripted,
-            onUnexpected: { Issue.record(Comment(rawValue: $0)) }, deliveryStore: store)
+        let bed = await Self.bed(store: store)
         let delivered = bed.transport.expect(Self.event, .respond(Fixtures.eventResponse()))
         _ = Self.buy(bed)
         try await bed.runUntilIdle()
