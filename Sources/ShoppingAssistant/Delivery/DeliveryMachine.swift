@@ -412,8 +412,8 @@ struct DeliveryMachine {
     /// Puts an entry where `pump` looks for it in its new state.
     private mutating func file(_ entry: Entry) {
         switch entry.state {
-        case .waiting(let route): waiting[route].insert(entry.record.id, sequence: entry.sequence)
-        case .queued: queued[entry.lane].insert(entry.record.id, sequence: entry.sequence)
+        case .waiting(let route): waiting[route].insert(entry.record.id, key: entry.sequence)
+        case .queued: queued[entry.lane].insert(entry.record.id, key: entry.sequence)
         case .persisting, .firstAttempt, .draining: break
         }
     }
@@ -431,9 +431,9 @@ struct DeliveryMachine {
     }
 
     /// The oldest entry of `heap` still in `state`, once what no longer belongs is discarded.
-    private static func oldest(_ heap: inout SequenceHeap, in state: EntryState, of entries: [UUID: Entry]) -> Entry? {
+    private static func oldest(_ heap: inout IDHeap, in state: EntryState, of entries: [UUID: Entry]) -> Entry? {
         while let top = heap.top {
-            if let entry = entries[top.id], entry.sequence == top.sequence, entry.state == state { return entry }
+            if let entry = entries[top.id], entry.sequence == top.key, entry.state == state { return entry }
             heap.removeTop()
         }
         return nil
@@ -564,9 +564,9 @@ struct DeliveryMachine {
 
 /// A heap per route: first attempts waiting for a place.
 private struct RouteHeaps {
-    private var heaps = [SequenceHeap(), SequenceHeap(), SequenceHeap()]
+    private var heaps = [IDHeap(), IDHeap(), IDHeap()]
 
-    subscript(route: DeliveryMachine.Route) -> SequenceHeap {
+    subscript(route: DeliveryMachine.Route) -> IDHeap {
         get { heaps[route.index] }
         set { heaps[route.index] = newValue }
         _modify { yield &heaps[route.index] }
@@ -575,9 +575,9 @@ private struct RouteHeaps {
 
 /// A heap per lane: records queued for the drain.
 private struct LaneHeaps {
-    private var heaps = [SequenceHeap(), SequenceHeap()]
+    private var heaps = [IDHeap(), IDHeap()]
 
-    subscript(lane: DeliveryMachine.Lane) -> SequenceHeap {
+    subscript(lane: DeliveryMachine.Lane) -> IDHeap {
         get { heaps[lane == .gravity ? 0 : 1] }
         set { heaps[lane == .gravity ? 0 : 1] = newValue }
         _modify { yield &heaps[lane == .gravity ? 0 : 1] }

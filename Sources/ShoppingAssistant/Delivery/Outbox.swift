@@ -5,7 +5,8 @@ import Foundation
 ///
 /// The store is written from one serial queue, in the order the machine asked, off the
 /// engine's actor and the cooperative threads (a flush to disk blocks); every send is a task
-/// of its own with its own deadline (B13). The engine hands records over synchronously, from
+/// of its own with its own deadline (B13), and one task watches every deadline. The engine
+/// hands records over synchronously, from
 /// its actor, so their order is the order they happened in.
 final class Outbox: Sendable {
     /// What an engine gives the outbox to reach the network and its own log.
@@ -24,6 +25,10 @@ final class Outbox: Sendable {
         var urlTimeout: Duration
         var logCapacity: Int
         var seed: UInt64
+        /// Whether the deadline watcher sleeps on to its target once no send keeps a deadline,
+        /// as the engine's ticker does on the system's clocks (where a cancelled sleep is kept
+        /// until its time anyway), or ends at once (on a test's clock, whose sleepers go).
+        var letsWatcherRunOut: Bool
     }
 
     /// What the log says of a record, kept beside it while the engine lives.
@@ -37,15 +42,22 @@ final class Outbox: Sendable {
         var identityEpoch: UInt64?
     }
 
-    private struct State {
+    fileprivate struct State {
         var machine: DeliveryMachine
         var details: [UUID: Detail] = [:]
         /// Host calls waiting for their record's first attempt, and for its persistence.
         var answers: [UUID: CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>] = [:]
         var persistedSignals: [UUID: @Sendable () -> Void] = [:]
         var sends: [UUID: Task<Void, Never>] = [:]
-        /// The deadline of each send that keeps its own (B13), cancelled when the send ends.
-        var deadlines: [UUID: Task<Void, Never>] = [:]
+        /// When each send that keeps its own deadline (B13) must end, in nanoseconds of the
+        /// outbox's stopwatch, and the same by deadline for the one task that watches them all:
+        /// a sleeping task per send would be kept by the runtime, cancelled or not, until its
+        /// time, which a burst of impressions turns into megabytes.
+        var sendEnds: [UUID: UInt64] = [:]
+        var deadlineOrder = IDHeap()
+        var watcher: Task<Void, Never>?
+        /// The deadline the watcher sleeps until, `nil` when it sleeps for none.
+        var watcherTarget: UInt64?
         /// Sends that finished before they were listed in `sends`.
         var finishedUnlisted: Set<UUID> = []
         var pauses: [DeliveryMachine.Lane: Task<Void, Never>] = [:]
@@ -206,7 +218,7 @@ final class Outbox: Sendable {
     /// left, not a delivered record whose removal was still queued.
     func stop() async {
         let tasks = state.withLock { shell -> [Task<Void, Never>] in
-            Array(shell.sends.values) + Array(shell.pauses.values)
+            Array(shell.sends.values) + Array(shell.pauses.values) + (shell.watcher.map { [$0] } ?? [])
         }
         perform { $0.machine.stopped() }
         for task in tasks { task.cancel() }
@@ -351,17 +363,54 @@ final class Outbox: Sendable {
         }
         // A host call's own deadline is the engine's (B13); the others' is kept here.
         guard delivery, !alreadyOver else { return }
-        let clock = wiring.clock
-        let deadline = spawn {
-            do { try await clock.sleep(for: timeout) } catch { return }
-            task.cancel()
+        let end = Self.nanoseconds(elapsed() + timeout)
+        let wakeSooner = state.withLock { shell -> Bool in
+            guard shell.sends[record.id] != nil else { return false }  // already finished
+            shell.sendEnds[record.id] = end
+            shell.deadlineOrder.insert(record.id, key: end)
+            if let target = shell.watcherTarget, target <= end { return false }
+            shell.watcherTarget = end
+            return true
         }
-        let over = state.withLock { shell -> Bool in
-            guard shell.sends[record.id] != nil else { return true }  // already finished
-            shell.deadlines[record.id] = deadline
-            return false
+        if wakeSooner { startWatcher() }
+    }
+
+    /// A watcher for the deadline now first; the one before it, sleeping for a later one, ends.
+    private func startWatcher() {
+        let task = spawn { [weak self] in await self?.watchDeadlines() }
+        let old = state.withLock { shell in
+            defer { shell.watcher = task }
+            return shell.watcher
         }
-        if over { deadline.cancel() }
+        old?.cancel()
+    }
+
+    /// Sleeps until the first deadline of a send under way, cancels the sends whose deadline
+    /// has passed, and again, until no send keeps a deadline; a send that ended before its
+    /// deadline is simply passed over.
+    private func watchDeadlines() async {
+        while !Task.isCancelled {
+            let now = Self.nanoseconds(elapsed())
+            let (next, expired) = state.withLock { shell -> (UInt64?, [Task<Void, Never>]) in
+                var expired: [Task<Void, Never>] = []
+                while let top = shell.deadlineOrder.top, top.key <= now || shell.sendEnds[top.id] != top.key {
+                    shell.deadlineOrder.removeTop()
+                    guard shell.sendEnds[top.id] == top.key else { continue }  // ended, or sent again since
+                    shell.sendEnds[top.id] = nil
+                    if let send = shell.sends[top.id] { expired.append(send) }
+                }
+                shell.watcherTarget = shell.deadlineOrder.top?.key
+                return (shell.watcherTarget, expired)
+            }
+            for send in expired { send.cancel() }
+            guard let next else { return }
+            do { try await wiring.clock.sleep(for: .nanoseconds(next - now)) } catch { return }
+        }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let parts = duration.components
+        return UInt64(max(0, parts.seconds)) * 1_000_000_000 + UInt64(max(0, parts.attoseconds)) / 1_000_000_000
     }
 
     /// The request a record stands for, to the Gravity base URL configured now (DL2); the key
@@ -465,17 +514,27 @@ final class Outbox: Sendable {
             outcome = .failed(FailureClass(.failed(error, uncertain: uncertain)), reason: "\(error)")
             failure = error.code.rawValue
         }
-        let (waiting, deadline) = state.withLock {
+        let letsWatcherRunOut = wiring.letsWatcherRunOut
+        let (waiting, watcher) = state.withLock {
             shell -> (CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>?, Task<Void, Never>?) in
             if shell.sends.removeValue(forKey: record.id) == nil { shell.finishedUnlisted.insert(record.id) }
+            var watcher: Task<Void, Never>?
+            if shell.sendEnds.removeValue(forKey: record.id) != nil {
+                if shell.sendEnds.isEmpty, !letsWatcherRunOut {
+                    watcher = shell.watcher
+                    (shell.watcher, shell.watcherTarget, shell.deadlineOrder) = (nil, nil, IDHeap())
+                } else {
+                    shell.dropEndedDeadlinesIfMostlyEnded()
+                }
+            }
             shell.log.append(
                 TrackingRecord(
                     kind: detail.kind, name: detail.name, uid: detail.user.uid, customUserId: detail.user.custom,
                     properties: detail.properties, failure: failure, eventTime: detail.eventTime,
                     deferred: route == nil))
-            return (shell.answers.removeValue(forKey: record.id), shell.deadlines.removeValue(forKey: record.id))
+            return (shell.answers.removeValue(forKey: record.id), watcher)
         }
-        deadline?.cancel()
+        watcher?.cancel()
         if case .failed(let failureClass, let reason) = outcome, failureClass != .final {
             logger.log(
                 .info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later"
@@ -507,5 +566,17 @@ final class Outbox: Sendable {
     @discardableResult
     private func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         activity.map { $0.spawn(body) } ?? Task(operation: body)
+    }
+}
+
+extension Outbox.State {
+    /// Sends that ended before their deadline leave their place in `deadlineOrder` behind;
+    /// once those are most of it, it is built again from the sends still under way, so it
+    /// stays as long as they are.
+    fileprivate mutating func dropEndedDeadlinesIfMostlyEnded() {
+        guard deadlineOrder.count > 64, deadlineOrder.count > 2 * sendEnds.count else { return }
+        var order = IDHeap()
+        for (id, end) in sendEnds { order.insert(id, key: end) }
+        deadlineOrder = order
     }
 }

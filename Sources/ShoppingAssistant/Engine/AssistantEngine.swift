@@ -195,7 +195,8 @@ public actor AssistantEngine {
                 apiKey: configuration.apiKey,
                 clock: clock, wallClock: wallClock, activity: activity, eventTimeout: configuration.gravityTimeout,
                 urlTimeout: configuration.trackingTimeout, logCapacity: configuration.trackingLogCapacity,
-                seed: deliverySeed ?? UInt64.random(in: 0...UInt64.max)),
+                seed: deliverySeed ?? UInt64.random(in: 0...UInt64.max),
+                letsWatcherRunOut: letsTickerRunOut ?? clock.isSystemClock),
             logger: logger)
         identityStore.setWarningHandler { [logger] in logger.log(.error, "identity store: \($0)") }
         machine = EngineMachine(

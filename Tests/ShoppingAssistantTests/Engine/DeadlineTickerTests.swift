@@ -56,9 +56,9 @@ import Testing
         h.clock.advance(by: .seconds(5))
         await h.engine.waitForReply()
         try await h.bed.runUntilIdle()
-        // The ticker sleeps on; the reply's tracking (its events went at 5 s, with 10 s
-        // deadlines) left nothing asleep: each send's deadline ended with the send (B13).
-        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)])
+        // The ticker sleeps on, and so does the outbox's one deadline watcher, towards the
+        // reply event's deadline (sent at 5 s, 10 s to go: B13).
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10), .seconds(15)])
 
         h.clock.advance(by: .seconds(1))  // at 6 s
         h.transport.expect(
@@ -71,11 +71,12 @@ import Testing
             .request(.get, pathSuffix: "/v1/threads/\(threadId)/messages"),
             .respond(Fixtures.history(threadId: threadId, messageId: messageId, replyId: "am-h")))
         try await h.bed.runUntilIdle()
-        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(10), .seconds(127)], "no new ticker")
+        #expect(
+            h.clock.pendingDeadlines.map(\.offset) == [.seconds(10), .seconds(15), .seconds(127)], "no new ticker")
 
         h.clock.advance(by: .seconds(4))  // at 10 s: the ticker's old target, nothing due
         try await h.bed.runUntilIdle()
-        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(126), .seconds(127)])
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(15), .seconds(126), .seconds(127)])
         h.clock.advance(by: .seconds(116) - .milliseconds(1))
         #expect(await h.engine.dialogState == .sending)
         #expect(h.transport.request(for: history) == nil)
@@ -126,7 +127,8 @@ import Testing
         try await h.sendAndReceive("Вопрос", reply: Fixtures.reply(to: "m"))
         try await h.bed.runUntilIdle()
         #expect(
-            h.clock.pendingDeadlines.map(\.offset) == [.seconds(10)], "the ticker, towards `/choose`'s old deadline")
+            h.clock.pendingDeadlines.map(\.offset) == [.seconds(10), .seconds(10)],
+            "the ticker, towards `/choose`'s old deadline, and the outbox's deadline watcher")
         h.transport.expect(.get("https://stalled.example/i"), .deferred)
         h.transport.expect(.get("https://offline.example/i"), .fail(.cannotConnect("offline")))
         let user = GravityUser(uid: "u-8f3c")
@@ -134,9 +136,9 @@ import Testing
             .url("https://stalled.example/i", user: user), .url("https://offline.example/i", user: user),
         ])
         try await h.bed.runUntilIdle()
-        // The second attempt of the URL that could not connect (at 1 s), each send's deadline.
-        #expect(
-            h.clock.pendingDeadlines.map(\.offset) == [.seconds(1), .seconds(10), .seconds(10), .seconds(10)])
+        // The second attempt of the URL that could not connect (at 1 s), the ticker, and the
+        // one watcher of every send's deadline.
+        #expect(h.clock.pendingDeadlines.map(\.offset) == [.seconds(1), .seconds(10), .seconds(10)])
         // The stalled URL never answers: the shutdown waits out its flush deadline (2 s), in
         // which the other URL's second attempt (at 1 s) fails too.
         h.transport.expect(.get("https://offline.example/i"), .fail(.cannotConnect("offline")))

@@ -1,29 +1,31 @@
 import Foundation
 
-/// Records by the order they were accepted in, the oldest on top: the delivery machine takes
-/// the oldest record that may go next without walking its queue, however long the queue is.
+/// Record ids by a number, the smallest on top: the delivery machine takes the oldest record
+/// that may go next (by accepted order) and the outbox the send whose deadline comes first,
+/// without walking a list, however long it is.
 ///
-/// Removal is lazy: a record that leaves the state a heap stands for stays in it until it
-/// reaches the top, where the machine sees that it no longer belongs and discards it.
-struct SequenceHeap: Sendable {
+/// Removal is lazy: an id that no longer belongs stays until it reaches the top, where its
+/// owner sees so and discards it.
+struct IDHeap: Sendable {
     struct Item: Sendable {
-        var sequence: UInt64
+        var key: UInt64
         var id: UUID
     }
 
     private var items: [Item] = []
 
     var isEmpty: Bool { items.isEmpty }
+    var count: Int { items.count }
 
-    /// The oldest record.
+    /// The smallest key's item.
     var top: Item? { items.first }
 
-    mutating func insert(_ id: UUID, sequence: UInt64) {
-        items.append(Item(sequence: sequence, id: id))
+    mutating func insert(_ id: UUID, key: UInt64) {
+        items.append(Item(key: key, id: id))
         var child = items.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard items[child].sequence < items[parent].sequence else { break }
+            guard items[child].key < items[parent].key else { break }
             items.swapAt(child, parent)
             child = parent
         }
@@ -40,8 +42,8 @@ struct SequenceHeap: Sendable {
             let left = 2 * parent + 1
             guard left < items.count else { break }
             let right = left + 1
-            let smaller = right < items.count && items[right].sequence < items[left].sequence ? right : left
-            guard items[smaller].sequence < items[parent].sequence else { break }
+            let smaller = right < items.count && items[right].key < items[left].key ? right : left
+            guard items[smaller].key < items[parent].key else { break }
             items.swapAt(smaller, parent)
             parent = smaller
         }
