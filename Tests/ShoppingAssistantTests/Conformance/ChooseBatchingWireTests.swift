@@ -122,11 +122,36 @@ struct ChooseBatchingWireTests {
             return call
         }
 
+        /// Starts `getContentBySelector(selector)` on the home page.
+        @discardableResult
+        func content(_ selector: String) async -> EngineTestBed.Call<ContentResponse?> {
+            await start { await $0.getContentBySelector(selector: selector, pageContext: Fixtures.homePage) }
+        }
+
         /// The instant ends: what waited leaves; returns once the engine is idle.
         func end() async throws {
             h.activity.end()
             try await h.bed.runUntilIdle()
         }
+    }
+
+    /// The app asks for SKUs only from now on (`setOptions`): the engine's content settings.
+    private static let askForSKUsOnly: @Sendable (AssistantEngine) async -> Bool = { engine in
+        await engine.setOptions(GravityOptions(), contentSettings: GravityContentSettings(skusOnly: true))
+        return true
+    }
+
+    private static let resetIdentity: @Sendable (AssistantEngine) async -> Bool = { engine in
+        await engine.resetIdentity()
+        return true
+    }
+
+    /// Calls for `selectors` made together on an engine talking to `peer`, run until idle.
+    private static func together(_ selectors: [String], peer: PeerServer) async throws -> [ContentResponse??] {
+        let h = await engine(talkingTo: peer)
+        let calls = h.together { selectors.map { content(h, $0) } }
+        try await h.bed.runUntilIdle()
+        return calls.map(\.returnedValue)
     }
 
     @discardableResult
@@ -160,23 +185,18 @@ struct ChooseBatchingWireTests {
     // covers: B16, B5
     @Test func twoSelectorsOfOneEnvelopeLeaveAsOnePostAndEachCallerGetsItsOwn() async throws {
         let peer = try PeerServer()
-        let h = await Self.engine(talkingTo: peer)
-        let (first, second) = h.together { (Self.content(h, "merge-1"), Self.content(h, "merge-2")) }
-        try await h.bed.runUntilIdle()
+        let answers = try await Self.together(["merge-1", "merge-2"], peer: peer)
         #expect(peer.chooseSelectors == [["merge-1", "merge-2"]])
-        #expect(Self.selectors(first.returnedValue) == ["merge-1"])
-        #expect(Self.selectors(second.returnedValue) == ["merge-2"])
+        #expect(answers.map(Self.selectors) == [["merge-1"], ["merge-2"]])
     }
 
     // Mirrors "identical concurrent calls are deduplicated into one POST and share one response".
     // covers: B16
     @Test func identicalCallsShareOnePostAndOneAnswer() async throws {
         let peer = try PeerServer()
-        let h = await Self.engine(talkingTo: peer)
-        let (first, second) = h.together { (Self.content(h, "dup"), Self.content(h, "dup")) }
-        try await h.bed.runUntilIdle()
+        let answers = try await Self.together(["dup", "dup"], peer: peer)
         #expect(peer.chooseSelectors == [["dup"]])
-        #expect(first.returnedValue != nil && first.returnedValue == second.returnedValue)
+        #expect(answers[0] != nil && answers[0] == answers[1])
     }
 
     // Mirrors "same selector with different contentSettings is NOT deduplicated and NOT merged"
@@ -187,18 +207,10 @@ struct ChooseBatchingWireTests {
     // covers: B16, B8
     @Test func oneSelectorWithTwoOptionsIsTwoPostsAndTheSecondCarriesTheFirstsSession() async throws {
         let peer = try PeerServer()
-        let h = await Self.engine(talkingTo: peer)
-        let instant = OneInstant(h)
-        let first = await instant.start {
-            await $0.getContentBySelector(selector: "wave", pageContext: Fixtures.homePage)
-        }
-        await instant.start { engine -> Bool in
-            await engine.setOptions(GravityOptions(), contentSettings: GravityContentSettings(skusOnly: true))
-            return true
-        }
-        let second = await instant.start {
-            await $0.getContentBySelector(selector: "wave", pageContext: Fixtures.homePage)
-        }
+        let instant = OneInstant(await Self.engine(talkingTo: peer))
+        let first = await instant.content("wave")
+        await instant.start(Self.askForSKUsOnly)
+        let second = await instant.content("wave")
         try await instant.end()
         #expect(peer.chooseSelectors == [["wave"], ["wave"]])
         let options = peer.chooseBodies.map { (($0["data"] as? [[String: Any]])?.first?["option"] as? [String: Any]) }
@@ -211,20 +223,14 @@ struct ChooseBatchingWireTests {
     // covers: B16
     @Test func collidingSelectorsStillMergeWithTheOtherSelectorsOfTheirWave() async throws {
         let peer = try PeerServer()
-        let h = await Self.engine(talkingTo: peer)
-        let instant = OneInstant(h)
+        let instant = OneInstant(await Self.engine(talkingTo: peer))
         var calls: [EngineTestBed.Call<ContentResponse?>] = []
         for (index, selector) in ["wave-a", "wave-b", "wave-a", "wave-b"].enumerated() {
             if index == 2 {
-                await instant.start { engine -> Bool in
-                    await engine.setOptions(GravityOptions(), contentSettings: GravityContentSettings(skusOnly: true))
-                    return true
-                }
+                await instant.start(Self.askForSKUsOnly)
             }
             calls.append(
-                await instant.start {
-                    await $0.getContentBySelector(selector: selector, pageContext: Fixtures.homePage)
-                })
+                await instant.content(selector))
         }
         try await instant.end()
         #expect(peer.chooseSelectors == [["wave-a", "wave-b"], ["wave-a", "wave-b"]])
@@ -236,12 +242,10 @@ struct ChooseBatchingWireTests {
     @Test func aCallWhoseSelectorTheAnswerLacksGetsAnEmptyAnswer() async throws {
         let peer = try PeerServer()
         peer.answerNextChoose(with: [["selector": "part-1", "payload": [PeerServer.payload("camp-part-1")]]])
-        let h = await Self.engine(talkingTo: peer)
-        let (first, second) = h.together { (Self.content(h, "part-1"), Self.content(h, "part-2")) }
-        try await h.bed.runUntilIdle()
+        let answers = try await Self.together(["part-1", "part-2"], peer: peer)
         #expect(peer.chooseSelectors == [["part-1", "part-2"]])
-        #expect(Self.selectors(first.returnedValue) == ["part-1"])
-        #expect(second.returnedValue == .some(ContentResponse(data: [])), "empty, not nil: the call succeeded")
+        #expect(Self.selectors(answers[0]) == ["part-1"])
+        #expect(answers[1] == .some(ContentResponse(data: [])), "empty, not nil: the call succeeded")
     }
 
     // Mirrors "a merged POST carries each item's own contentSettings and rules" (the engine has
@@ -249,14 +253,10 @@ struct ChooseBatchingWireTests {
     // covers: B16
     @Test func aMergedPostCarriesEachItemsOwnOption() async throws {
         let peer = try PeerServer()
-        let h = await Self.engine(talkingTo: peer)
-        let instant = OneInstant(h)
-        await instant.start { await $0.getContentBySelector(selector: "opt-default", pageContext: Fixtures.homePage) }
-        await instant.start { engine -> Bool in
-            await engine.setOptions(GravityOptions(), contentSettings: GravityContentSettings(skusOnly: true))
-            return true
-        }
-        await instant.start { await $0.getContentBySelector(selector: "opt-skus", pageContext: Fixtures.homePage) }
+        let instant = OneInstant(await Self.engine(talkingTo: peer))
+        await instant.content("opt-default")
+        await instant.start(Self.askForSKUsOnly)
+        await instant.content("opt-skus")
         try await instant.end()
         let data = try #require(peer.chooseBodies.first?["data"] as? [[String: Any]])
         #expect(peer.chooseBodies.count == 1)
@@ -270,19 +270,13 @@ struct ChooseBatchingWireTests {
     // covers: B16, B9, B3
     @Test func anIdentityResetInsideTheInstantIsNotUndoneByTheCallMadeBeforeIt() async throws {
         let peer = try PeerServer()
-        let h = await Self.engine(talkingTo: peer)
-        let instant = OneInstant(h)
-        let call = await instant.start {
-            await $0.getContentBySelector(selector: "reset-race", pageContext: Fixtures.homePage)
-        }
-        await instant.start { engine -> Bool in
-            await engine.resetIdentity()
-            return true
-        }
+        let instant = OneInstant(await Self.engine(talkingTo: peer))
+        let call = await instant.content("reset-race")
+        await instant.start(Self.resetIdentity)
         try await instant.end()
         #expect(Self.selectors(call.returnedValue) == ["reset-race"])
-        #expect(await h.engine.canonicalUserId == nil)
-        #expect(h.identityStore.loadUid() == nil)
+        #expect(await instant.h.engine.canonicalUserId == nil)
+        #expect(instant.h.identityStore.loadUid() == nil)
     }
 
     // Mirrors "resetSession between the user snapshot and the flush does not resurrect a warm
@@ -294,13 +288,8 @@ struct ChooseBatchingWireTests {
         _ = try await h.bed.run { await $0.getContentBySelector(selector: "warm-up", pageContext: Fixtures.homePage) }
         #expect(await h.engine.canonicalUserId == "server-uid")
         let instant = OneInstant(h)
-        let call = await instant.start {
-            await $0.getContentBySelector(selector: "resurrect", pageContext: Fixtures.homePage)
-        }
-        await instant.start { engine -> Bool in
-            await engine.resetIdentity()
-            return true
-        }
+        let call = await instant.content("resurrect")
+        await instant.start(Self.resetIdentity)
         try await instant.end()
         #expect(Self.selectors(call.returnedValue) == ["resurrect"])
         #expect((peer.chooseBodies.last?["user"] as? [String: Any])?["uid"] as? String == "server-uid", "as made")
@@ -313,19 +302,18 @@ struct ChooseBatchingWireTests {
     // covers: B16, B3, B8
     @Test func identicalCallsOnEitherSideOfAnIdentityChangeAreTwoPosts() async throws {
         let peer = try PeerServer()
-        let h = await Self.engine(talkingTo: peer)
-        let instant = OneInstant(h)
-        await instant.start { await $0.getContentBySelector(selector: "straddle", pageContext: Fixtures.homePage) }
+        let instant = OneInstant(await Self.engine(talkingTo: peer))
+        await instant.content("straddle")
         await instant.start { engine -> Bool in
             await engine.setUser(userId: "alice", sessionId: "ses-a")
             return true
         }
-        await instant.start { await $0.getContentBySelector(selector: "straddle", pageContext: Fixtures.homePage) }
+        await instant.content("straddle")
         try await instant.end()
         #expect(peer.chooseSelectors == [["straddle"], ["straddle"]])
         let users = peer.chooseBodies.compactMap { $0["user"] as? [String: String] }
         #expect(users.count == 2 && users.contains([:]) && users.contains(["custom": "alice", "ses": "ses-a"]))
-        #expect(await h.engine.canonicalUserId == "server-uid", "the new identity's answer is adopted")
+        #expect(await instant.h.engine.canonicalUserId == "server-uid", "the new identity's answer is adopted")
     }
 
     // Mirrors "a second envelope group on a cold session parks behind the first": two pages'
