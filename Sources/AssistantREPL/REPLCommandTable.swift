@@ -312,6 +312,12 @@ extension REPLCommandTable {
             await session.wait(duration)
             return .done
         },
+        REPLCommand(
+            "together", "CMD; CMD…", "run commands at one moment, in order, as an app doing several things at once",
+            group: .inspection, example: ":together :widget recommendations; :logout", related: ["widget", "wait"]
+        ) { session, argument in
+            await session.together(argument)
+        },
         .plain("state", "inspect preparation, dialog, locks and identity", group: .inspection, related: ["log"]) {
             await $0.showState()
         },

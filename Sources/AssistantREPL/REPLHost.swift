@@ -16,6 +16,8 @@ actor REPLHost {
     private let waitsForScreens: Bool
     /// Whether the terminal window is in the foreground (PR5: the background is not visibility).
     private(set) var isForeground = true
+    /// The widget every screen draws (`:widget on`), fetched with its entry button (B16).
+    private(set) var screenWidget: String?
 
     init(
         engine: AssistantEngine, output: REPLOutput, presenter: ChatPresenter, ticker: ImpressionTicker,
@@ -50,8 +52,17 @@ actor REPLHost {
         await ticker.screenChanged()  // the chat's cards are not on this screen
         await widget.screenChanged()  // nor the widget of the screen before
         output.line(.dim, "(screen: \(Self.describe(page)))")
-        await screens.show(page)
+        let onScreen = screenWidget.map { selector in
+            ScreenController.Widget(selector: selector) { [widget] in await widget.present($0, selector: selector) }
+        }
+        await screens.show(page, widget: onScreen)
         if waitsForScreens { await screens.settle() }
+    }
+
+    /// `:widget on` / `:widget off`: every screen shown from now on draws the widget of
+    /// `selector`, or none.
+    func setScreenWidget(_ selector: String?) {
+        screenWidget = selector
     }
 
     /// `onEntryTap`.

@@ -408,6 +408,30 @@ package actor REPLSession {
         }
     }
 
+    /// `:together CMD; CMD…`: the commands at one moment, in the order given, as an app that
+    /// does several things at once — each starts once the one before waits for something (the
+    /// engine, the network, time), so the content calls they make are made together (B16). On
+    /// virtual time that order is exact; on real time the commands only start in it.
+    func together(_ argument: String) async -> REPLCommand.Outcome {
+        let lines = argument.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard lines.count >= 2,
+            lines.allSatisfy({ line in
+                line.hasPrefix(":") && !line.hasSuffix(" &")
+                    && !["together", "quit", "exit", "q"].contains(line.dropFirst().split(separator: " ").first ?? "")
+            })
+        else { return .usage(note: "two commands or more, separated by ;") }
+        for line in lines {
+            let body: @Sendable () async -> Void = { _ = await self.handle(line) }
+            guard let activity else {
+                Task(operation: body)
+                continue
+            }
+            activity.spawn(body)
+            await activity.waitUntil(busyAtMost: 1)  // this command's own unit: the one started waits
+        }
+        return .done
+    }
+
     /// Lets `duration` pass; Ctrl-C (a cancelled task) ends it early, and then it says nothing.
     func wait(_ duration: Duration) async {
         do { try await clock.sleep(for: duration) } catch { return }

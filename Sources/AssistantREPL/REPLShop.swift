@@ -264,6 +264,17 @@ actor REPLShop {
         await widget.show(selector: selector, page: page)
     }
 
+    /// `:widget on [SELECTOR]`, `:widget off`: the widget belongs to every screen from the next
+    /// one on, its content fetched at the moment the entry button's is — one `/choose` for both
+    /// (B16).
+    func setScreenWidget(_ selector: String?) async {
+        await host.setScreenWidget(selector)
+        guard let selector else { return output.line(.dim, "(no widget on the screens from now on)") }
+        output.untrusted(
+            selector + " on every screen from the next one, fetched with its entry button)", prefix: "(widget ",
+            role: .dim, width: output.width)
+    }
+
     /// `:widget tap N`: reports the click, then the app goes to the product.
     func tapWidget(_ number: Int) async {
         switch await widget.tap(number) {

@@ -92,9 +92,9 @@ extension REPLCommandTable {
         },
         REPLCommand(
             "widget", "[SELECTOR]",
-            "draw a recommendation widget; then tap N, left, right, close",
+            "draw a recommendation widget; then tap N, left, right, close; on [SELECTOR] draws it on every screen",
             group: .shop, example: ":widget recommendations", related: ["cart", "log"],
-            completions: [["tap", "left", "right", "close"]]
+            completions: [["tap", "left", "right", "close", "on", "off"]]
         ) { session, argument in
             let words = argument.split(separator: " ").map(String.init)
             switch (words.first?.lowercased(), words.count) {
@@ -105,9 +105,12 @@ extension REPLCommandTable {
             case ("left", 1): await session.shop.scrollWidget(by: -1)
             case ("right", 1): await session.shop.scrollWidget(by: 1)
             case ("close", 1): await session.shop.closeWidget()
+            case ("on", 1): await session.shop.setScreenWidget(DemoStore.Configuration().recommendationSelector)
+            case ("on", 2): await session.shop.setScreenWidget(words[1])
+            case ("off", 1): await session.shop.setScreenWidget(nil)
             case (nil, _): await session.shop.showWidget(selector: DemoStore.Configuration().recommendationSelector)
             case (_, 1): await session.shop.showWidget(selector: words[0])
-            default: return .usage(note: "one selector, or tap N, left, right, close")
+            default: return .usage(note: "one selector, or tap N, left, right, close, on [SELECTOR], off")
             }
             return .done
         },

@@ -55,6 +55,8 @@ actor REPLWidget {
     private let timers: VisibilityTicker<Key>
     private var shown: Shown?
     private var fetches = 0
+    /// Counts the screens the app showed: a widget fetched for one is not drawn on the next.
+    private var screens = 0
     /// Whether the chat is on screen, over the app's screen and its widget.
     private var chatPresented = false
 
@@ -91,8 +93,19 @@ actor REPLWidget {
     /// Fetches the content of `selector` for `page` and draws the first of its contents that
     /// has product slots; says why when there is none.
     func show(selector: String, page: PageContext) async {
+        let screen = screens
+        let response = await engine.getContentBySelector(selector: selector, pageContext: page)
+        guard screen == screens else {
+            return output.line(.dim, "(the widget of the screen before is not drawn: another screen is showing)")
+        }
+        await present(response, selector: selector)
+    }
+
+    /// Draws the first content of `response` (the content of `selector`, fetched) that has
+    /// product slots; says why when there is none, or when the fetch failed (`nil`).
+    func present(_ response: ContentResponse?, selector: String) async {
         let name = TerminalSanitizer.sanitize(selector)
-        guard let response = await engine.getContentBySelector(selector: selector, pageContext: page) else {
+        guard let response else {
             output.line(.warning, "no widget: the content of \(name) could not be fetched (the log says why)")
             return
         }
@@ -160,6 +173,7 @@ actor REPLWidget {
 
     /// Another screen: the widget is not on it (no close: the shopper did not close it).
     func screenChanged() async {
+        screens += 1
         await takeAway()
     }
 

@@ -18,12 +18,42 @@ actor ScreenController {
     /// The entry button's title while it is shown.
     private(set) var entryButton: String?
 
-    /// What `settle()` waits for: the current screen's flow, and the page views under way.
+    /// A widget the app draws on each of its screens, fetched beside the entry button: the two
+    /// content calls are made together and leave as one `/choose` (B16).
+    struct Widget: Sendable {
+        let selector: String
+        /// Draws the fetched content (`nil`: the fetch failed) on the screen it was fetched for,
+        /// once that screen's flow has finished, so that its lines always come after the flow's.
+        let present: @Sendable (ContentResponse?) async -> Void
+    }
+
+    /// What a parked caller waits for.
+    private enum Awaited: Sendable {
+        /// The screen's flow, its widget and the page views under way (`settle()`).
+        case settled
+        /// The screen's flow alone (a widget's drawing).
+        case flowFinished
+    }
+
+    /// What `settle()` waits for: the current screen's flow and widget, and the page views
+    /// under way.
     private struct Settling: WaitingState {
         var flowRunning = false
         var pageViews = 0
-        var waiters = ParkedCallers<Void, Void>()
-        var isSettled: Bool { !flowRunning && pageViews == 0 }
+        var widgets = 0
+        var waiters = ParkedCallers<Void, Awaited>()
+        var isSettled: Bool { !flowRunning && pageViews == 0 && widgets == 0 }
+
+        /// The waiters whose wait is over now.
+        mutating func takeReady() -> [ParkedCallers<Void, Awaited>.Waiter] {
+            let (settled, flowFinished) = (isSettled, !flowRunning)
+            return waiters.take { awaited in
+                switch awaited {
+                case .settled: settled
+                case .flowFinished: flowFinished
+                }
+            }
+        }
     }
 
     private let settling = Locked(Settling())
@@ -43,8 +73,9 @@ actor ScreenController {
         self.assistantSelector = assistantSelector
     }
 
-    /// `onScreenShown(pageContext)`.
-    func show(_ pageContext: PageContext) async {
+    /// `onScreenShown(pageContext)`; `widget`, when the app draws one on its screens, is
+    /// fetched at the very moment the entry button's content is.
+    func show(_ pageContext: PageContext, widget: Widget? = nil) async {
         generation += 1
         screenTask?.cancel()
         let my = generation
@@ -65,6 +96,24 @@ actor ScreenController {
                 assistantSelector: assistantSelector)
             await self?.screenFinished(my)
         }
+        guard let widget else { return }
+        settling.withLock { $0.widgets += 1 }
+        spawn { [weak self] in
+            let content = await engine.getContentBySelector(selector: widget.selector, pageContext: pageContext)
+            await self?.presentAfterTheFlow(widget, content, my: my)
+        }
+    }
+
+    /// Draws a screen's widget once its flow has finished, unless another screen is showing
+    /// by then.
+    private func presentAfterTheFlow(_ widget: Widget, _ content: ContentResponse?, my: Int) async {
+        await settling.wait(cancelled: (), activity: activity) { $0.flowRunning ? .park(.flowFinished) : .proceed(()) }
+        if my == generation { await widget.present(content) }
+        resume(
+            settling.withLock { state in
+                state.widgets -= 1
+                return state.takeReady()
+            })
     }
 
     private func runScreen(
@@ -93,23 +142,24 @@ actor ScreenController {
     }
 
     private nonisolated func pageViewFinished() {
-        let waiters = settling.withLock { state -> [ParkedCallers<Void, Void>.Waiter] in
-            state.pageViews -= 1
-            return state.isSettled ? state.waiters.takeAll() : []
-        }
-        resume(waiters)
+        resume(
+            settling.withLock { state in
+                state.pageViews -= 1
+                return state.takeReady()
+            })
     }
 
     private func finishFlow() {
-        let waiters = settling.withLock { state -> [ParkedCallers<Void, Void>.Waiter] in
-            state.flowRunning = false
-            return state.isSettled ? state.waiters.takeAll() : []
-        }
-        resume(waiters)
+        resume(
+            settling.withLock { state in
+                state.flowRunning = false
+                return state.takeReady()
+            })
     }
 
-    /// Wakes `settle()` callers, counting them runnable first (replay quiescence).
-    private nonisolated func resume(_ waiters: [ParkedCallers<Void, Void>.Waiter]) {
+    /// Wakes `settle()` callers and widgets waiting to be drawn, counting them runnable first
+    /// (replay quiescence).
+    private nonisolated func resume(_ waiters: [ParkedCallers<Void, Awaited>.Waiter]) {
         for waiter in waiters {
             activity?.begin()
             waiter.resume(returning: ())
@@ -137,11 +187,11 @@ actor ScreenController {
         return result
     }
 
-    /// Waits for the current screen's entry and preparation, and the page views under way, to
-    /// finish (piped mode, so that its output is deterministic); returns at once if the
+    /// Waits for the current screen's entry and preparation, its widget, and the page views
+    /// under way, to finish (piped mode, so that its output is deterministic); returns at once if the
     /// waiting task is cancelled.
     func settle() async {
-        await settling.wait(cancelled: (), activity: activity) { $0.isSettled ? .proceed(()) : .park(()) }
+        await settling.wait(cancelled: (), activity: activity) { $0.isSettled ? .proceed(()) : .park(.settled) }
     }
 
     private func showEntryButton(_ title: String) {

@@ -300,8 +300,8 @@ import Testing
         #expect(demo.candidates(for: ":cart KIT-1001 ") == skus, "the cart screen takes any number of SKUs")
         #expect(demo.candidates(for: ":wish ") == skus)
         #expect(plain.candidates(for: ":push ") == ["granted", "denied", "unknown"])
-        #expect(plain.candidates(for: ":widget ") == ["tap", "left", "right", "close"])
-        #expect(demo.candidates(for: ":widget ") == ["tap", "left", "right", "close", "recommendations"])
+        #expect(plain.candidates(for: ":widget ") == ["tap", "left", "right", "close", "on", "off"])
+        #expect(demo.candidates(for: ":widget ") == ["tap", "left", "right", "close", "on", "off", "recommendations"])
         #expect(
             LineCompletion.resolve(
                 textBeforeCursor: ":cart add KIT-100", candidates: demo.candidates(for: ":cart add KIT-100"))

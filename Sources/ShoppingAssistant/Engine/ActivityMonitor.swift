@@ -10,12 +10,19 @@
 /// `package`: only our own replay drivers and test support count work; embedders reach it
 /// through `EngineTestBed` in ShoppingAssistantTesting.
 package final class ActivityMonitor: Sendable {
+    /// What a parked waiter waits for.
+    private enum Awaited: Sendable {
+        /// No more than this many units can run (a driver waiting for quiescence).
+        case busyAtMost(Int)
+        /// Nothing else can run: the waiter is the rest of the instant (`yieldUntilOthersIdle`).
+        case othersIdle
+    }
+
     private struct State: WaitingState {
         var busy = 0
         /// Tasks spawned through `spawn` that have not ended, parked or not.
         var live = 0
-        /// Each waits until no more than its tag of units can run.
-        var waiters = ParkedCallers<Bool, Int>()
+        var waiters = ParkedCallers<Bool, Awaited>()
     }
 
     private let state = Locked(State())
@@ -35,11 +42,19 @@ package final class ActivityMonitor: Sendable {
     }
 
     /// A unit of work ended or parked on the clock or the transport.
+    ///
+    /// When nothing else can run, the units that yielded to the rest of the instant run first,
+    /// counted again: a driver learns the system is quiescent only once they have parked too.
     package func end() {
-        let waiters = state.withLock { state -> [ParkedCallers<Bool, Int>.Waiter] in
+        let waiters = state.withLock { state -> [ParkedCallers<Bool, Awaited>.Waiter] in
             state.busy -= 1
+            var woken: [ParkedCallers<Bool, Awaited>.Waiter] = []
+            if state.busy <= 0 {
+                woken = state.waiters.take { if case .othersIdle = $0 { true } else { false } }
+                state.busy += woken.count
+            }
             let busy = state.busy
-            return state.waiters.take { busy <= $0 }
+            return woken + state.waiters.take { if case .busyAtMost(let units) = $0 { busy <= units } else { false } }
         }
         for waiter in waiters { waiter.resume(returning: true) }
     }
@@ -56,7 +71,16 @@ package final class ActivityMonitor: Sendable {
     /// waiting task is cancelled first.
     @discardableResult
     package func waitUntil(busyAtMost units: Int) async -> Bool {
-        await state.wait(cancelled: false) { $0.busy <= units ? .proceed(true) : .park(units) }
+        await state.wait(cancelled: false) { $0.busy <= units ? .proceed(true) : .park(.busyAtMost(units)) }
+    }
+
+    /// Suspends the calling unit of work, counted, until no other unit can run — the rest of
+    /// the instant on virtual time — and counts it again before anyone learns the system is
+    /// quiescent. A content window ends so (B16): the calls made at its instant have all come,
+    /// whichever task reached the engine first. `false` if the task is cancelled first.
+    @discardableResult
+    package func yieldUntilOthersIdle() async -> Bool {
+        await state.wait(cancelled: false, activity: self) { $0.busy <= 1 ? .proceed(true) : .park(.othersIdle) }
     }
 
     /// Runs `body` as one unit of work in a new task;

@@ -224,6 +224,12 @@ extension AssistantEngine {
     /// Content of a selector: `POST /choose` (B5), holding only the entries of `selector`.
     /// `nil` on a network or decoding error, which is logged. A successful answer starts
     /// content load tracking for its contents (B7). Never blocked by a presentation lock (B6).
+    ///
+    /// Calls made at the same moment — a screen's entry button and its widgets, from tasks of
+    /// their own — leave as one `/choose` with one item per selector, and identical ones share
+    /// one answer (B16); each still returns exactly what a call of its own would. A call with no
+    /// company is not held back: it leaves as soon as the engine has taken the calls already
+    /// waiting for it.
     public func getContentBySelector(selector: String, pageContext: PageContext) async -> ContentResponse? {
         let result = await call(refusal: .content(nil)) { $0.contentCalled($1, selector: selector, page: pageContext) }
         guard case .content(let content) = result else {

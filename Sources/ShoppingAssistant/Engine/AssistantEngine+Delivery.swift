@@ -37,7 +37,7 @@ extension AssistantEngine {
     func deliveryRecord(for request: GravityCall, identityEpoch: UInt64) -> (DeliveryRecord, Outbox.Detail)? {
         let now = wallClock()
         switch request {
-        case .choose:
+        case .choose, .chooseTogether:
             return nil
         case .visit(let envelope):
             return record(

@@ -99,6 +99,8 @@ extension AssistantEngine {
                     } else if case .choose(let selector, let settings, let envelope) = request {
                         answer = .content(
                             await gravity.choose(selector: selector, settings: settings, envelope: envelope))
+                    } else if case .chooseTogether(let items, let envelope) = request {
+                        answer = .content(await gravity.choose(items, envelope: envelope))  // B16
                     } else {
                         return  // every other call is kept (`deliveryRecord`)
                     }
@@ -246,12 +248,16 @@ extension AssistantEngine {
         ticker?.cancel()
         tickerTarget = earliest
         let wait = earliest - elapsed()
-        let (clock, slice) = (self.clock, tickerSlice)
+        let (clock, slice, activity) = (self.clock, tickerSlice, self.activity)
         tickerGeneration += 1
         let generation = tickerGeneration
         ticker = spawn { [weak self] in
             if wait > .zero {
                 do { try await SlicedSleep.sleep(on: clock, for: wait, slice: slice) } catch { return }
+            } else if let activity {
+                // A deadline of this very instant (the end of a content window, B16) comes after
+                // everything else that can run in it: on virtual time, once nothing else can.
+                guard await activity.yieldUntilOthersIdle() else { return }
             }
             await self?.deadlinesPassed(ticker: generation)
         }

@@ -30,10 +30,14 @@ enum RequestID: Hashable, Sendable, CustomStringConvertible {
     case history(DialogTag)
     /// A rating's `/v1/feedback` (D11).
     case feedback(dialog: UInt64, turn: Int)
+    /// One `/choose` for several content calls made together (B16); `ContentBatcher` knows
+    /// whose they are.
+    case contents(UInt64)
 
     var description: String {
         switch self {
         case .configuration(let id): return "/choose of \(id)"
+        case .contents(let merged): return "merged /choose#\(merged)"
         case .host(let call): return "gravity request of \(call)"
         case .message(let tag): return "message \(tag)"
         case .history(let tag): return "history read for \(tag)"
@@ -52,6 +56,8 @@ enum TimerID: Hashable, Sendable, CustomStringConvertible {
     case gravity(RequestID)
     /// The `delayTime` of the in-app campaign whose turn has come (B6).
     case campaignDelay(UInt64)
+    /// The end of the instant in which content calls wait for the others made with them (B16).
+    case contentWindow
 
     var description: String {
         switch self {
@@ -59,6 +65,7 @@ enum TimerID: Hashable, Sendable, CustomStringConvertible {
         case .reply(let tag): return "reply deadline of \(tag)"
         case .gravity(let id): return "deadline of \(id)"
         case .campaignDelay(let turn): return "delay of in-app campaign turn \(turn)"
+        case .contentWindow: return "end of the content calls' instant"
         }
     }
 }
@@ -66,6 +73,8 @@ enum TimerID: Hashable, Sendable, CustomStringConvertible {
 /// A Gravity API V2 request, as the machine decided it; the actor's clients encode it.
 enum GravityCall: Hashable, Sendable {
     case choose(selector: String, settings: GravityContentSettings, envelope: GravityClient.Envelope)
+    /// Content calls made together (B16): one `data` item per selector, each with its own `option`.
+    case chooseTogether([GravitySelectorRequest], envelope: GravityClient.Envelope)
     case visit(GravityClient.Envelope)
     case event([GravityEvent], GravityClient.Envelope)
 
@@ -76,6 +85,9 @@ enum GravityCall: Hashable, Sendable {
         case .choose(let selector, let settings, var envelope):
             envelope.user = user
             return .choose(selector: selector, settings: settings, envelope: envelope)
+        case .chooseTogether(let items, var envelope):
+            envelope.user = user
+            return .chooseTogether(items, envelope: envelope)
         case .visit(var envelope):
             envelope.user = user
             return .visit(envelope)

@@ -65,6 +65,8 @@ extension EngineMachine {
             actions = configurationAnswered(preparation, result, identityEpoch: identityEpoch)
         case (.host(let call), .content(let result)):
             actions = contentAnswered(call, result, identityEpoch: identityEpoch)
+        case (.contents(let merged), .content(let result)):
+            actions = mergedContentAnswered(merged, result, identityEpoch: identityEpoch)
         case (.host(let call), .campaigns(let result)):
             actions = campaignsAnswered(call, result, identityEpoch: identityEpoch, deadline: deadline)
         default:
@@ -98,6 +100,7 @@ extension EngineMachine {
         case .reply(let tag): return replyDeadlinePassed(tag)
         case .gravity(let request): return gravityDeadlinePassed(request)
         case .campaignDelay(let turn): return campaignDelayPassed(turn)
+        case .contentWindow: return contentWindowEnded()
         }
     }
 

@@ -89,11 +89,11 @@ extension EngineMachine {
         return trackURLs(valid, user: content.origin?.user)  // AN5: each once
     }
 
-    /// `getContentBySelector`: `POST /choose` (B5). Never blocked by a presentation lock (B6).
+    /// `getContentBySelector`: `POST /choose` (B5), with the content calls made in the same
+    /// instant (B16). Never blocked by a presentation lock (B6).
     mutating func contentCalled(_ call: CallID, selector: String, page: PageContext) -> [EngineAction] {
         hostRequests[call] = (.content(selector: selector), abandoned: false)
-        return sendGravity(
-            .host(call), .choose(selector: selector, settings: settings.contentSettings, envelope: envelope(page)))
+        return requestContent(.host(call), selector: selector, page: page)
     }
 
     /// `setOptions`: the `options` (and `data[].options`) of the following requests.
@@ -210,6 +210,7 @@ extension EngineMachine {
     /// Stops waiting for a Gravity request: one still at the gate is never sent; the first
     /// request of a session, let go, releases the gate as a failed one does (B8).
     mutating func cancelGravity(_ id: RequestID) -> [EngineAction] {
+        if let actions = withdrawContent(id) { return actions }  // B16: still waiting, or merged
         if sessionGate.withdrawn(id) { return [] }
         return [.cancelRequest(id), .cancelTimer(.gravity(id))] + sessionGateAnswered(id)
     }
@@ -282,17 +283,18 @@ extension EngineMachine {
     /// screen prepared for the old user is not one for the new user (the host prepares again).
     private mutating func applyIdentityChange(_ change: IdentityChange) -> [EngineAction] {
         let previous = identity.wire
-        var actions: [EngineAction] = []
+        // B16: the calls of the instant leave as the identity they were made under.
+        var actions = contentWindowEndedEarly()
         switch change {
         case .setUser(let userId, let sessionId):
-            guard identity.userSet(userId: userId, sessionId: sessionId) else { return [] }
+            guard identity.userSet(userId: userId, sessionId: sessionId) else { return actions }
         case .reset:
             // B14: the listener hears `nil` once a uid was known, on disk or from Gravity.
             if identity.canonicalUID != nil || reportedUID != nil { uidToReport = .some(nil) }
             identity.resetRequested()
             actions.append(.persistUID(nil))
         case .restoreUID(let uid):
-            guard identity.uidRestored(uid) else { return [] }
+            guard identity.uidRestored(uid) else { return actions }
             uidToReport = .some(uid)
             actions.append(.persistUID(uid))
         }

@@ -237,6 +237,7 @@ extension EngineMachine {
             actions.append(.complete(caller, result(of: entry.request)))
         }
         hostRequests = [:]
+        contentBatcher = ContentBatcher()
         actions += userIdCalls.map { .complete($0, .userId(identity.canonicalUID)) }  // B14
         userIdCalls = []
         campaigns.clear()

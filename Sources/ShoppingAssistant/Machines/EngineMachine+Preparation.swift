@@ -58,9 +58,7 @@ extension EngineMachine {
         for action in actions {
             switch action {
             case .fetchConfiguration(let id, let selector, let page):
-                result += sendGravity(
-                    .configuration(id),
-                    .choose(selector: selector, settings: settings.contentSettings, envelope: envelope(page)))
+                result += requestContent(.configuration(id), selector: selector, page: page)  // B16
             case .startTimeout(let id, let duration):
                 result.append(.startTimer(.preparation(id), after: duration))
             case .stopWork(let id):

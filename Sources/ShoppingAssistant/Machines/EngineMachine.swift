@@ -79,6 +79,9 @@ struct EngineMachine: Sendable {
     var nextHostCall: UInt64 = 0
     /// Gravity requests waiting for the first answer of a session (B8).
     var sessionGate = SessionGate()
+    /// Content calls waiting for the rest of their instant, and merged `/choose` requests on
+    /// their way (B16).
+    var contentBatcher = ContentBatcher()
     /// Gravity requests sent and not answered yet, with their deadline on the engine's clock;
     /// one that passed its deadline (B13) is not.
     var gravityInFlight: [RequestID: Duration] = [:]

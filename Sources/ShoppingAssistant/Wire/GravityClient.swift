@@ -41,9 +41,18 @@ struct GravityClient: Sendable {
     func choose(selector: String, settings: GravityContentSettings, envelope: Envelope) async -> Result<
         Answer<ContentResponse>, WireFailure
     > {
-        let body = request(envelope, type: nil, data: [GravitySelectorRequest(selector: selector, options: settings)])
+        await choose([GravitySelectorRequest(selector: selector, options: settings)], envelope: envelope)
+    }
+
+    /// `POST /choose` with one `data` item per selector (B16); the answer holds the entries of
+    /// those selectors only.
+    func choose(_ items: [GravitySelectorRequest], envelope: Envelope) async -> Result<
+        Answer<ContentResponse>, WireFailure
+    > {
+        let body = request(envelope, type: nil, data: items)
+        let selectors = Set(items.map(\.selector))
         return await post(chooseURL, limit: EndpointLimits.chooseBytes, body: body).flatMap { response in
-            guard let (content, user) = GravityAnswer.choose(response.body, selector: selector) else {
+            guard let (content, user) = GravityAnswer.choose(response.body, selectors: selectors) else {
                 return .failure(
                     .failed(
                         AssistantError(code: .invalidResponse, message: "undecodable /choose response"),

@@ -108,7 +108,7 @@ extension GravityDevice: JSONBodyWritable {
 
 /// One `data[]` item of a `/choose` request. The content settings travel as `option`: the key
 /// flutter ("Options -> Option", 2025-09-10) and Android fixed; iOS 1.0.4 sends `options`.
-struct GravitySelectorRequest: Sendable {
+struct GravitySelectorRequest: Sendable, Hashable {
     var selector: String
     var options: GravityContentSettings
 }
@@ -409,8 +409,14 @@ enum GravityAnswer {
     /// `/choose`: the entries of `selector` only (wire.md § POST /choose); `nil` if the envelope
     /// is malformed. An absent or `null` `data` means nothing matched.
     static func choose(_ body: Data, selector: String) -> (ContentResponse, GravityAnsweredUser?)? {
+        choose(body, selectors: [selector])
+    }
+
+    /// `/choose` of several content calls made together (B16): the entries of the selectors
+    /// asked for, each naming its own, for the machine to hand each caller its own.
+    static func choose(_ body: Data, selectors: Set<String>) -> (ContentResponse, GravityAnsweredUser?)? {
         guard let object = WireJSON.decode(body)?.objectValue, let data = list(object["data"]) else { return nil }
-        let entries = data.compactMap(campaign).filter { $0.selector == selector }
+        let entries = data.compactMap(campaign).filter { $0.selector.map(selectors.contains) ?? false }
         return (ContentResponse(data: entries), GravityAnsweredUser(json: object["user"]))
     }
 

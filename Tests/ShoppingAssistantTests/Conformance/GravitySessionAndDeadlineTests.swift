@@ -50,7 +50,8 @@ struct GravitySessionAndDeadlineTests {
 
     // Mirrors flutter choose_wire_test "a visit parked behind a choose gate re-snapshots after a
     // mid-flight reset": the parked visit goes out as the new identity, and its own answer is
-    // the fresh session; the old first answer changes nothing.
+    // the fresh session; the old first answer changes nothing. As there, the visit is made once
+    // the `/choose` is on the wire (its call leaves at the end of its instant, B16).
     // covers: B8, B3, B9
     @Test func aRequestParkedAtTheGateGoesAsTheNewIdentityAfterAReset() async throws {
         let h = await EngineHarness(storedUID: nil)
@@ -58,6 +59,7 @@ struct GravitySessionAndDeadlineTests {
         let visit = h.transport.expect(
             .request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse(uid: "fresh-uid")))
         h.bed.start { await $0.getContentBySelector(selector: "gate-owner", pageContext: Fixtures.homePage) }
+        try await h.bed.runUntilIdle()
         h.bed.start { engine -> Bool in
             await engine.trackView(pageContext: Fixtures.homePage)
             return true

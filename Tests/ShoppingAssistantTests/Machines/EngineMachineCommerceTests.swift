@@ -157,7 +157,7 @@ import Testing
             .campaigns(.success(GravityClient.Answer(value: [], user: GravityAnsweredUser(uid: "uid-1", ses: "s-1")))),
             identityEpoch: 1)
         _ = machine.notificationPermissionSet(.denied)
-        let content = machine.contentCalled(F.call(2), selector: "entry", page: F.page)
+        let content = F.contentAlone(&machine, F.call(2), selector: "entry")
         let sent = content.compactMap { action -> GravityClient.Envelope? in
             if case .sendGravity(_, .choose(_, _, let envelope), _) = action { envelope } else { nil }
         }
@@ -170,7 +170,7 @@ import Testing
     @Test func aRequestWaitingAtTheSessionGateKeepsThePermissionOfItsCall() {
         var machine = F.machine(storedUID: nil)
         _ = machine.trackViewCalled(F.call(1), page: F.page)
-        _ = machine.contentCalled(F.call(2), selector: "entry", page: F.page)  // waits at the gate
+        F.contentAlone(&machine, F.call(2), selector: "entry")  // waits at the gate
         _ = machine.notificationPermissionSet(.granted)
         let answered = machine.gravityAnswered(
             .host(F.call(1)),
@@ -213,7 +213,7 @@ import Testing
     private static func widgetAnswer(_ machine: inout EngineMachine, call: CallID = F.call(1)) throws
         -> (Campaign, CampaignContent)
     {
-        _ = machine.contentCalled(call, selector: "widget", page: F.page)
+        F.contentAlone(&machine, call, selector: "widget")
         let response = ContentResponse(data: [
             Campaign(
                 selector: "widget",

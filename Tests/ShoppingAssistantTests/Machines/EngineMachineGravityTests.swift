@@ -84,8 +84,10 @@ import Testing
         #expect(
             F.withoutGravityDeadlines(machine.trackViewCalled(F.call(1), page: F.page))
                 == [.sendGravity(.host(F.call(1)), .visit(F.envelope(user: GravityUser())), identityEpoch: 1)])
-        let waiting = machine.contentCalled(F.call(2), selector: "entry", page: F.page)
-        #expect(F.withoutLogs(waiting) == [], "the second request waits at the gate")
+        let waiting = F.contentAlone(&machine, F.call(2), selector: "entry")
+        #expect(
+            F.withoutLogs(waiting) == [.startTimer(.contentWindow, after: .zero)],
+            "the second request waits at the gate once its instant ended (B16)")
         let answered = machine.gravityAnswered(
             .host(F.call(1)),
             .campaigns(.success(GravityClient.Answer(value: [], user: GravityAnsweredUser(uid: "u-9", ses: "s-9")))),
@@ -109,8 +111,8 @@ import Testing
     @Test func aFailedFirstRequestReleasesTheGateAndTheNextGoesAlone() {
         var machine = F.machine(storedUID: nil)
         _ = machine.trackViewCalled(F.call(1), page: F.page)
-        _ = machine.contentCalled(F.call(2), selector: "entry", page: F.page)
-        _ = machine.contentCalled(F.call(3), selector: "other", page: F.page)
+        F.contentAlone(&machine, F.call(2), selector: "entry")
+        F.contentAlone(&machine, F.call(3), selector: "other")
         let failed = machine.gravityAnswered(
             .host(F.call(1)), .campaigns(.failure(F.failure(.network))), identityEpoch: 1)
         let sent = failed.compactMap { action -> RequestID? in
@@ -127,8 +129,8 @@ import Testing
     @Test func aWithdrawnRequestAtTheGateIsNeverSentAndAWithdrawnFirstOneReleasesTheGate() {
         var machine = F.machine(storedUID: nil)
         _ = machine.trackViewCalled(F.call(1), page: F.page)
-        _ = machine.prepareCalled(F.call(2), selector: F.selector, page: F.page, timeout: .seconds(10))
-        let superseding = machine.prepareCalled(F.call(3), selector: F.selector, page: F.page, timeout: .seconds(10))
+        F.prepareAlone(&machine, F.call(2))
+        let superseding = F.prepareAlone(&machine, F.call(3))
         #expect(!superseding.contains(.cancelRequest(.configuration(F.preparation(1)))), "it was never sent")
         #expect(machine.sessionGate.waiting.map(\.id) == [.configuration(F.preparation(2))])
         let answered = machine.gravityAnswered(
@@ -141,9 +143,9 @@ import Testing
         #expect(sent == [.configuration(F.preparation(2))])
 
         var other = F.machine(storedUID: nil)
-        _ = other.prepareCalled(F.call(1), selector: F.selector, page: F.page, timeout: .seconds(10))
-        _ = other.contentCalled(F.call(2), selector: "entry", page: F.page)
-        let released = other.prepareCalled(F.call(3), selector: F.selector, page: F.page, timeout: .seconds(10))
+        F.prepareAlone(&other, F.call(1))
+        F.contentAlone(&other, F.call(2), selector: "entry")
+        let released = F.prepareAlone(&other, F.call(3))
         #expect(released.contains(.cancelRequest(.configuration(F.preparation(1)))))
         #expect(
             released.contains { if case .sendGravity(.host(F.call(2)), _, _) = $0 { true } else { false } },
@@ -156,7 +158,7 @@ import Testing
     @Test func anIdentityChangeStartsTheGateAgainForTheNewIdentity() {
         var machine = F.machine(storedUID: nil)
         _ = machine.trackViewCalled(F.call(1), page: F.page)
-        _ = machine.contentCalled(F.call(2), selector: "entry", page: F.page)
+        F.contentAlone(&machine, F.call(2), selector: "entry")
         let reset = machine.resetIdentityCalled(F.call(3))
         #expect(
             reset.contains {
@@ -198,19 +200,20 @@ import Testing
         var machine = F.machine()
         _ = machine.appLockChanged(locked: true)
         #expect(
-            F.withoutGravityDeadlines(machine.contentCalled(F.call(1), selector: "entry", page: F.page))
+            F.withoutGravityDeadlines(F.contentAlone(&machine, F.call(1), selector: "entry"))
                 == [
+                    .startTimer(.contentWindow, after: .zero),
                     .sendGravity(
                         .host(F.call(1)),
                         .choose(selector: "entry", settings: GravityContentSettings(), envelope: F.envelope()),
-                        identityEpoch: 1)
+                        identityEpoch: 1),
                 ])
     }
 
     // covers: B7, AN5
     @Test func contentLoadTrackingIsQueuedOnceForEachURL() {
         var machine = F.machine()
-        _ = machine.contentCalled(F.call(1), selector: "entry", page: F.page)
+        F.contentAlone(&machine, F.call(1), selector: "entry")
         let response = F.content(selector: "entry", loadURLs: ["https://t.example/l", "https://t.example/l"])
         #expect(
             F.withoutGravityDeadlines(
@@ -223,7 +226,7 @@ import Testing
     // covers: B5
     @Test func aFailedContentRequestReturnsNilAndIsLogged() {
         var machine = F.machine()
-        _ = machine.contentCalled(F.call(1), selector: "entry", page: F.page)
+        F.contentAlone(&machine, F.call(1), selector: "entry")
         let actions = F.withoutGravityDeadlines(
             machine.gravityAnswered(.host(F.call(1)), .content(.failure(F.failure(.network))), identityEpoch: 1))
         #expect(actions.count == 2)

@@ -11,8 +11,10 @@ import Testing
         let id = F.preparation(1)
         #expect(
             machine.prepareCalled(F.call(1), selector: F.selector, page: F.page, timeout: .seconds(10))
+                == [.startTimer(.preparation(id), after: .seconds(10)), .startTimer(.contentWindow, after: .zero)])
+        #expect(
+            machine.timerFired(.contentWindow)  // B16: its instant ends with no other content call
                 == [
-                    .startTimer(.preparation(id), after: .seconds(10)),
                     .sendGravity(
                         .configuration(id),
                         .choose(selector: F.selector, settings: GravityContentSettings(), envelope: F.envelope()),
@@ -46,8 +48,8 @@ import Testing
     // covers: P2
     @Test func aLateAnswerOfASupersededCallIsDroppedAndSaysSoInTheLog() {
         var machine = F.machine()
-        _ = machine.prepareCalled(F.call(1), selector: F.selector, page: F.page, timeout: .seconds(10))
-        let second = machine.prepareCalled(F.call(2), selector: F.selector, page: F.page, timeout: .seconds(10))
+        F.prepareAlone(&machine, F.call(1))
+        let second = F.prepareAlone(&machine, F.call(2))
         #expect(second.contains(.complete(F.call(1), .prepare(.superseded))))
         #expect(
             F.withoutGravityDeadlines(
@@ -91,7 +93,7 @@ import Testing
         F.prepareReady(&machine)
         try F.open(&machine)
         try F.sendAndReply(&machine)
-        _ = machine.prepareCalled(F.call(2), selector: "other-assistant", page: F.otherPage, timeout: .seconds(10))
+        F.prepareAlone(&machine, F.call(2), selector: "other-assistant", page: F.otherPage)
         let actions = machine.gravityAnswered(
             .configuration(F.preparation(2)), .content(.failure(F.failure(.server))), identityEpoch: 1)
         #expect(F.hostCallKinds(actions) == [])
@@ -102,7 +104,7 @@ import Testing
     // covers: S4
     @Test func readyWaitsForTheCanonicalUidFromAnyAnswer() {
         var machine = F.machine(storedUID: nil)
-        _ = machine.prepareCalled(F.call(1), selector: F.selector, page: F.page, timeout: .seconds(10))
+        F.prepareAlone(&machine, F.call(1))
         let configuration = machine.gravityAnswered(
             .configuration(F.preparation(1)), .content(F.answered(F.content(), uid: nil)), identityEpoch: 1)
         #expect(F.completions(configuration) == [])
@@ -123,7 +125,7 @@ import Testing
     // covers: P4
     @Test func aCancelledCallerEndsItsPreparationCancelled() {
         var machine = F.machine()
-        _ = machine.prepareCalled(F.call(1), selector: F.selector, page: F.page, timeout: .seconds(10))
+        F.prepareAlone(&machine, F.call(1))
         #expect(
             F.withoutGravityDeadlines(F.withoutLogs(machine.callCancelled(F.call(1)))) == [
                 .cancelTimer(.preparation(F.preparation(1))), .cancelRequest(.configuration(F.preparation(1))),
@@ -135,7 +137,7 @@ import Testing
     // covers: B7
     @Test func theConfigurationsLoadTrackingIsQueuedAsTheCurrentUser() {
         var machine = F.machine()
-        _ = machine.prepareCalled(F.call(1), selector: F.selector, page: F.page, timeout: .seconds(10))
+        F.prepareAlone(&machine, F.call(1))
         let actions = machine.gravityAnswered(
             .configuration(F.preparation(1)),
             .content(F.answered(F.content(loadURLs: ["https://t.example/l", "https://t.example/l"]))), identityEpoch: 1)

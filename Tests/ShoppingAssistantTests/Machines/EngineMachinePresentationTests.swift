@@ -14,7 +14,7 @@ import Testing
             F.completions(machine.openCalled(F.call(1), presenter: .available, presenterAlive: true))
                 == [.complete(F.call(1), .open(.notReady))])
         F.prepareReady(&machine)
-        _ = machine.prepareCalled(F.call(2), selector: F.selector, page: F.page, timeout: .seconds(10))
+        F.prepareAlone(&machine, F.call(2))
         #expect(
             F.completions(machine.openCalled(F.call(3), presenter: .available, presenterAlive: true))
                 == [.complete(F.call(3), .open(.notReady))])

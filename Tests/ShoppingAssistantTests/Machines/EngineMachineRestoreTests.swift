@@ -50,7 +50,7 @@ import Testing
     {
         var machine = keepingMachine(storedUID: storedUID, ready: false)
         machine.dialogStoreRead(stored)
-        _ = machine.prepareCalled(F.call(100), selector: selector, page: F.page, timeout: .seconds(10))
+        F.prepareAlone(&machine, F.call(100), selector: selector)
         _ = machine.gravityAnswered(
             .configuration(PreparationID(value: machine.nextPreparation)),
             .content(F.answered(F.content(selector: selector), uid: storedUID)), identityEpoch: machine.identity.epoch)

@@ -177,13 +177,33 @@ enum MachineFixtures {
 
     // MARK: - Drivers
 
+    /// `prepareAssistant` whose configuration's instant ends with no other content call (B16):
+    /// what the call and the end of its instant returned.
+    @discardableResult
+    static func prepareAlone(
+        _ machine: inout EngineMachine, _ call: CallID, selector: String = selector, page: PageContext = page,
+        timeout: Duration = .seconds(10)
+    ) -> [EngineAction] {
+        machine.prepareCalled(call, selector: selector, page: page, timeout: timeout)
+            + machine.timerFired(.contentWindow)
+    }
+
+    /// `getContentBySelector` whose instant ends with no other content call (B16): what the
+    /// call and the end of its instant returned.
+    @discardableResult
+    static func contentAlone(
+        _ machine: inout EngineMachine, _ call: CallID, selector: String, page: PageContext = page
+    ) -> [EngineAction] {
+        machine.contentCalled(call, selector: selector, page: page) + machine.timerFired(.contentWindow)
+    }
+
     /// Prepares `selector` to `.ready` and returns what the last event returned.
     @discardableResult
     static func prepareReady(
         _ machine: inout EngineMachine, call: CallID = call(100), selector: String = selector,
         page: PageContext = page
     ) -> [EngineAction] {
-        _ = machine.prepareCalled(call, selector: selector, page: page, timeout: .seconds(10))
+        prepareAlone(&machine, call, selector: selector, page: page)
         let id = PreparationID(value: machine.nextPreparation)
         return machine.gravityAnswered(
             .configuration(id), .content(answered(content(selector: selector))), identityEpoch: machine.identity.epoch)

@@ -111,6 +111,16 @@ struct EngineHarness {
         }
     }
 
+    /// Runs `start`, which starts calls with `bed.start`, as an app makes calls together: the
+    /// engine's instant lasts until every one of them is started. The test's own body is not
+    /// counted work, so without this a call could find its instant over (B16: its content
+    /// request gone) before the test started the next.
+    func together<Value>(_ start: () -> Value) -> Value {
+        activity.begin()
+        defer { activity.end() }
+        return start()
+    }
+
     // MARK: - Running until idle
 
     /// Runs `body` as counted work and waits until the engine has settled. Returns `nil` when
