@@ -30,7 +30,7 @@ package struct StateDirectory: Sendable, Hashable {
 
     /// The current dialog (`FileDialogStore`), beside the identity: the conversation the next
     /// start brings back (D18).
-    package var dialogFile: URL { URL(fileURLWithPath: Self.joined(path, "dialog.json")) }
+    package var dialogFile: URL { URL(fileURLWithPath: Self.joined(path, "dialog.bin")) }
 
     /// The demo store's SDK-managed identity: a restarted demo session is the same visitor, as
     /// an app restarted against the real service is.

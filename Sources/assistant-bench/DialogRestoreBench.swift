@@ -51,10 +51,13 @@ enum DialogRestoreBench {
         var memory: [Duration] = []
         var restored: [Duration] = []
         var startOnly: [Duration] = []
+        var readFromMemory = Samples()
+        var readRestored = Samples()
         let presenter = BenchPresenter()
         for _ in 0..<rounds {
             memory.append(
                 await Timing.measure { await BenchEngine.open(kept, on: presenter) })
+            readFromMemory.append(readEveryMessage(presenter))
             await kept.closeAssistant()
             // The store holds the dialog as the kept engine left it; a new engine reads it.
             var engine: AssistantEngine?
@@ -64,6 +67,8 @@ enum DialogRestoreBench {
             let restorePresenter = BenchPresenter()
             let opening = await Timing.measure { await BenchEngine.open(engine, on: restorePresenter) }
             restored.append(creation + opening)
+            // What the restore left for later: every reply decoded when a presenter first reads it.
+            readRestored.append(readEveryMessage(restorePresenter))
             guard await engine.chatSnapshot.messages.count == 2 * messages else {
                 fatalError("the restored dialog is not the kept one")
             }
@@ -92,12 +97,57 @@ enum DialogRestoreBench {
         Report.line(
             "store: \(Format.bytes(Double(stored))) for \(Format.bytes(Double(received))) of replies as received "
                 + "(\(Format.ratio(bytesRatio)), goal ≤ \(Format.ratio(bytesGoal)))")
+        Report.line(
+            "reading every message of the opened snapshot, as a presenter drawing the whole chat would: from memory "
+                + "\(readFromMemory.summary); restored \(readRestored.summary) (each reply decoded on its first read)")
+        await saving(store: store, rounds: rounds, messages: messages)
         let verdict = Verdict(
             figure: 11, name: "Dialog restore (200 messages) vs. opening from memory", value: Format.ratio(ratio),
             goal: "≤ \(Format.ratio(goal)), store ≤ \(Format.ratio(bytesGoal)) the replies",
             met: ratio <= goal && bytesRatio <= bytesGoal)
         Report.verdict(verdict)
         return verdict
+    }
+
+    /// Builds every message of the presenter's latest snapshot once.
+    private static func readEveryMessage(_ presenter: BenchPresenter) -> Duration {
+        guard let snapshot = presenter.latest else { fatalError("no snapshot") }
+        return Timing.measure {
+            var products = 0
+            for message in snapshot.messages { products &+= message.productBlock?.products.count ?? 0 }
+            Sink.consume(products)
+        }
+    }
+
+    /// What saving the dialog costs on each change (D18: the send and the reply of every message
+    /// each save it whole): encoding it, and writing it through `FileDialogStore` (a temporary
+    /// file, flushed, renamed over the dialog's, the directory flushed).
+    private static func saving(store: InMemoryDialogStore, rounds: Int, messages: Int) async {
+        guard let data = store.storedData, let encode = DialogStoreBenchmarks.encoder(for: data) else {
+            fatalError("the store holds no dialog")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "assistant-bench-dialog-\(getpid())-\(UInt32.random(in: 0...UInt32.max))", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = FileDialogStore(fileURL: directory.appendingPathComponent("dialog.bin"))
+        var encoding = Samples()
+        var writing = Samples()
+        for _ in 0..<rounds {
+            encoding.append(Timing.measure { Sink.consume(encode()) })
+            do {
+                let start = Timing.now
+                try file.saveDialog(data)
+                writing.append(start.duration(to: Timing.now))
+            } catch {
+                Report.line("saving: skipped, the file store failed: \(error)")
+                return
+            }
+        }
+        let fileSystem = FileSystem.type(of: directory.path) ?? "file system unknown"
+        Report.line(
+            "saving the \(messages)-message dialog on a change: encoding \(encoding.summary); FileDialogStore in "
+                + "\(directory.deletingLastPathComponent().path) (\(fileSystem)): \(writing.summary); twice a "
+                + "message (its send, its reply)")
     }
 
     private static func make(transport: any HTTPTransport, store: any DialogStore) async -> AssistantEngine {

@@ -58,7 +58,7 @@ import Testing
             return REPLEnvironment.Policy.commandLine(
                 options, interactive: interactive, width: 80, stateDirectory: state)
         }
-        let file = REPLEnvironment.Dialog.file(URL(fileURLWithPath: "/tmp/assistant-state/dialog.json"))
+        let file = REPLEnvironment.Dialog.file(URL(fileURLWithPath: "/tmp/assistant-state/dialog.bin"))
         #expect(policy(interactive: true, explicit: false, recording: false).dialog == file)
         #expect(policy(interactive: false, explicit: true, recording: false).dialog == file)
         #expect(policy(interactive: false, explicit: false, recording: false).dialog == .memory, "piped")

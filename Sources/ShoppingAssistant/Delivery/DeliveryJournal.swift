@@ -89,30 +89,38 @@ package enum DeliveryJournal {
 
     /// The operation a payload holds; throws a reason when it holds none this build knows.
     package static func decode(_ payload: ArraySlice<UInt8>) throws(DecodeFailure) -> Operation {
-        var reader = ByteReader(bytes: payload)
-        let operation: Operation
+        do throws(ByteReader.Failure) {
+            return try ByteReader.read(payload) { reader throws(ByteReader.Failure) in
+                let operation = try operation(&reader)
+                guard reader.isAtEnd else { throw ByteReader.Failure(reason: "bytes after its operation") }
+                return operation
+            }
+        } catch {
+            throw DecodeFailure(reason: error.reason)
+        }
+    }
+
+    private static func operation(_ reader: inout ByteReader) throws(ByteReader.Failure) -> Operation {
         switch Code(rawValue: try reader.byte()) {
         case .add:
             let count = try reader.count(minimumBytesEach: 16)
             var records: [DeliveryRecord] = []
             records.reserveCapacity(count)
             for _ in 0..<count { records.append(try reader.record()) }
-            operation = .add(records)
+            return .add(records)
         case .remove:
             let count = try reader.count(minimumBytesEach: 16)
             var ids: [UUID] = []
             ids.reserveCapacity(count)
             for _ in 0..<count { ids.append(try reader.uuid()) }
-            operation = .remove(ids)
+            return .remove(ids)
         case .attempts:
-            operation = .attempts(try reader.uuid(), try reader.int())
+            return .attempts(try reader.uuid(), try reader.int())
         case .clearAll:
-            operation = .clearAll
+            return .clearAll
         case nil:
-            throw DecodeFailure(reason: "an unknown operation")
+            throw ByteReader.Failure(reason: "an unknown operation")
         }
-        guard reader.isAtEnd else { throw DecodeFailure(reason: "bytes after its operation") }
-        return operation
     }
 
     /// Why a payload with a good checksum could not be decoded.
@@ -339,34 +347,12 @@ package enum DeliveryJournal {
 
 // MARK: - Byte coding
 
-/// Little-endian fields, appended.
-private struct ByteWriter {
-    var bytes: [UInt8] = []
-
-    mutating func byte(_ value: UInt8) { bytes.append(value) }
-
-    mutating func uint32(_ value: UInt32) {
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
-    }
-
-    mutating func uint64(_ value: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
-    }
-
-    mutating func int64(_ value: Int64) { uint64(UInt64(bitPattern: value)) }
-
-    mutating func uuid(_ id: UUID) {
+extension ByteWriter {
+    fileprivate mutating func uuid(_ id: UUID) {
         withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func data(_ value: some Collection<UInt8>) {
-        uint32(UInt32(value.count))
-        bytes.append(contentsOf: value)
-    }
-
-    mutating func string(_ value: String) { data(value.utf8) }
-
-    mutating func record(_ record: DeliveryRecord) {
+    fileprivate mutating func record(_ record: DeliveryRecord) {
         uuid(record.id)
         string(record.kind.rawValue)
         string(record.target)
@@ -380,59 +366,13 @@ private struct ByteWriter {
         uint64(record.createdAt.timeIntervalSinceReferenceDate.bitPattern)
         int64(Int64(record.attempts))
         string(record.label)
-        if let owner = record.owner {
-            byte(1)
-            string(owner)
-        } else {
-            byte(0)
-        }
+        optionalString(record.owner)
     }
 }
 
-/// Little-endian fields, read with bounds checks: a payload is only trusted as far as its
-/// checksum, which says the bytes are those written, not that this build wrote them.
-private struct ByteReader {
-    var bytes: ArraySlice<UInt8>
-
-    var isAtEnd: Bool { bytes.isEmpty }
-
-    private mutating func take(_ count: Int) throws(DeliveryJournal.DecodeFailure) -> ArraySlice<UInt8> {
-        guard count >= 0, count <= bytes.count else {
-            throw DeliveryJournal.DecodeFailure(reason: "a field that runs past its end")
-        }
-        defer { bytes = bytes.dropFirst(count) }
-        return bytes.prefix(count)
-    }
-
-    mutating func byte() throws(DeliveryJournal.DecodeFailure) -> UInt8 { try take(1).first! }
-
-    mutating func uint32() throws(DeliveryJournal.DecodeFailure) -> UInt32 {
-        try take(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
-    }
-
-    mutating func uint64() throws(DeliveryJournal.DecodeFailure) -> UInt64 {
-        try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
-    }
-
-    mutating func int() throws(DeliveryJournal.DecodeFailure) -> Int {
-        guard let value = Int(exactly: Int64(bitPattern: try uint64())) else {
-            throw DeliveryJournal.DecodeFailure(reason: "a count out of range")
-        }
-        return value
-    }
-
-    /// A count of items, each at least `minimumBytesEach` long, checked against what is left
-    /// so that a wrong count cannot make the decoder reserve memory for items that are absent.
-    mutating func count(minimumBytesEach: Int) throws(DeliveryJournal.DecodeFailure) -> Int {
-        let count = Int(try uint32())
-        guard count <= bytes.count / minimumBytesEach else {
-            throw DeliveryJournal.DecodeFailure(reason: "a count larger than its bytes")
-        }
-        return count
-    }
-
-    mutating func uuid() throws(DeliveryJournal.DecodeFailure) -> UUID {
-        let raw = Array(try take(16))
+extension ByteReader {
+    fileprivate mutating func uuid() throws(Failure) -> UUID {
+        let raw = bytes(try skip(16))
         return UUID(
             uuid: (
                 raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11],
@@ -440,38 +380,22 @@ private struct ByteReader {
             ))
     }
 
-    mutating func data() throws(DeliveryJournal.DecodeFailure) -> Data {
-        Data(try take(Int(try uint32())))
-    }
-
-    mutating func string() throws(DeliveryJournal.DecodeFailure) -> String {
-        guard let value = String(bytes: try take(Int(try uint32())), encoding: .utf8) else {
-            throw DeliveryJournal.DecodeFailure(reason: "text that is not UTF-8")
-        }
-        return value
-    }
-
-    mutating func record() throws(DeliveryJournal.DecodeFailure) -> DeliveryRecord {
+    fileprivate mutating func record() throws(Failure) -> DeliveryRecord {
         let id = try uuid()
         guard let kind = DeliveryRecord.Kind(rawValue: try string()) else {
-            throw DeliveryJournal.DecodeFailure(reason: "an unknown kind of record")
+            throw Failure(reason: "an unknown kind of record")
         }
         let target = try string()
         let body: Data?
         switch try byte() {
         case 0: body = nil
-        case 1: body = try data()
-        default: throw DeliveryJournal.DecodeFailure(reason: "a malformed body")
+        case 1: body = Data(bytes(try lengthPrefixed()))
+        default: throw Failure(reason: "a malformed body")
         }
         let createdAt = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try uint64()))
         let attempts = try int()
         let label = try string()
-        let owner: String?
-        switch try byte() {
-        case 0: owner = nil
-        case 1: owner = try string()
-        default: throw DeliveryJournal.DecodeFailure(reason: "a malformed owner")
-        }
+        let owner = try optionalString()
         return DeliveryRecord(
             id: id, kind: kind, target: target, body: body, createdAt: createdAt, attempts: attempts, label: label,
             owner: owner)

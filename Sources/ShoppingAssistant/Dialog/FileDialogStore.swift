@@ -6,7 +6,7 @@ import Foundation
     import Darwin
 #endif
 
-/// Keeps the current dialog in one file, by default `dialog.json` beside the identity file
+/// Keeps the current dialog in one file, by default `dialog.bin` beside the identity file
 /// (`FileIdentityStore.defaultLocation`), written atomically (`AtomicFile`): after a crash at
 /// any moment the file holds the dialog before the change or after it (D18).
 ///
@@ -30,10 +30,10 @@ public final class FileDialogStore: DialogStore {
         self.maximumFileBytes = maximumFileBytes
     }
 
-    /// `dialog.json` in the directory of `FileIdentityStore.defaultLocation`: per user, like the uid.
+    /// `dialog.bin` in the directory of `FileIdentityStore.defaultLocation`: per user, like the uid.
     public static func defaultLocation(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         FileIdentityStore.defaultLocation(environment: environment).deletingLastPathComponent()
-            .appendingPathComponent("dialog.json")
+            .appendingPathComponent("dialog.bin")
     }
 
     /// The file's bytes, `nil` when there is no file.

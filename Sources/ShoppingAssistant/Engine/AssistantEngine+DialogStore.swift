@@ -16,7 +16,7 @@ extension AssistantEngine {
             return nil
         }
         do throws(StoredDialogCodec.Failure) {
-            return try StoredDialogCodec.decode(data)
+            return try StoredDialogCodec.decode(data, logger: logger)
         } catch {
             logger.log(
                 .error, "dialog store: the stored dialog \(error.description); it is not restored and is removed")
@@ -30,11 +30,7 @@ extension AssistantEngine {
     /// Saves the dialog as the machine decided (D18); a failure is logged, the chat goes on (D20).
     func storeDialog(_ dialog: StoredDialog) {
         guard let dialogStore else { return }
-        guard let data = StoredDialogCodec.encode(dialog) else {
-            logger.log(.error, "dialog store: the dialog could not be encoded")
-            return
-        }
-        do { try dialogStore.saveDialog(data) } catch {
+        do { try dialogStore.saveDialog(StoredDialogCodec.encode(dialog)) } catch {
             logger.log(.error, "dialog store: the dialog could not be saved, it will not survive a restart: \(error)")
         }
     }

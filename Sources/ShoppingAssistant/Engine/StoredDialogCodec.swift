@@ -2,171 +2,387 @@ import Foundation
 
 /// Turns a `StoredDialog` into the bytes a `DialogStore` keeps, and back (D18).
 ///
-/// The bytes are JSON: the dialog's identity, assistant, start screen and context, and each
-/// turn with its message and its reply as received (base64 of the reply's bytes), read back
-/// through the same decoder as the first time. A file that is not such a dialog — corrupt,
-/// truncated, of another version, a reply that no longer decodes — is refused with a reason
-/// (`Failure`), never a crash; reading costs time linear in its size.
+/// The layout is binary, so that each reply is kept exactly as received, its bytes copied in
+/// and out as they are, and a restore reads a long dialog without decoding its replies
+/// (`RestoredReplies` decodes each when it is first read):
+///
+/// - a header: `SADIALOG`, the layout's version (`UInt16`), and the XXH64 of everything after
+///   the header (`UInt64`);
+/// - the dialog: identity, tenant, assistant (selector, campaign, configuration), the page as
+///   the host gave it and as it was sent (every field of each), the thread, and when it was last
+///   active;
+/// - the distinct button objects of all its replies, each once;
+/// - each turn: its message (ID, text, attempts, state and error) and its reply, if one landed:
+///   which member names its ID, its rating, its ID, its buttons (indices into the objects), and
+///   its bytes as received.
+///
+/// Numbers are little-endian, texts and byte strings follow their length (`UInt32`). What the
+/// turn says about its reply (its ID, its buttons) is what this build's decoder found in its
+/// bytes; a build whose decoder finds otherwise must write another version.
+///
+/// Bytes that are not such a dialog — foreign, of another version, truncated, damaged (the
+/// checksum), inconsistent, a reply or button that is not a JSON object — are refused with a
+/// reason (`Failure`), never a crash (a message ID held twice is the restore's to refuse, as
+/// its lookups are built); reading costs time linear in the dialog's messages, and
+/// in its bytes only for the checksum. The JSON layout of development builds (version 1) was
+/// never released and is refused as foreign.
 enum StoredDialogCodec {
     /// Why stored bytes are not a dialog, for the `.error` log line (D20).
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
+    /// The first bytes of every dialog file.
+    static let magic: [UInt8] = Array("SADIALOG".utf8)
     /// The layout written now; another is not read.
-    static let version = 1
+    static let version: UInt16 = 2
+    /// The signature, the version and the checksum.
+    static let headerBytes = magic.count + 2 + 8
 
-    private struct File: Codable {
-        var version: Int
-        var uid: String
-        var tenant: String
-        var selector: String
-        var campaignId: String?
-        var enabled: Bool
-        var title: String
-        var subtitle: String?
-        var suggests: [String]
-        /// The preparation's page, as the host gave it.
-        var page: StoredPage
-        /// The page as sent (with the SDK attributes, B4).
-        var sentPage: StoredPage
-        var threadId: String
-        /// Seconds since 1970 (D20).
-        var lastActive: Double
-        var turns: [Turn]
+    private enum State: UInt8 {
+        case sent = 0
+        case sending = 1
+        case failed = 2
     }
 
-    /// A page as the wire describes it (`ctx`), the one description of its JSON, read back
-    /// through its `Decodable`.
-    private struct StoredPage: Codable {
-        var page: PageContext
-
-        init(_ page: PageContext) { self.page = page }
-
-        init(from decoder: any Decoder) throws { page = try PageContext(from: decoder) }
-
-        func encode(to encoder: any Encoder) throws {
-            guard let value = WireJSON.decode(WireJSON.encode(page)) else {
-                throw EncodingError.invalidValue(page, .init(codingPath: encoder.codingPath, debugDescription: "ctx"))
-            }
-            try value.encode(to: encoder)
-        }
+    private enum ReplyIdKey: UInt8 {
+        case assistantMessageId = 0
+        case id = 1
     }
 
-    private struct Turn: Codable {
-        var messageId: String
-        var text: String
-        /// `sending`, `sent` or `failed`.
-        var state: String
-        var attempts: Int
-        var errorCode: String?
-        var errorMessage: String?
-        var retryable: Bool?
-        /// The reply's bytes as received.
-        var reply: Data?
-        /// `assistantMessageId` (`/v1/messages`) or `id` (history).
-        var replyIdKey: String?
-        var rating: String?
-    }
+    // MARK: - Writing
 
-    static func encode(_ dialog: StoredDialog) -> Data? {
+    static func encode(_ dialog: StoredDialog) -> Data {
         let context = dialog.context
         let prepared = context.start.prepared
-        var turns: [Turn] = []
-        turns.reserveCapacity(dialog.turns.count)
-        for turn in dialog.turns {
-            var stored = Turn(
-                messageId: turn.user.messageId, text: turn.user.text, state: "sent", attempts: turn.user.attempts)
-            switch turn.user.status {
-            case .sending: stored.state = "sending"
-            case .sent: break
-            case .failed(let error, let retryable):
-                stored.state = "failed"
-                stored.errorCode = error.code.rawValue
-                stored.errorMessage = error.message
-                stored.retryable = retryable
+        // The replies' bytes, and their buttons' places among the distinct objects: one walk.
+        var buttons = ButtonTable()
+        var received: [(bytes: Data, idKey: ReplyDecoder.IdentifierKey)?] = []
+        var replyButtons: [Range<Int>] = []
+        var buttonIndices: [Int] = []
+        received.reserveCapacity(dialog.turns.count)
+        replyButtons.reserveCapacity(dialog.turns.count)
+        var room = 4096  // everything at once: the replies' bytes and a generous bound on the rest
+        dialog.turns.forEachElement { _, turn in
+            let start = buttonIndices.count
+            let bytes = turn.reply?.received
+            if let reply = turn.reply, let bytes {
+                reply.forEachButtonObject { buttonIndices.append(buttons.index(of: $0)) }
+                room += 64 + bytes.bytes.count + 4 * (buttonIndices.count - start)
             }
-            if let reply = turn.reply, let received = reply.content.received {
-                stored.reply = received.bytes
-                stored.replyIdKey = received.idKey == .id ? "id" : "assistantMessageId"
-                stored.rating = reply.rating?.rawValue
-            }
-            turns.append(stored)
+            received.append(bytes)
+            replyButtons.append(start..<buttonIndices.count)
+            room += 64 + turn.user.messageId.utf8.count + turn.user.text.utf8.count
         }
-        let file = File(
-            version: version, uid: context.start.uid, tenant: context.start.tenant, selector: prepared.selector,
-            campaignId: prepared.campaignId, enabled: prepared.configuration.enabled,
-            title: prepared.configuration.title, subtitle: prepared.configuration.subtitle,
-            suggests: prepared.configuration.suggests, page: StoredPage(prepared.pageContext),
-            sentPage: StoredPage(context.start.page),
-            threadId: context.threadId, lastActive: dialog.lastActive.timeIntervalSince1970, turns: turns)
-        return try? JSONEncoder().encode(file)
+        var file = ByteWriter()
+        file.bytes.reserveCapacity(room + buttons.objects.bytes.count)
+        file.bytes += magic
+        file.uint16(version)
+        file.uint64(0)  // the checksum, once the rest is written
+        file.string(context.start.uid)
+        file.string(context.start.tenant)
+        file.string(prepared.selector)
+        file.optionalString(prepared.campaignId)
+        file.byte(prepared.configuration.enabled ? 1 : 0)
+        file.string(prepared.configuration.title)
+        file.optionalString(prepared.configuration.subtitle)
+        file.uint32(UInt32(prepared.configuration.suggests.count))
+        for suggest in prepared.configuration.suggests { file.string(suggest) }
+        file.page(prepared.pageContext)
+        file.page(context.start.page)
+        file.string(context.threadId)
+        file.uint64(dialog.lastActive.timeIntervalSince1970.bitPattern)
+        file.uint32(UInt32(buttons.count))
+        file.bytes += buttons.objects.bytes
+        file.uint32(UInt32(dialog.turns.count))
+        dialog.turns.forEachElement { index, turn in
+            write(turn, received: received[index], buttons: buttonIndices[replyButtons[index]], to: &file)
+        }
+        let checksum = file.bytes.withUnsafeBytes {
+            Checksum.xxh64(UnsafeRawBufferPointer(rebasing: $0[headerBytes...]))
+        }
+        withUnsafeBytes(of: checksum.littleEndian) {
+            file.bytes.replaceSubrange((headerBytes - 8)..<headerBytes, with: $0)
+        }
+        return Data(file.bytes)
     }
 
-    static func decode(_ data: Data) throws(Failure) -> StoredDialog {
-        let file: File
-        do {
-            file = try JSONDecoder().decode(File.self, from: data)
-        } catch {
-            throw Failure(description: "is corrupt (\(data.count) bytes that are not a dialog)")
+    private static func write(
+        _ turn: DialogTurn, received: (bytes: Data, idKey: ReplyDecoder.IdentifierKey)?, buttons: ArraySlice<Int>,
+        to file: inout ByteWriter
+    ) {
+        file.string(turn.user.messageId)
+        file.string(turn.user.text)
+        file.uint32(UInt32(clamping: turn.user.attempts))
+        switch turn.user.status {
+        case .sent: file.byte(State.sent.rawValue)
+        case .sending: file.byte(State.sending.rawValue)
+        case .failed(let error, let retryable):
+            file.byte(State.failed.rawValue)
+            file.string(error.code.rawValue)
+            file.string(error.message)
+            file.byte(retryable ? 1 : 0)
         }
-        guard file.version == version else { throw Failure(description: "is of version \(file.version)") }
-        guard !file.uid.isEmpty, !file.threadId.isEmpty else { throw Failure(description: "has no identity or thread") }
-        let prepared = PreparedAssistant(
-            id: PreparationID(value: 0), selector: file.selector, pageContext: file.page.page,
-            configuration: AssistantConfiguration(
-                enabled: file.enabled, title: file.title, subtitle: file.subtitle, suggests: file.suggests),
-            campaignId: file.campaignId)
-        let context = DialogContext(
-            threadId: file.threadId,
-            start: DialogStart(prepared: prepared, uid: file.uid, tenant: file.tenant, page: file.sentPage.page))
-        var turns = ChunkedVector<DialogTurn>()
-        var seen: Set<String> = []
-        var sending = false
-        for (index, turn) in file.turns.enumerated() {
-            guard seen.insert(turn.messageId).inserted else {
-                throw Failure(description: "holds message \(turn.messageId) twice")
-            }
-            let status: UserMessage.Status
-            switch turn.state {
-            case "sending": status = .sending
-            case "sent": status = .sent
-            case "failed":
-                guard let code = turn.errorCode.flatMap(AssistantError.Code.init(rawValue:)) else {
-                    throw Failure(description: "has a failed message \(index) without a known error code")
+        // A reply without its bytes (an engine without a store made it) cannot be kept.
+        guard let reply = turn.reply, let received else { return file.byte(0) }
+        file.byte(1)
+        file.byte(received.idKey == .id ? ReplyIdKey.id.rawValue : ReplyIdKey.assistantMessageId.rawValue)
+        file.optionalString(reply.rating?.rawValue)
+        file.optionalString(reply.assistantMessageId)
+        file.uint32(UInt32(buttons.count))
+        for index in buttons { file.uint32(UInt32(index)) }
+        file.data(received.bytes)
+    }
+
+    /// The distinct button objects of a dialog's replies, each written once.
+    private struct ButtonTable {
+        /// The objects, each after its length, in the order first met.
+        private(set) var objects = ByteWriter()
+        private(set) var count = 0
+        /// Where each object lies in `objects`, by its checksum (objects that share one are
+        /// told apart by their bytes).
+        private var known: [UInt64: [(range: Range<Int>, index: Int)]] = [:]
+
+        mutating func index(of object: UnsafeRawBufferPointer) -> Int {
+            let digest = Checksum.xxh64(object)
+            let found = known[digest]?.first { entry in
+                objects.bytes.withUnsafeBytes {
+                    UnsafeRawBufferPointer(rebasing: $0[entry.range]).hasSameBytes(as: object)
                 }
-                status = .failed(
-                    AssistantError(code: code, message: turn.errorMessage ?? ""), retryable: turn.retryable ?? false)
-            default:
-                throw Failure(description: "has message \(index) in an unknown state \"\(turn.state)\"")
             }
+            if let found { return found.index }
+            objects.uint32(UInt32(object.count))
+            let start = objects.bytes.count
+            objects.bytes.append(contentsOf: object)
+            known[digest, default: []].append((start..<objects.bytes.count, count))
+            count += 1
+            return count - 1
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The dialog in `data`; its replies share `data`'s bytes and are decoded when first read,
+    /// a failure then logged to `logger`.
+    static func decode(_ data: Data, logger: AssistantLogger? = nil) throws(Failure) -> StoredDialog {
+        guard data.count >= headerBytes else {
+            throw Failure(description: data.isEmpty ? "is empty" : "is truncated (\(data.count) bytes)")
+        }
+        guard data.prefix(magic.count).elementsEqual(magic) else {
+            throw Failure(description: "is not a dialog file (\(data.count) bytes without its signature)")
+        }
+        do throws(ByteReader.Failure) {
+            return try ByteReader.read(data) { reader throws(ByteReader.Failure) in
+                _ = try reader.skip(magic.count)
+                let found = try reader.uint16()
+                guard found == version else {
+                    throw ByteReader.Failure(reason: "is of version \(found), which this build does not read")
+                }
+                let checksum = try reader.uint64()
+                guard Checksum.xxh64(reader.bytes(reader.offset..<data.count)) == checksum else {
+                    throw ByteReader.Failure(reason: "is damaged or truncated: its checksum does not match its bytes")
+                }
+                return try dialog(&reader, in: data, logger: logger)
+            }
+        } catch {
+            throw Failure(description: error.reason)
+        }
+    }
+
+    private static func dialog(_ reader: inout ByteReader, in data: Data, logger: AssistantLogger?)
+        throws(ByteReader.Failure) -> StoredDialog
+    {
+        let uid = try reader.string()
+        let tenant = try reader.string()
+        let selector = try reader.string()
+        let campaignId = try reader.optionalString()
+        let enabled = try flag(&reader)
+        let title = try reader.string()
+        let subtitle = try reader.optionalString()
+        let suggestCount = try reader.count(minimumBytesEach: 4)
+        var suggests: [String] = []
+        suggests.reserveCapacity(suggestCount)
+        for _ in 0..<suggestCount { suggests.append(try reader.string()) }
+        let page = try self.page(&reader)
+        let sentPage = try self.page(&reader)
+        let threadId = try reader.string()
+        let lastActive = Double(bitPattern: try reader.uint64())
+        guard !uid.isEmpty, !threadId.isEmpty else { throw ByteReader.Failure(reason: "has no identity or thread") }
+        guard lastActive.isFinite else { throw ByteReader.Failure(reason: "has no time it was last active") }
+        let prepared = PreparedAssistant(
+            id: PreparationID(value: 0), selector: selector, pageContext: page,
+            configuration: AssistantConfiguration(
+                enabled: enabled, title: title, subtitle: subtitle, suggests: suggests),
+            campaignId: campaignId)
+        let context = DialogContext(
+            threadId: threadId, start: DialogStart(prepared: prepared, uid: uid, tenant: tenant, page: sentPage))
+
+        let objectCount = try reader.count(minimumBytesEach: 4)
+        var objects: [Range<Int>] = []
+        objects.reserveCapacity(objectCount)
+        for _ in 0..<objectCount {
+            let object = try reader.lengthPrefixed()
+            guard isObject(reader.bytes(object)[...]) else {
+                throw ByteReader.Failure(reason: "has a button that is not one")
+            }
+            objects.append(object)
+        }
+        let replies = RestoredReplies(file: data, buttonObjects: objects, logger: logger)
+
+        // A turn takes at least its two lengths, its attempts, its state and its reply flag.
+        let count = try reader.count(minimumBytesEach: 14)
+        var sending = false
+        var buttons: [Int] = []  // one reply's, reused
+        let turns = try ChunkedVector(count: count) { index throws(ByteReader.Failure) in
+            let messageId = try reader.string()
+            let text = try reader.string()
+            let attempts = Int(try reader.uint32())
+            let status = try self.status(&reader, index: index)
             if case .sending = status {
-                guard !sending else { throw Failure(description: "has two messages sending (D2)") }
+                guard !sending else { throw ByteReader.Failure(reason: "has two messages sending (D2)") }
                 sending = true
             }
-            var reply: ReplyMessage?
-            if let bytes = turn.reply {
-                let idKey: ReplyDecoder.IdentifierKey = turn.replyIdKey == "id" ? .id : .assistantMessageId
-                guard let content = ReplyDecoder.decode(bytes, idKey: idKey) else {
-                    throw Failure(description: "has a reply (\(index)) that does not decode")
-                }
-                var rating: AssistantRating?
-                if let raw = turn.rating {
-                    guard let known = AssistantRating(rawValue: raw) else {
-                        throw Failure(description: "has an unknown rating \"\(raw)\"")
-                    }
-                    rating = known
-                }
-                reply = ReplyMessage(content: content, rating: rating, buttonsEnabled: [])
+            let reply: ReplyMessage?
+            switch try reader.byte() {
+            case 0: reply = nil
+            case 1: reply = try self.reply(&reader, index: index, into: replies, buttons: &buttons)
+            default: throw ByteReader.Failure(reason: "has a malformed reply (\(index))")
             }
-            turns.append(
-                DialogTurn(
-                    user: UserMessage(
-                        messageId: turn.messageId, text: turn.text, status: status, attempts: max(turn.attempts, 1),
-                        request: nil),
-                    reply: reply))
+            return DialogTurn(
+                user: UserMessage(
+                    messageId: messageId, text: text, status: status, attempts: max(attempts, 1), request: nil),
+                reply: reply)
         }
-        return StoredDialog(
-            context: context, turns: turns, lastActive: Date(timeIntervalSince1970: file.lastActive))
+        guard reader.isAtEnd else { throw ByteReader.Failure(reason: "has bytes after its last message") }
+        return StoredDialog(context: context, turns: turns, lastActive: Date(timeIntervalSince1970: lastActive))
+    }
+
+    private static func flag(_ reader: inout ByteReader) throws(ByteReader.Failure) -> Bool {
+        switch try reader.byte() {
+        case 0: return false
+        case 1: return true
+        default: throw ByteReader.Failure(reason: "has a malformed flag")
+        }
+    }
+
+    private static func page(_ reader: inout ByteReader) throws(ByteReader.Failure) -> PageContext {
+        let raw = try reader.string()
+        guard let type = PageContext.PageType(rawValue: raw) else {
+            throw ByteReader.Failure(reason: "has a page of an unknown type \"\(raw)\"")
+        }
+        let itemCount = try reader.count(minimumBytesEach: 4)
+        var data: [String] = []
+        data.reserveCapacity(itemCount)
+        for _ in 0..<itemCount { data.append(try reader.string()) }
+        let location = try reader.string()
+        let lng = try reader.optionalString()
+        let pageNumber = try flag(&reader) ? try reader.int() : nil
+        let referrer = try reader.optionalString()
+        return PageContext(
+            type: type, data: data, location: location, lng: lng, pageNumber: pageNumber, referrer: referrer,
+            utm: try dictionary(&reader), attributes: try dictionary(&reader))
+    }
+
+    private static func dictionary(_ reader: inout ByteReader) throws(ByteReader.Failure) -> [String: String]? {
+        guard try flag(&reader) else { return nil }
+        let count = try reader.count(minimumBytesEach: 8)
+        var dictionary: [String: String] = [:]
+        dictionary.reserveCapacity(count)
+        for _ in 0..<count { dictionary[try reader.string()] = try reader.string() }
+        return dictionary
+    }
+
+    private static func status(_ reader: inout ByteReader, index: Int) throws(ByteReader.Failure)
+        -> UserMessage.Status
+    {
+        switch State(rawValue: try reader.byte()) {
+        case .sent: return .sent
+        case .sending: return .sending
+        case .failed:
+            let raw = try reader.string()
+            guard let code = AssistantError.Code(rawValue: raw) else {
+                throw ByteReader.Failure(
+                    reason: "has a failed message (\(index)) with an unknown error code \"\(raw)\"")
+            }
+            let message = try reader.string()
+            return .failed(AssistantError(code: code, message: message), retryable: try flag(&reader))
+        case nil:
+            throw ByteReader.Failure(reason: "has a message (\(index)) in an unknown state")
+        }
+    }
+
+    private static func reply(
+        _ reader: inout ByteReader, index: Int, into replies: RestoredReplies, buttons: inout [Int]
+    ) throws(ByteReader.Failure) -> ReplyMessage {
+        let idKey: ReplyDecoder.IdentifierKey
+        switch ReplyIdKey(rawValue: try reader.byte()) {
+        case .assistantMessageId: idKey = .assistantMessageId
+        case .id: idKey = .id
+        case nil: throw ByteReader.Failure(reason: "has a reply (\(index)) with an unknown kind of ID")
+        }
+        var rating: AssistantRating?
+        if let raw = try reader.optionalString() {
+            guard let known = AssistantRating(rawValue: raw) else {
+                throw ByteReader.Failure(reason: "has an unknown rating \"\(raw)\"")
+            }
+            rating = known
+        }
+        let assistantMessageId = try reader.optionalString()
+        buttons.removeAll(keepingCapacity: true)
+        for _ in 0..<(try reader.count(minimumBytesEach: 4)) {
+            let object = Int(try reader.uint32())
+            guard object < replies.buttonObjects.count else {
+                throw ByteReader.Failure(reason: "has a reply (\(index)) with a button the file does not hold")
+            }
+            buttons.append(object)
+        }
+        let bytes = try reader.lengthPrefixed()
+        guard bytes.count <= ReplyDecoder.maximumSize, isObject(reader.bytes(bytes)[...]) else {
+            throw ByteReader.Failure(reason: "has a reply (\(index)) that is not one")
+        }
+        let stored = replies.append(
+            bytes: bytes, idKey: idKey, assistantMessageId: assistantMessageId, buttons: buttons)
+        return ReplyMessage(restored: replies, index: stored, rating: rating)
+    }
+
+    /// A quick look that bytes hold a JSON object: `{` first and `}` last, past white space and
+    /// a byte order mark. Whether they are one is found when the reply is decoded.
+    private static func isObject(_ bytes: UnsafeRawBufferPointer.SubSequence) -> Bool {
+        func isWhiteSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+        var content = bytes.drop(while: isWhiteSpace)
+        if content.starts(with: [0xEF, 0xBB, 0xBF]) { content = content.dropFirst(3) }
+        guard let last = content.lastIndex(where: { !isWhiteSpace($0) }) else { return false }
+        return content.first == UInt8(ascii: "{") && content[last] == UInt8(ascii: "}")
+    }
+}
+
+extension ByteWriter {
+    /// Every field of `page`, in the order `StoredDialogCodec` reads them back.
+    fileprivate mutating func page(_ page: PageContext) {
+        string(page.type.rawValue)
+        uint32(UInt32(page.data.count))
+        for item in page.data { string(item) }
+        string(page.location)
+        optionalString(page.lng)
+        if let pageNumber = page.pageNumber {
+            byte(1)
+            int64(Int64(pageNumber))
+        } else {
+            byte(0)
+        }
+        optionalString(page.referrer)
+        dictionary(page.utm)
+        dictionary(page.attributes)
+    }
+
+    /// Sorted by key, so that the same dialog is always the same bytes.
+    private mutating func dictionary(_ dictionary: [String: String]?) {
+        guard let dictionary else { return byte(0) }
+        byte(1)
+        uint32(UInt32(dictionary.count))
+        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
+            string(key)
+            string(value)
+        }
     }
 }

@@ -44,6 +44,29 @@ struct ChunkedVector<Element: Sendable>: Sendable {
 
     init() {}
 
+    /// `count` elements made in order by `make`, each made in its chunk: a whole dialog read
+    /// back from the dialog store (D18) is neither appended element by element, each append
+    /// checking what it shares, nor copied from an array.
+    init<Failure: Error>(count: Int, _ make: (Int) throws(Failure) -> Element) throws(Failure) {
+        var chunks: [Chunk] = []
+        var index = 0
+        while index < count {
+            let chunk = Chunk([])
+            let end = Swift.min(index + Self.chunkSize, count)
+            while index < end {
+                chunk.elements.append(try make(index))
+                index += 1
+            }
+            chunks.append(chunk)
+            if chunks.count == Self.chunksPerPage {
+                pages.append(Page(chunks))
+                chunks = []
+            }
+        }
+        if !chunks.isEmpty { pages.append(Page(chunks)) }
+        self.count = count
+    }
+
     var isEmpty: Bool { count == 0 }
 
     subscript(index: Int) -> Element {
@@ -130,6 +153,24 @@ struct ChunkedVector<Element: Sendable>: Sendable {
                 chunks[slot] = Chunk(chunks[slot].elements)
             }
             body(&chunks[slot].elements)
+        }
+    }
+}
+
+extension ChunkedVector {
+    /// Calls `body` with each element and its index, in order, reading the chunks in place: a
+    /// walk over a whole dialog (a restore, a save) that looks no element up by its index.
+    func forEachElement(_ body: (Int, Element) throws -> Void) rethrows {
+        var index = 0
+        for page in pages {
+            for chunk in page.chunks {
+                try chunk.elements.withUnsafeBufferPointer { elements in
+                    for element in elements {
+                        try body(index, element)
+                        index += 1
+                    }
+                }
+            }
         }
     }
 }

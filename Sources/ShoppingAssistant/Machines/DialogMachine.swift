@@ -119,6 +119,9 @@ struct DialogMachine: Sendable {
     /// The turn of the last reply on screen: its suggests are the chat's (C7).
     private(set) var lastReplyTurn: Int?
 
+    /// Which buttons of the restored replies are offered, when the dialog was restored (D18, AC4).
+    private(set) var restoredOffers: RestoredOffers?
+
     private var turnByMessageId: [String: Int] = [:]
     private var turnByAssistantMessageId: [String: Int] = [:]
     /// The screen position of each turn's user message.
@@ -372,39 +375,69 @@ struct DialogMachine: Sendable {
         code: .network, message: "the app ended while the message was being answered")
 
     /// The dialog of an earlier run takes the place of the empty one (D18): its turns as they
-    /// were, the retry request of each message that may still be sent rebuilt from its context
-    /// (D6), the buttons offered asked of the handler now (AC4). Its replies count as shown
-    /// (they were, before the restart: AN7). A message that was `sending` is reconciled as an
-    /// uncertain outcome: history is read first (D19, D5). No `.publish`: the opening that
-    /// restores it presents it.
-    mutating func restore(_ stored: StoredDialog, buttonsEnabled: (ReplyContent) -> [Bool]) -> [Action] {
+    /// were, taken over whole, the retry request of each message that may still be sent rebuilt
+    /// from its context (D6), the buttons of its replies offered as `canHandle` says now (AC4).
+    /// Its replies count as shown (they were, before the restart: AN7). A message that was
+    /// `sending` is reconciled as an uncertain outcome: history is read first (D19, D5). No
+    /// `.publish`: the opening that restores it presents it.
+    ///
+    /// `nil`, and nothing restored, when the dialog holds a message ID twice: no lookup by ID
+    /// could be trusted.
+    mutating func restore(_ stored: StoredDialog, canHandle: (AssistantAction) -> Bool) -> [Action]? {
         guard context == nil, turns.isEmpty else { return [] }
+        let count = stored.turns.count
+        var byMessageId: [String: Int] = [:]
+        var byAssistantMessageId: [String: Int] = [:]
+        var positions: [Int] = []
+        var lines: [ChatItem] = []
+        var lastReply: Int?
+        var inFlight: Int?
+        var retryable: [Int] = []
+        var landed: [Int] = []
+        var table: RestoredReplies?
+        byMessageId.reserveCapacity(count)
+        byAssistantMessageId.reserveCapacity(count)
+        positions.reserveCapacity(count)
+        lines.reserveCapacity(2 * count)
+        // One pass that writes nothing into the turns: the lookups and the screen order.
+        var twice = false
+        stored.turns.forEachElement { index, turn in
+            if byMessageId.updateValue(index, forKey: turn.user.messageId) != nil { twice = true }
+            switch turn.user.status {
+            case .sending: inFlight = index
+            case .failed(_, retryable: true): retryable.append(index)
+            case .sent, .failed: break
+            }
+            positions.append(lines.count)
+            lines.append(.user(turn: index))
+            guard let reply = turn.reply else { return }
+            if let id = reply.assistantMessageId { byAssistantMessageId[id] = index }
+            switch reply.source {
+            case .restored(let replies, _): table = replies
+            case .landed: landed.append(index)
+            }
+            lastReply = index
+            lines.append(.reply(turn: index))
+        }
+        guard !twice else { return nil }
         let context = stored.context
         self.context = context
-        var inFlight: Int?
-        for var turn in stored.turns {
-            let index = turns.count
-            switch turn.user.status {
-            case .sending:
-                inFlight = index
-                turn.user.request = Self.request(in: context, messageId: turn.user.messageId, text: turn.user.text)
-            case .failed(_, retryable: true):
-                turn.user.request = Self.request(in: context, messageId: turn.user.messageId, text: turn.user.text)
-            case .sent, .failed:
-                turn.user.request = nil
-            }
-            if var reply = turn.reply {
-                reply.buttonsEnabled = buttonsEnabled(reply.content)
-                turn.reply = reply
-                if let id = reply.content.assistantMessageId { turnByAssistantMessageId[id] = index }
-                lastReplyTurn = index
-            }
-            turnByMessageId[turn.user.messageId] = index
-            userPosition.append(items.count)
-            items.append(.user(turn: index))
-            if turn.reply != nil { items.append(.reply(turn: index)) }
-            turns.append(turn)
+        turns = stored.turns
+        for index in retryable + (inFlight.map { [$0] } ?? []) {
+            let user = turns[index].user
+            turns[index].user.request = Self.request(in: context, messageId: user.messageId, text: user.text)
         }
+        // AC4: a reply that landed in memory (a dialog handed over unsaved) is asked itself.
+        for index in landed {
+            guard let reply = turns[index].reply, case .landed(let content) = reply.source else { continue }
+            turns[index].reply?.buttonsEnabled = EngineMachine.buttonsEnabled(content, canHandle: canHandle)
+        }
+        restoredOffers = table.map { RestoredOffers($0, canHandle: canHandle) }
+        turnByMessageId = byMessageId
+        turnByAssistantMessageId = byAssistantMessageId
+        userPosition = positions
+        items = ChunkedVector(count: lines.count) { lines[$0] }
+        lastReplyTurn = lastReply
         revision += 1
         changes = ChatChanges()
         state = .active
@@ -480,15 +513,24 @@ struct DialogMachine: Sendable {
     }
 
     /// The action handler changed: which buttons are offered is asked again (AC4). Walks the
-    /// replies once; the handler changes rarely.
-    mutating func handlerChanged(buttonsEnabled: (ReplyContent) -> [Bool]) {
+    /// replies once; the handler changes rarely. A restored dialog's distinct buttons are asked
+    /// about once each, and only if an answer changed are its replies shown anew.
+    mutating func handlerChanged(canHandle: (AssistantAction) -> Bool) {
+        let before = restoredOffers
+        restoredOffers = restoredOffers.map { RestoredOffers($0.replies, canHandle: canHandle) }
+        let restoredChanged = restoredOffers != before
         for turn in turns.indices {
-            guard var reply = turns[turn].reply, !reply.content.buttons.isEmpty else { continue }
-            let enabled = buttonsEnabled(reply.content)
-            guard enabled != reply.buttonsEnabled else { continue }
-            reply.buttonsEnabled = enabled
-            turns[turn].reply = reply
-            touch(replyOf: turn)
+            guard let reply = turns[turn].reply else { continue }
+            switch reply.source {
+            case .landed(let content):
+                guard !content.buttons.isEmpty else { continue }
+                let enabled = EngineMachine.buttonsEnabled(content, canHandle: canHandle)
+                guard enabled != reply.buttonsEnabled else { continue }
+                turns[turn].reply?.buttonsEnabled = enabled
+                touch(replyOf: turn)
+            case .restored:
+                if restoredChanged { touch(replyOf: turn) }
+            }
         }
     }
 

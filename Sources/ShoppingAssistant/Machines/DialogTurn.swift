@@ -1,3 +1,5 @@
+import Foundation
+
 /// One user message and the reply to it, if one landed: the unit the dialog stores.
 ///
 /// A reply belongs to its message, so a retried message's reply lands in the message's own
@@ -58,13 +60,94 @@ struct OutOfLine<Value: Hashable & Sendable>: Hashable, Sendable {
     func hash(into hasher: inout Hasher) { hasher.combine(value) }
 }
 
-/// A reply as the dialog keeps it.
+/// A reply as the dialog keeps it: decoded when it landed, or read back from the dialog store
+/// and decoded when first read (D18, `RestoredReplies`).
 struct ReplyMessage: Sendable, Hashable {
-    let content: ReplyContent
+    enum Source: Sendable {
+        case landed(ReplyContent)
+        /// Reply `index` of a restored dialog's table.
+        case restored(RestoredReplies, index: Int)
+    }
+
+    let source: Source
     var rating: AssistantRating?
-    /// Whether each of `content.buttons` is offered: routed (AC3) and one the handler can
-    /// handle (AC4). Asked of the handler when the reply lands and when the handler changes.
+    /// Whether each of `content.buttons` of a landed reply is offered: routed (AC3) and one the
+    /// handler can handle (AC4). Asked of the handler when the reply lands and when the handler
+    /// changes; a restored reply's are the dialog's `RestoredOffers`.
     var buttonsEnabled: [Bool]
+
+    init(content: ReplyContent, rating: AssistantRating? = nil, buttonsEnabled: [Bool]) {
+        source = .landed(content)
+        self.rating = rating
+        self.buttonsEnabled = buttonsEnabled
+    }
+
+    init(restored replies: RestoredReplies, index: Int, rating: AssistantRating?) {
+        source = .restored(replies, index: index)
+        self.rating = rating
+        buttonsEnabled = []
+    }
+
+    var content: ReplyContent {
+        switch source {
+        case .landed(let content): return content
+        case .restored(let replies, let index): return replies.content(index)
+        }
+    }
+
+    /// The reply's ID, known without decoding a restored reply.
+    var assistantMessageId: String? {
+        switch source {
+        case .landed(let content): return content.assistantMessageId
+        case .restored(let replies, let index): return replies.replies[index].assistantMessageId
+        }
+    }
+
+    /// The reply's bytes as received and which member names its ID, for the dialog store (D18);
+    /// `nil` in an engine without one.
+    var received: (bytes: Data, idKey: ReplyDecoder.IdentifierKey)? {
+        switch source {
+        case .landed(let content): return content.received.map { ($0.bytes, $0.idKey) }
+        case .restored(let replies, let index): return (replies.bytes(index), replies.replies[index].idKey)
+        }
+    }
+
+    /// Whether button `index` of the reply is offered (AC3, AC4): a landed reply says so itself
+    /// (`buttonsEnabled`), a restored one's buttons are looked up in `restoredOffers`.
+    func isOffered(_ index: Int, restoredOffers: RestoredOffers?) -> Bool {
+        switch source {
+        case .landed: return buttonsEnabled.indices.contains(index) && buttonsEnabled[index]
+        case .restored(let replies, let reply):
+            return restoredOffers?.isOffered(index, ofReply: reply, in: replies) ?? false
+        }
+    }
+
+    /// Runs `body` over each button's object, in order; a restored reply's are read from the
+    /// dialog file without decoding it.
+    func forEachButtonObject(_ body: (UnsafeRawBufferPointer) -> Void) {
+        switch source {
+        case .landed(let content):
+            for button in content.buttons { button.withObject(body) }
+        case .restored(let replies, let index):
+            for object in replies.buttons(index) { replies.withButtonObject(object, body) }
+        }
+    }
+
+    static func == (lhs: ReplyMessage, rhs: ReplyMessage) -> Bool {
+        guard lhs.rating == rhs.rating, lhs.buttonsEnabled == rhs.buttonsEnabled else { return false }
+        if case .restored(let left, let leftIndex) = lhs.source, case .restored(let right, let rightIndex) = rhs.source,
+            left === right, leftIndex == rightIndex
+        {
+            return true
+        }
+        return lhs.content == rhs.content
+    }
+
+    /// From what is known without decoding; equal replies have equal ratings and offers.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(rating)
+        hasher.combine(buttonsEnabled)
+    }
 }
 
 /// One line of the chat, in screen order: a turn's user message, or its reply.
@@ -103,8 +186,9 @@ extension DialogTurn {
             id: user.messageId, role: .user, text: user.text, status: status, canRetry: canRetry)
     }
 
-    /// The reply as a presenter sees it, its products under refs of `scope` and `turn` (PR6).
-    func replyMessage(turn: Int, scope: ChatScope) -> AssistantChatMessage? {
+    /// The reply as a presenter sees it, its products under refs of `scope` and `turn` (PR6), a
+    /// restored reply's buttons offered as `restoredOffers` says.
+    func replyMessage(turn: Int, scope: ChatScope, restoredOffers: RestoredOffers?) -> AssistantChatMessage? {
         guard let reply else { return nil }
         let content = reply.content
         let block = content.products.map { products in
@@ -120,12 +204,12 @@ extension DialogTurn {
         var buttons: [AssistantReplyButton] = []
         for (index, button) in content.buttons.enumerated() {
             guard let action = button.action else { continue }  // AC3: not offered at all
-            let enabled = reply.buttonsEnabled.indices.contains(index) && reply.buttonsEnabled[index]
+            let enabled = reply.isOffered(index, restoredOffers: restoredOffers)
             buttons.append(AssistantReplyButton(title: button.title, action: action, isEnabled: enabled))  // AC4
         }
         return AssistantChatMessage(
-            id: content.assistantMessageId ?? "reply-\(turn)", role: .assistant, text: content.text,
+            id: reply.assistantMessageId ?? "reply-\(turn)", role: .assistant, text: content.text,
             productBlock: block, buttons: buttons,
-            canRate: content.assistantMessageId != nil && reply.rating == nil, rating: reply.rating)
+            canRate: reply.assistantMessageId != nil && reply.rating == nil, rating: reply.rating)
     }
 }

@@ -49,7 +49,8 @@ extension EngineMachine {
         // PR8, PR9: only a button of a reply on the open chat, and not while a transition is under way.
         guard presentation.isOpen, products.transition == nil,
             let (turn, _) = dialog.reply(assistantMessageId: assistantMessageId),
-            let message = dialog.turns[turn].replyMessage(turn: turn, scope: snapshotScope),
+            let message = dialog.turns[turn].replyMessage(
+                turn: turn, scope: snapshotScope, restoredOffers: dialog.restoredOffers),
             message.buttons.indices.contains(index)
         else { return [.complete(call, .interaction(.staleReference))] }
         let button = message.buttons[index]

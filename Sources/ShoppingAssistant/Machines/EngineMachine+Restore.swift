@@ -36,7 +36,12 @@ extension EngineMachine {
         let age = wallNow.timeIntervalSince(stored.lastActive)
         let retention = Double(settings.dialogRetention.components.seconds)
         guard age <= retention else { return forget("was last active \(Int(age)) s ago") }  // D20
-        let actions = dialog.restore(stored) { Self.buttonsEnabled($0, canHandle: canHandle) }  // D18
+        guard let actions = dialog.restore(stored, canHandle: canHandle) else {  // D18, AC4
+            return [
+                .log(.error, "dialog store: the stored dialog holds a message ID twice: not restored"),
+                .forgetStoredDialog,
+            ]  // D20
+        }
         return [.log(.info, "dialog \(stored.context.threadId) restored (\(stored.turns.count) messages)")]
             + run(actions)  // D19
     }

@@ -134,7 +134,7 @@ struct EngineMachine: Sendable {
     mutating func handlerRegistered(canHandle: (AssistantAction) -> Bool) -> [EngineAction] {
         hasHandler = true
         let before = dialog.revision
-        dialog.handlerChanged { Self.buttonsEnabled($0, canHandle: canHandle) }
+        dialog.handlerChanged(canHandle: canHandle)
         return dialog.revision == before ? [] : publish()
     }
 
@@ -164,7 +164,8 @@ struct EngineMachine: Sendable {
         let suggests = dialog.items.isEmpty ? (start?.suggests ?? []) : (sending ? [] : dialog.replySuggests)
         return AssistantChatSnapshot(
             title: start?.title ?? "", subtitle: start?.subtitle,
-            messages: AssistantChatMessages(items: dialog.items, turns: dialog.turns, scope: scope),
+            messages: AssistantChatMessages(
+                items: dialog.items, turns: dialog.turns, scope: scope, restoredOffers: dialog.restoredOffers),
             suggests: suggests, isSending: sending,
             // D2: no second message in flight; P5, D14: a new dialog needs a ready start screen.
             canSend: !sending && (dialog.context != nil || preparation.lastReady != nil), changedMessageIndices: nil)

@@ -88,7 +88,9 @@ public struct AssistantChatMessage: Sendable, Hashable, Identifiable {
 public struct AssistantChatMessages: RandomAccessCollection, Sendable, Hashable {
     private enum Storage: Sendable {
         case array([AssistantChatMessage])
-        case dialog(items: ChunkedVector<ChatItem>, turns: ChunkedVector<DialogTurn>, scope: ChatScope)
+        case dialog(
+            items: ChunkedVector<ChatItem>, turns: ChunkedVector<DialogTurn>, scope: ChatScope,
+            restoredOffers: RestoredOffers?)
     }
 
     private let storage: Storage
@@ -96,8 +98,11 @@ public struct AssistantChatMessages: RandomAccessCollection, Sendable, Hashable 
     /// Messages given whole, for hosts' own tests and presenters.
     public init(_ messages: [AssistantChatMessage]) { storage = .array(messages) }
 
-    init(items: ChunkedVector<ChatItem>, turns: ChunkedVector<DialogTurn>, scope: ChatScope) {
-        storage = .dialog(items: items, turns: turns, scope: scope)
+    init(
+        items: ChunkedVector<ChatItem>, turns: ChunkedVector<DialogTurn>, scope: ChatScope,
+        restoredOffers: RestoredOffers?
+    ) {
+        storage = .dialog(items: items, turns: turns, scope: scope, restoredOffers: restoredOffers)
     }
 
     /// The first message's position, 0.
@@ -107,7 +112,7 @@ public struct AssistantChatMessages: RandomAccessCollection, Sendable, Hashable 
     public var endIndex: Int {
         switch storage {
         case .array(let messages): return messages.count
-        case .dialog(let items, _, _): return items.count
+        case .dialog(let items, _, _, _): return items.count
         }
     }
 
@@ -116,11 +121,12 @@ public struct AssistantChatMessages: RandomAccessCollection, Sendable, Hashable 
         switch storage {
         case .array(let messages):
             return messages[position]
-        case .dialog(let items, let turns, let scope):
+        case .dialog(let items, let turns, let scope, let restoredOffers):
             switch items[position] {
             case .user(let turn): return turns[turn].userMessage()
             case .reply(let turn):
-                guard let message = turns[turn].replyMessage(turn: turn, scope: scope) else {
+                guard let message = turns[turn].replyMessage(turn: turn, scope: scope, restoredOffers: restoredOffers)
+                else {
                     preconditionFailure("the chat lists a reply of turn \(turn), which has none")
                 }
                 return message

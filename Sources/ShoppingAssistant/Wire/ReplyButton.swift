@@ -40,6 +40,12 @@ struct ReplyButton: Sendable, Hashable {
     /// few small members, read when the reply lands and when a snapshot shows it).
     var payload: [String: JSONValue] { storage.uncachedObject(objectText) }
 
+    /// Runs `body` over the server's button object, as bytes: equal objects make equal actions
+    /// (AC2, AC3).
+    func withObject<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        storage.withBytes(objectText) { body(UnsafeRawBufferPointer($0)) }
+    }
+
     /// The host's action, or `nil` for a button that is not offered (AC3). The same as
     /// `AssistantAction(button: payload)`.
     var action: AssistantAction? {

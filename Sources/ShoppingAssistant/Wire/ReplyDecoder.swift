@@ -55,6 +55,23 @@ struct ReplyDecoder {
         }
     }
 
+    /// One button object on its own (`ui.buttons[*]`), as the decoder reads it inside a reply:
+    /// `nil` when it is not an object with an `action` string. A restored dialog asks the handler
+    /// about its buttons from their objects alone (AC4), without decoding their replies (D18).
+    static func button(_ object: some ContiguousBytes) -> ReplyButton? {
+        do throws(JSONReadError) {
+            return try JSONReader.read(object) { reader throws(JSONReadError) in
+                guard reader.inputCount <= maximumSize else { return nil }
+                var decoder = ReplyDecoder(idKey: .id, capacity: reader.inputCount)
+                try decoder.button(&reader, index: 0)
+                try reader.finish()
+                return decoder.buttons.first?.button(in: decoder.builder.build())
+            }
+        } catch {
+            return nil
+        }
+    }
+
     // MARK: - State
 
     private let idKey: IdentifierKey
@@ -88,6 +105,10 @@ struct ReplyDecoder {
         let action: StoredText
         let value: StoredText
         let object: StoredText
+
+        func button(in storage: ReplyStorage) -> ReplyButton {
+            ReplyButton(storage: storage, route: route, action: action, value: value, object: object)
+        }
     }
 
     private init(idKey: IdentifierKey, capacity: Int) {
@@ -105,9 +126,7 @@ struct ReplyDecoder {
             productsTitle: productsTitle,
             products: hasProducts ? products.map { ReplyProduct(storage: storage, fields: $0) } : nil,
             suggests: suggests,
-            buttons: buttons.map {
-                ReplyButton(storage: storage, route: $0.route, action: $0.action, value: $0.value, object: $0.object)
-            },
+            buttons: buttons.map { $0.button(in: storage) },
             impressionURLs: impressions, diagnostics: productDiagnostics + buttonDiagnostics)
     }
 

@@ -74,6 +74,15 @@ import Testing
         #expect(Checksum.crc32([UInt8]()) == 0)
     }
 
+    @Test func xxh64MatchesTheReferenceValues() {
+        let checksum = { (bytes: [UInt8]) in bytes.withUnsafeBytes(Checksum.xxh64) }
+        #expect(checksum([]) == 0xEF46_DB37_51D8_E999)
+        #expect(checksum(Array("abc".utf8)) == 0x44BC_2CF5_AD77_0999)
+        #expect(checksum(Array("Nobody inspects the spammish repetition".utf8)) == 0xFBCE_A83C_8A37_8BF1)
+        // Many 32-byte stripes: every path of the loop.
+        #expect(checksum((0..<768).map { UInt8($0 % 256) }) == 0x8E03_C838_C596_036F)
+    }
+
     @Test func computedFrameSizeMatchesTheEncodedFrame() throws {
         for number in 0..<6 {
             let record = record(number, attempts: number)

@@ -62,7 +62,7 @@ private final class FailingDialogStore: DialogStore {
     @Test func theFileStoreKeepsTheDialogBesideTheIdentityAndANewChatRemovesItAtOnce() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dialog-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("dialog.json")
+        let file = directory.appendingPathComponent("dialog.bin")
         let (_, messageId) = try await Self.firstRun(store: FileDialogStore(fileURL: file))
         #expect(FileManager.default.fileExists(atPath: file.path))
 
@@ -184,7 +184,7 @@ private final class FailingDialogStore: DialogStore {
     @Test func aCorruptStoreCostsOnlyTheRestoreAndIsLoggedAsAnError() async throws {
         let store = InMemoryDialogStore(data: Data(#"{"version":1,"turns":[{"#.utf8))
         let h = await EngineHarness(dialogStore: store)
-        #expect(h.logs.errors.contains { $0.contains("dialog store") && $0.contains("corrupt") })
+        #expect(h.logs.errors.contains { $0.contains("dialog store") && $0.contains("is not a dialog file") })
         #expect(store.storedData == nil)
         await h.prepareReady()
         await Self.open(h)

@@ -220,7 +220,8 @@ import Testing
         _ = machine.replyReceived(
             Self.tag(), .success(try F.reply(to: "m-1", assistantMessageId: nil)), buttonsEnabled: [true, true])
         let message = try #require(
-            machine.turns.first?.replyMessage(turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1)))
+            machine.turns.first?.replyMessage(
+                turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1), restoredOffers: nil))
         #expect(!message.canRate)
     }
 
@@ -241,11 +242,13 @@ import Testing
             actions.last
                 == .diagnostics(["reply button not offered: the action handler cannot handle open_support_chat"]))
         let message = try #require(
-            machine.turns.first?.replyMessage(turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1)))
+            machine.turns.first?.replyMessage(
+                turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1), restoredOffers: nil))
         #expect(message.buttons.map(\.isEnabled) == [false, true])
-        machine.handlerChanged { _ in [true, true] }
+        machine.handlerChanged { _ in true }
         let again = try #require(
-            machine.turns.first?.replyMessage(turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1)))
+            machine.turns.first?.replyMessage(
+                turn: 0, scope: ChatScope(opening: 1, dialog: 1, identity: 1), restoredOffers: nil))
         #expect(again.buttons.map(\.isEnabled) == [true, true])
     }
 }

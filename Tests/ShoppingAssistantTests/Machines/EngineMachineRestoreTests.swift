@@ -44,10 +44,12 @@ import Testing
         return (machine, try #require(stored(last)))
     }
 
-    /// A new engine's machine that read `stored` from its store, prepared and opening.
-    private static func restart(with stored: StoredDialog, storedUID: String? = "uid-1", selector: String = F.selector)
-        throws -> (machine: EngineMachine, opened: [EngineAction])
-    {
+    /// A new engine's machine that read `stored` from its store, prepared and opening with a
+    /// handler that says `canHandle`.
+    private static func restart(
+        with stored: StoredDialog, storedUID: String? = "uid-1", selector: String = F.selector,
+        canHandle: (AssistantAction) -> Bool = { _ in true }
+    ) throws -> (machine: EngineMachine, opened: [EngineAction]) {
         var machine = keepingMachine(storedUID: storedUID, ready: false)
         machine.dialogStoreRead(stored)
         F.prepareAlone(&machine, F.call(100), selector: selector)
@@ -55,7 +57,7 @@ import Testing
             .configuration(PreparationID(value: machine.nextPreparation)),
             .content(F.answered(F.content(selector: selector), uid: storedUID)), identityEpoch: machine.identity.epoch)
         machine.wallNow = stored.lastActive.addingTimeInterval(60)
-        let opened = machine.openCalled(F.call(200), presenter: .available, presenterAlive: true) { _ in true }
+        let opened = machine.openCalled(F.call(200), presenter: .available, presenterAlive: true, canHandle: canHandle)
         return (machine, opened)
     }
 
@@ -75,7 +77,7 @@ import Testing
         let answered = try #require(Self.stored(landed))
         #expect(answered.turns.map(\.user.status) == [.sent])
         #expect(answered.turns.first?.reply?.content.assistantMessageId == "am-1")
-        #expect(answered.turns.first?.reply?.content.received != nil)  // the reply as received
+        #expect(answered.turns.first?.reply?.received != nil)  // the reply as received
         let rated = machine.rateCalled(F.call(2), assistantMessageId: "am-1", rating: .dislike)
         #expect(Self.stored(rated)?.turns.first?.reply?.rating == .dislike)
         #expect(machine.newChatCalled(F.call(3)).contains(.forgetStoredDialog))
@@ -232,14 +234,78 @@ import Testing
 
     // MARK: - The stored bytes
 
+    /// The bytes the first run's last change saved.
+    private static func storedBytes() throws -> (stored: StoredDialog, data: Data) {
+        let (_, stored) = try firstRun()
+        return (stored, StoredDialogCodec.encode(stored))
+    }
+
+    /// `stored` with turn `turn`'s reply replaced by `reply`.
+    private static func replacing(reply turn: Int, of stored: StoredDialog, with reply: ReplyMessage) -> StoredDialog {
+        var turns = stored.turns
+        turns[turn].reply = reply
+        return StoredDialog(context: stored.context, turns: turns, lastActive: stored.lastActive)
+    }
+
+    /// Why `data` is refused, `nil` when it reads as a dialog.
+    private static func refusal(of data: Data) -> String? {
+        do throws(StoredDialogCodec.Failure) {
+            _ = try StoredDialogCodec.decode(data)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    /// A landed reply to `m-1` whose bytes as received are `bytes`.
+    private static func reply(receivedAs bytes: String) throws -> ReplyMessage {
+        var content = try F.reply(to: "m-1")
+        content.received = ReceivedReply(bytes: Data(bytes.utf8), idKey: .assistantMessageId)
+        return ReplyMessage(content: content, buttonsEnabled: [true, true])
+    }
+
     // covers: D18
     @Test func theStoredBytesReadBackAsTheSameDialog() throws {
-        let (_, stored) = try Self.firstRun()
-        let data = try #require(StoredDialogCodec.encode(stored))
+        let (stored, data) = try Self.storedBytes()
         #expect(try StoredDialogCodec.decode(data).turns.map(\.user.messageId) == ["m-1", "m-2"])
         let (machine, _) = try Self.restart(with: try StoredDialogCodec.decode(data))
         let (direct, _) = try Self.restart(with: stored)
         #expect(machine.snapshot() == direct.snapshot())
+        #expect(machine.snapshot().messages.map(\.buttons) == direct.snapshot().messages.map(\.buttons))
+    }
+
+    // covers: D18
+    @Test func eachReplyIsKeptInTheFileExactlyAsReceived() throws {
+        let (stored, data) = try Self.storedBytes()
+        let received = try #require(stored.turns[0].reply?.received?.bytes)
+        #expect(data.range(of: received) != nil)
+        #expect(try StoredDialogCodec.decode(data).turns[0].reply?.received?.bytes == received)
+    }
+
+    // covers: D18
+    @Test func aDialogReadBackAndSavedAgainIsTheSameBytes() throws {
+        let (_, data) = try Self.storedBytes()
+        let restored = try StoredDialogCodec.decode(data)
+        #expect(StoredDialogCodec.encode(restored) == data)
+        // Its replies read back as they were, decoded from the bytes kept.
+        let (_, stored) = try Self.firstRun()
+        #expect(restored.turns[0].reply?.content == stored.turns[0].reply?.content)
+    }
+
+    // covers: D18, AC4
+    @Test func aRestoredDialogOffersItsButtonsAsTheNewRunsHandlerSays() throws {
+        let (_, data) = try Self.storedBytes()
+        var (machine, _) = try Self.restart(with: try StoredDialogCodec.decode(data)) { action in
+            action.name != "open_support_chat"
+        }
+        F.finishHostCalls(&machine)
+        let offered = { (machine: EngineMachine) in machine.snapshot().messages[1].buttons.map(\.isEnabled) }
+        #expect(offered(machine) == [false, true])  // the support chat refused, the delivery URL offered
+        #expect(
+            machine.replyButtonPressed(F.call(900), assistantMessageId: "am-1", index: 0)
+                == [.complete(F.call(900), .interaction(.notActionable))])
+        _ = machine.handlerRegistered { _ in true }
+        #expect(offered(machine) == [true, true])
     }
 
     // covers: D20
@@ -251,14 +317,91 @@ import Testing
     }
 
     // covers: D20
-    @Test func aStoredReplyThatNoLongerDecodesRefusesTheWholeDialog() throws {
-        let (_, stored) = try Self.firstRun()
-        let data = try #require(StoredDialogCodec.encode(stored))
-        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        var turns = try #require(object["turns"] as? [[String: Any]])
-        turns[0]["reply"] = Data("not json".utf8).base64EncodedString()
-        object["turns"] = turns
-        let broken = try JSONSerialization.data(withJSONObject: object)
-        #expect(throws: StoredDialogCodec.Failure.self) { try StoredDialogCodec.decode(broken) }
+    @Test func aFileCutShortAnywhereIsRefused() throws {
+        let (_, data) = try Self.storedBytes()
+        for length in 0..<data.count {
+            #expect(throws: StoredDialogCodec.Failure.self) { try StoredDialogCodec.decode(data.prefix(length)) }
+        }
+    }
+
+    // covers: D20
+    @Test func aFileDamagedAnywhereIsRefused() throws {
+        let (_, data) = try Self.storedBytes()
+        for offset in 0..<data.count {
+            var damaged = data
+            damaged[offset] ^= 0x20
+            #expect(throws: StoredDialogCodec.Failure.self) { try StoredDialogCodec.decode(damaged) }
+        }
+    }
+
+    // covers: D20
+    @Test(arguments: [UInt16(1), 3, 0xFFFF])
+    func aFileOfAnotherVersionIsRefusedNamingIt(_ version: UInt16) throws {
+        var (_, data) = try Self.storedBytes()
+        data.replaceSubrange(8..<10, with: [UInt8(version & 0xFF), UInt8(version >> 8)])
+        #expect(Self.refusal(of: data)?.contains("is of version \(version),") == true)
+    }
+
+    // covers: D20
+    @Test func aFileMadeByHandWithAGoodChecksumIsRefusedOrShownNeverACrash() throws {
+        let (_, data) = try Self.storedBytes()
+        let header = StoredDialogCodec.headerBytes
+        var random = SplitMix64(seed: 20_261_207)
+        var restored = 0
+        for _ in 0..<300 {
+            // A few bytes changed anywhere after the header, the checksum made anew to match.
+            var body = Array(data[header...])
+            for _ in 0...(random.next() % 4) {
+                body[Int(random.next() % UInt64(body.count))] = UInt8(truncatingIfNeeded: random.next())
+            }
+            var file = Array(data[..<(header - 8)])
+            withUnsafeBytes(of: body.withUnsafeBytes(Checksum.xxh64).littleEndian) { file += $0 }
+            file += body
+            guard let dialog = try? StoredDialogCodec.decode(Data(file)) else { continue }
+            restored += 1
+            let (machine, _) = try Self.restart(with: dialog)
+            for message in machine.snapshot().messages {  // every reply decoded, whatever it holds
+                _ = (message.text, message.productBlock?.products.map(\.name), message.buttons.map(\.title))
+            }
+        }
+        #expect(restored > 0)  // some changes fall where only text or a reply's bytes change
+    }
+
+    // covers: D20
+    @Test(arguments: ["not a reply", "[1, 2]", "", #""{}""#])
+    func bytesThatAreNotAReplyRefuseTheWholeDialog(_ bytes: String) throws {
+        let (stored, _) = try Self.storedBytes()
+        let data = StoredDialogCodec.encode(
+            Self.replacing(reply: 0, of: stored, with: try Self.reply(receivedAs: bytes)))
+        #expect(Self.refusal(of: data) == "has a reply (0) that is not one")
+    }
+
+    // covers: D20
+    @Test func aStoredReplyThatNoLongerDecodesIsShownEmptyAndLoggedNeverACrash() throws {
+        let (stored, _) = try Self.storedBytes()
+        let broken = Self.replacing(
+            reply: 0, of: stored, with: try Self.reply(receivedAs: #"{"text": , "products": }"#))
+        let logs = LogCollector()
+        let restored = try StoredDialogCodec.decode(StoredDialogCodec.encode(broken), logger: logs.makeLogger())
+        let (machine, _) = try Self.restart(with: restored)
+        let messages = machine.snapshot().messages
+        #expect(messages.map(\.id) == ["m-1", "am-1", "m-2"])
+        #expect(messages[1].text.isEmpty)
+        #expect(messages[1].productBlock == nil)
+        #expect(messages[1].buttons.isEmpty)
+        #expect(logs.errors.contains { $0.contains("does not read back as stored") })
+    }
+
+    // covers: D20
+    @Test func aFileHoldingAMessageTwiceIsNotRestoredAndIsForgotten() throws {
+        let (stored, _) = try Self.storedBytes()
+        var turns = stored.turns
+        turns.append(stored.turns[0])
+        let twice = StoredDialog(context: stored.context, turns: turns, lastActive: stored.lastActive)
+        let (machine, opened) = try Self.restart(with: try StoredDialogCodec.decode(StoredDialogCodec.encode(twice)))
+        #expect(opened.contains(.forgetStoredDialog))
+        #expect(opened.contains(.log(.error, "dialog store: the stored dialog holds a message ID twice: not restored")))
+        #expect(machine.snapshot().messages.isEmpty)
+        #expect(machine.currentThreadId == nil)
     }
 }

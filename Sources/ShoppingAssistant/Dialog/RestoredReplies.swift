@@ -1,0 +1,113 @@
+import Foundation
+
+/// The replies of a dialog read back from the dialog store (D18), sharing the file's bytes:
+/// each reply exactly as received, and the little a restore needs without reading them — its
+/// ID, which ratings find it by (D11), and which of the file's distinct button objects it
+/// carries, which the handler is asked about once each (AC4). A reply is decoded from its
+/// bytes, by the same decoder as when it landed, the first time anything reads it, so a long
+/// dialog comes back without decoding the replies nobody scrolls back to.
+///
+/// One table for all of a dialog's replies, not an object each: restoring costs no allocation
+/// per reply. The bytes were replies when they were saved, and the file's checksum says they
+/// are the bytes saved; a reply that still does not read back as the file describes it (a file
+/// made by hand, a decoder that changed) is shown empty and logged at `.error`: the chat goes
+/// on (D20).
+final class RestoredReplies: @unchecked Sendable {
+    // @unchecked: `replies` is filled while the file is read, before the table is shared, and
+    // never changed after; `decoded` is only touched under `lock`.
+
+    /// One reply: where its bytes lie in `file`, which member names its ID, its ID, and its
+    /// run of `buttonIndices`.
+    struct Reply {
+        let bytes: Range<Int>
+        let idKey: ReplyDecoder.IdentifierKey
+        let assistantMessageId: String?
+        let buttons: Range<Int>
+    }
+
+    /// The dialog file the replies were read from.
+    let file: Data
+    /// Where each distinct button object lies in `file`.
+    let buttonObjects: [Range<Int>]
+    /// The replies' buttons, as indices into `buttonObjects`: one run a reply.
+    // Unchecked: written only by `append`, while the codec alone holds the table.
+    @exclusivity(unchecked) private(set) var buttonIndices: [Int] = []
+    @exclusivity(unchecked) private(set) var replies: [Reply] = []
+    private let logger: AssistantLogger?
+    private var decoded: [Int: ReplyContent] = [:]
+    /// Guards every table's `decoded`: a reply is decoded once and then only read.
+    private static let lock = Locked(0)
+
+    init(file: Data, buttonObjects: [Range<Int>], logger: AssistantLogger?) {
+        self.file = file
+        self.buttonObjects = buttonObjects
+        self.logger = logger
+    }
+
+    /// Adds a reply while the file is read; returns its index.
+    func append(bytes: Range<Int>, idKey: ReplyDecoder.IdentifierKey, assistantMessageId: String?, buttons: [Int])
+        -> Int
+    {
+        let start = buttonIndices.count
+        buttonIndices += buttons
+        replies.append(
+            Reply(
+                bytes: bytes, idKey: idKey, assistantMessageId: assistantMessageId, buttons: start..<buttonIndices.count
+            ))
+        return replies.count - 1
+    }
+
+    /// Reply `index`'s bytes as received.
+    func bytes(_ index: Int) -> Data {
+        let range = replies[index].bytes
+        return file[(file.startIndex + range.lowerBound)..<(file.startIndex + range.upperBound)]
+    }
+
+    /// The indices into `buttonObjects` of reply `index`'s buttons, in order.
+    func buttons(_ index: Int) -> ArraySlice<Int> { buttonIndices[replies[index].buttons] }
+
+    /// Runs `body` over the distinct button object `object`, as bytes.
+    func withButtonObject<Result>(_ object: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        file.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[buttonObjects[object]])) }
+    }
+
+    /// Reply `index`, decoded on its first read from any thread (a presenter reads a snapshot's
+    /// messages wherever it likes) and kept.
+    func content(_ index: Int) -> ReplyContent {
+        if let content = Self.lock.withLock({ _ in decoded[index] }) { return content }
+        let content = decode(index)
+        return Self.lock.withLock { _ in
+            if let earlier = decoded[index] { return earlier }
+            decoded[index] = content
+            return content
+        }
+    }
+
+    private func decode(_ index: Int) -> ReplyContent {
+        let reply = replies[index]
+        let received = ReceivedReply(bytes: bytes(index), idKey: reply.idKey)
+        let decoded = ReplyDecoder.decode(received.bytes, idKey: reply.idKey, keepsReceived: false)
+        if var content = decoded, content.assistantMessageId == reply.assistantMessageId, sameButtons(content, index) {
+            content.received = received
+            return content
+        }
+        logger?.log(
+            .error,
+            "dialog store: restored reply \(reply.assistantMessageId ?? "without an ID") does not read back as "
+                + "stored (\(decoded == nil ? "not a reply" : "another ID or other buttons")); it is shown empty")
+        guard var empty = ReplyDecoder.decode(Data("{}".utf8), idKey: reply.idKey, keepsReceived: false) else {
+            preconditionFailure("an empty object is a reply")
+        }
+        empty.received = received
+        return empty
+    }
+
+    /// Whether the decoded reply's buttons are the objects the file says it carries.
+    private func sameButtons(_ content: ReplyContent, _ index: Int) -> Bool {
+        let objects = buttons(index)
+        guard content.buttons.count == objects.count else { return false }
+        return zip(content.buttons, objects).allSatisfy { button, object in
+            button.withObject { decoded in withButtonObject(object) { stored in decoded.hasSameBytes(as: stored) } }
+        }
+    }
+}
