@@ -10,9 +10,11 @@ package enum WireBenchmarks {
         return reply.products?.count ?? 0
     }
 
-    /// Decodes every body and keeps the replies, as a dialog keeps them.
+    /// Decodes every body and keeps the replies, as the dialog of an engine without a dialog
+    /// store keeps them: each reply's bytes as received are kept only to be saved (D18).
     package static func storeReplies(_ bodies: [Data]) -> StoredReplies {
-        StoredReplies(replies: bodies.compactMap { ReplyDecoder.decode($0, idKey: .assistantMessageId) })
+        StoredReplies(
+            replies: bodies.compactMap { ReplyDecoder.decode($0, idKey: .assistantMessageId, keepsReceived: false) })
     }
 }
 
