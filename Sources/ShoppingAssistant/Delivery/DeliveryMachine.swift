@@ -215,7 +215,10 @@ struct DeliveryMachine {
 
     /// Whether a send of `id` that failed may try again within its deadline (DL1): not once
     /// the record was cleared (DL8) or the engine stopped.
-    func mayRetry(_ id: UUID) -> Bool { !isStopped && entries[id] != nil }
+    func mayRetry(_ id: UUID) -> Bool { !isStopped && holds(id) }
+
+    /// Whether the record is still kept or on its way: not once delivered, dropped or cleared.
+    func holds(_ id: UUID) -> Bool { entries[id] != nil }
 
     // MARK: - Events
 

@@ -179,7 +179,11 @@ final class Outbox: Sendable {
 
     /// Forgets every record, in the store too; returns once the store is empty.
     func clear() async {
-        perform { $0.machine.cleared(now: wiring.wallClock()) }
+        // A send under way took its record's detail when it started.
+        perform { shell in
+            shell.details = [:]
+            return shell.machine.cleared(now: wiring.wallClock())
+        }
         await withCheckedContinuation { continuation in storeQueue.async { continuation.resume() } }
     }
 
@@ -211,6 +215,9 @@ final class Outbox: Sendable {
     }
 
     var log: [TrackingRecord] { state.withLock { Array($0.log) } }
+
+    /// Records whose log detail is kept: only those the machine still holds.
+    var detailCount: Int { state.withLock { $0.details.count } }
 
     /// Nothing more starts; sends under way are cancelled and their records stay in the store
     /// for the next engine (DL8); every flush returns. Returns once the store has taken every
@@ -261,7 +268,6 @@ final class Outbox: Sendable {
                 send(record, route: route)
             case .remove(let ids):
                 removeFromStore(ids)
-                state.withLock { shell in for id in ids { shell.details[id] = nil } }
             case .updateAttempts(let id, let attempts):
                 onStoreQueue {
                     do { try $0.store.updateAttempts(of: id, to: attempts) } catch {
@@ -540,7 +546,13 @@ final class Outbox: Sendable {
                 .info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later"
             )
         }
-        let actions = state.withLock { $0.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()) }
+        let actions = state.withLock { shell in
+            defer {
+                // Whatever the machine forgot (delivered, unprotected or cleared), the log forgets.
+                if !shell.machine.holds(record.id) { shell.details[record.id] = nil }
+            }
+            return shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock())
+        }
         if let waiting {
             activity?.begin()
             waiting.resume(returning: Self.saying(result, keptFor: record.id, unless: actions))

@@ -259,6 +259,31 @@ struct DeliveryEngineTests {
         #expect(store.records.isEmpty)
     }
 
+    // What the log keeps beside a record goes with the record: after a delivery the store
+    // never had (the queue off), and after a clear while the record was on the wire.
+    // covers: DL4, DL8
+    @Test func aRecordsLogDetailGoesWithTheRecordHoweverItEnds() async throws {
+        var configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
+        configuration.offlineQueue = OfflineQueueSettings(enabled: false)
+        let bed = await EngineTestBed(
+            configuration: configuration, identityStore: InMemoryIdentityStore(uid: "u-8f3c"), analytics: .scripted,
+            onUnexpected: { Issue.record(Comment(rawValue: $0)) })
+        bed.transport.expect(Self.event, .respond(Fixtures.eventResponse()))
+        _ = Self.buy(bed)
+        try await bed.runUntilIdle()
+        #expect(await bed.engine.outbox.detailCount == 0, "delivered unprotected")
+
+        await bed.engine.setOfflineQueueSettings(OfflineQueueSettings(enabled: true))
+        let onTheWire = bed.transport.expect(Self.event, .deferred)
+        _ = Self.buy(bed)
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: onTheWire) != nil)
+        await bed.engine.clearQueue()
+        bed.transport.complete(onTheWire, with: Fixtures.eventResponse())
+        try await bed.runUntilIdle()
+        #expect(await bed.engine.outbox.detailCount == 0, "cleared while on the wire")
+    }
+
     // The key goes to the Gravity origin only: a tracking URL there carries it, a third-party
     // host named by the server's data never gets it (wire.md § Tracking).
     // covers: DL2
