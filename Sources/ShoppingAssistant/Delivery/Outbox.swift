@@ -553,11 +553,13 @@ final class Outbox: Sendable {
             }
             return shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock())
         }
+        // What the machine decided (a drop's log line among it) comes before the caller's own
+        // account of its failure.
+        run(actions)
         if let waiting {
             activity?.begin()
             waiting.resume(returning: Self.saying(result, keptFor: record.id, unless: actions))
         }
-        run(actions)
     }
 
     /// A host call's failure, saying that its record waits in the queue unless the machine gave
