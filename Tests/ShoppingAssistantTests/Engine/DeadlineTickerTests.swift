@@ -126,9 +126,11 @@ import Testing
         await h.prepareReady()
         try await h.sendAndReceive("Вопрос", reply: Fixtures.reply(to: "m"))
         try await h.bed.runUntilIdle()
-        #expect(
-            h.clock.pendingDeadlines.map(\.offset) == [.seconds(10), .seconds(10)],
-            "the ticker, towards `/choose`'s old deadline, and the outbox's deadline watcher")
+        // The ticker sleeps towards `/choose`'s old deadline; the outbox's deadline watcher
+        // sleeps beside it only if one of the chat's sends was still under way when its
+        // deadline was listed, which is the scheduler's choice.
+        let before = h.clock.pendingDeadlines.map(\.offset)
+        #expect(before == [.seconds(10)] || before == [.seconds(10), .seconds(10)], "\(before)")
         h.transport.expect(.get("https://stalled.example/i"), .deferred)
         h.transport.expect(.get("https://offline.example/i"), .fail(.cannotConnect("offline")))
         let user = GravityUser(uid: "u-8f3c")
