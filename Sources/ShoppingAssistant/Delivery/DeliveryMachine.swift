@@ -178,14 +178,15 @@ struct DeliveryMachine {
     private(set) var settings: OfflineQueueSettings
     private var entries: [UUID: Entry] = [:]
     private var counts = Counts()
-    /// Accepted order, forgotten records included until they are most of it; the oldest
-    /// record still kept is at `orderStart` or after.
+    /// Accepted order, for the snapshot: forgotten records included until they are most of it.
     private var order: [UUID] = []
-    private var orderStart = 0
     private var nextSequence: UInt64 = 0
     /// Records waiting for their first attempt, by route, and queued for the drain, by lane.
     private var waiting = RouteHeaps()
     private var queued = LaneHeaps()
+    /// Records DL4 may drop, by accepted order: an entry is filed again each time it becomes
+    /// droppable, and one that is not (any more) is discarded when it reaches the top.
+    private var droppableOrder = IDHeap()
     private var toPersist: [UUID] = []
     private var persistingBatch: [UUID]?
     private var pauses: [Lane: Pause] = [.gravity: Pause(), .tracking: Pause()]
@@ -204,7 +205,7 @@ struct DeliveryMachine {
     // MARK: - Inspection
 
     /// Records kept or on their way, oldest first, with what each waits for.
-    var snapshot: [Entry] { order[orderStart...].compactMap { entries[$0] } }
+    var snapshot: [Entry] { order.compactMap { entries[$0] } }
 
     /// When each lane's pause ends, for the REPL's `:queue`.
     func pauseEnd(of lane: Lane) -> Date? { pauses[lane]?.until }
@@ -216,6 +217,10 @@ struct DeliveryMachine {
     /// Whether a send of `id` that failed may try again within its deadline (DL1): not once
     /// the record was cleared (DL8) or the engine stopped.
     func mayRetry(_ id: UUID) -> Bool { !isStopped && holds(id) }
+
+    /// How many places the overflow's order keeps, stale ones included: as many as the queue
+    /// holds, give or take, however many records went through it.
+    var droppableOrderCount: Int { droppableOrder.count }
 
     /// Whether the record is still kept or on its way: not once delivered, dropped or cleared.
     func holds(_ id: UUID) -> Bool { entries[id] != nil }
@@ -349,9 +354,9 @@ struct DeliveryMachine {
         entries = [:]
         counts = Counts()
         order = []
-        orderStart = 0
         waiting = RouteHeaps()
         queued = LaneHeaps()
+        droppableOrder = IDHeap()
         toPersist = []
         for index in flushes.indices { flushes[index].awaited = 0 }
         for lane in Lane.allCases { pauses[lane] = Pause() }
@@ -414,6 +419,7 @@ struct DeliveryMachine {
 
     /// Puts an entry where `pump` looks for it in its new state.
     private mutating func file(_ entry: Entry) {
+        if entry.isDroppable { droppableOrder.insert(entry.record.id, key: entry.sequence) }
         switch entry.state {
         case .waiting(let route): waiting[route].insert(entry.record.id, key: entry.sequence)
         case .queued: queued[entry.lane].insert(entry.record.id, key: entry.sequence)
@@ -428,8 +434,6 @@ struct DeliveryMachine {
     }
 
     private mutating func dropForgottenFromOrder() {
-        order.removeSubrange(..<orderStart)
-        orderStart = 0
         order.removeAll { entries[$0] == nil }
     }
 
@@ -456,21 +460,30 @@ struct DeliveryMachine {
     /// DL4: over `maxEntries` the oldest records are dropped, never one on the wire.
     private mutating func overflow() -> [Action] {
         var actions: [Action] = []
-        var index = orderStart
-        while counts.kept > settings.maxEntries, counts.droppable > 0, index < order.count {
-            let id = order[index]
-            index += 1
-            guard let entry = entries[id] else {
-                if index - 1 == orderStart { orderStart = index }  // forgotten at the front
-                continue
-            }
-            guard entry.isDroppable else { continue }
-            let length = order.count
-            forget(id)
-            if order.count != length { index = orderStart }  // `forget` compacted the order
+        while counts.kept > settings.maxEntries, counts.droppable > 0, let entry = oldestDroppable() {
+            forget(entry.record.id)
             actions.append(.drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: true))
         }
+        if droppableOrder.count > 64, droppableOrder.count > 2 * counts.droppable { fileDroppableAgain() }
         return actions
+    }
+
+    /// The oldest entry that is droppable now, once what no longer is has left the top.
+    private mutating func oldestDroppable() -> Entry? {
+        while let top = droppableOrder.top {
+            droppableOrder.removeTop()
+            if let entry = entries[top.id], entry.sequence == top.key, entry.isDroppable { return entry }
+        }
+        return nil
+    }
+
+    /// Entries delivered before they were ever dropped leave their place behind; once those
+    /// are most of the order, it is built again from the droppable entries alone, so it stays
+    /// as long as they are.
+    private mutating func fileDroppableAgain() {
+        var heap = IDHeap()
+        for (id, entry) in entries where entry.isDroppable { heap.insert(id, key: entry.sequence) }
+        droppableOrder = heap
     }
 
     private mutating func somethingGotThrough() -> [Action] {

@@ -76,6 +76,10 @@ final class Outbox: Sendable {
     private let wiring: Wiring
     private let logger: AssistantLogger
     private let elapsed: @Sendable () -> Duration
+    /// Where tracking URLs may carry the key (wire.md).
+    private let gravityOrigin: URLOrigin?
+    /// Requests under it log as Gravity's.
+    private let gravityPrefix: String
     private let identityAnswered = Locked<IdentityListener?>(nil)
 
     private struct IdentityListener: Sendable {
@@ -87,6 +91,8 @@ final class Outbox: Sendable {
         self.wiring = wiring
         self.logger = logger
         elapsed = stopwatch(on: wiring.clock)
+        gravityOrigin = URLOrigin(wiring.gravityBaseURL)
+        gravityPrefix = wiring.gravityBaseURL.absoluteString
         state = Locked(
             State(
                 machine: DeliveryMachine(settings: settings, seed: wiring.seed),
@@ -432,7 +438,9 @@ final class Outbox: Sendable {
         case .tracking:
             guard HTTPURLValidator.isValid(record.target), let url = URL(string: record.target) else { return nil }
             var headers: [String: String] = [:]
-            if Self.sameOrigin(url, wiring.gravityBaseURL) { headers["Authorization"] = "Bearer \(wiring.apiKey)" }
+            if let gravityOrigin, URLOrigin(url) == gravityOrigin {
+                headers["Authorization"] = "Bearer \(wiring.apiKey)"
+            }
             return HTTPRequest(
                 method: .get, url: url, headers: headers, maximumResponseBytes: EndpointLimits.trackingBytes,
                 redirectPolicy: EndpointLimits.trackingRedirects)
@@ -453,16 +461,6 @@ final class Outbox: Sendable {
             properties: [:], eventTime: eventTime, identityEpoch: nil)
     }
 
-    /// Scheme, host and port compared exactly, the default port filled in.
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func origin(_ url: URL) -> (String, String, Int)? {
-            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-            return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
-        }
-        guard let a = origin(a), let b = origin(b) else { return false }
-        return a == b
-    }
-
     /// One attempt, or for a first attempt as many as DL1 allows within `timeout`, the same
     /// request every time, while the machine still holds the record (a cleared one goes no more).
     private func attempt(_ request: HTTPRequest?, of id: UUID, retrying: Bool, timeout: Duration) async -> Result<
@@ -475,9 +473,7 @@ final class Outbox: Sendable {
         let start = elapsed()
         var failed = 0
         while true {
-            let call =
-                request.url.absoluteString.hasPrefix(wiring.gravityBaseURL.absoluteString)
-                ? wiring.gravityCall : wiring.call
+            let call = request.url.absoluteString.hasPrefix(gravityPrefix) ? wiring.gravityCall : wiring.call
             let result = await call.perform(request)
             guard case .failure(let failure) = result else { return result }
             failed += 1

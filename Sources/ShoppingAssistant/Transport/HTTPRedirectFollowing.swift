@@ -42,7 +42,7 @@ package enum HTTPRedirectFollowing {
             let scheme = target.scheme?.lowercased(), target.host != nil,
             scheme == request.url.scheme?.lowercased()
         else { return nil }
-        let sameOrigin = origin(of: target) == origin(of: request.url)
+        let sameOrigin = URLOrigin(target) == URLOrigin(request.url)
         if case .sameOrigin = request.redirectPolicy, !sameOrigin { return nil }
         var next = request
         next.url = target
@@ -53,11 +53,5 @@ package enum HTTPRedirectFollowing {
             }
         }
         return next
-    }
-
-    private static func origin(of url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? ""
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 }

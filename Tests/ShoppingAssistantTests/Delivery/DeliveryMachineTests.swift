@@ -454,8 +454,9 @@ import Testing
 
     // Thousands of random events on a small queue: after each, what the machine counts agrees
     // with its entries as they are, no route or lane has more under way than it may, each
-    // drain attempt is its lane's oldest queued record, and the store never holds more than
-    // `maxEntries` while something could be dropped.
+    // drain attempt is its lane's oldest queued record, the store never holds more than
+    // `maxEntries` while something could be dropped, an overflow drops the oldest it may, and
+    // what the machine keeps to find those stays as small as the queue.
     // covers: DL2, DL3, DL4, B13
     @Test func countsCapacitiesAndOldestFirstHoldUnderRandomEvents() {
         var random = SplitMix64(seed: 7)
@@ -469,11 +470,13 @@ import Testing
         let kinds: [DeliveryRecord.Kind] = [.event, .visit, .tracking]
         let routes: [M.Route] = [.host, .lifecycle, .tracking]
         let outcomes: [M.Outcome] = [.delivered, Self.offline, Self.unavailable, Self.refused, .abandoned]
+        var acceptedOrder: [UUID: Int] = [:]
         for step in 0..<5_000 {
             var actions: [M.Action]
             switch pick(7) {
             case 0, 1:
                 let records = (0..<(1 + pick(3))).map { _ in Self.record(kinds[pick(3)]) }
+                for record in records { acceptedOrder[record.id] = acceptedOrder.count }
                 actions = machine.accepted(records, route: routes[pick(3)], now: Self.now)
             case 2 where persisting:
                 actions = machine.persisted(failure: pick(10) == 0 ? "disk full" : nil, now: Self.now)
@@ -519,8 +522,18 @@ import Testing
                 #expect(entries.filter { $0.lane == lane && $0.state == .draining }.count <= 1, "step \(step)")
             }
             let kept = entries.filter { !$0.unprotected }.count
-            let droppable = entries.contains { !$0.unprotected && ($0.state == .queued || Self.isWaiting($0.state)) }
-            #expect(kept <= settings.maxEntries || !droppable, "step \(step): \(kept) kept")
+            let droppable = entries.filter { !$0.unprotected && ($0.state == .queued || Self.isWaiting($0.state)) }
+            #expect(kept <= settings.maxEntries || droppable.isEmpty, "step \(step): \(kept) kept")
+            let overflowed = actions.compactMap { action -> Int? in
+                guard case .drop(let record, .overflow, _, _) = action else { return nil }
+                return acceptedOrder[record.id]
+            }
+            if let newestDropped = overflowed.max(),
+                let oldestLeft = droppable.compactMap({ acceptedOrder[$0.record.id] }).min()
+            {
+                #expect(newestDropped < oldestLeft, "step \(step): an overflow drops the oldest first")
+            }
+            #expect(machine.droppableOrderCount <= 100, "step \(step): \(machine.droppableOrderCount) filed")
             #expect(Set(onTheWire).count == onTheWire.count)
         }
     }
@@ -533,6 +546,23 @@ import Testing
     private static func isWaiting(_ state: M.EntryState) -> Bool {
         if case .waiting = state { return true }
         return false
+    }
+
+    // A queue that never fills keeps no trace of the records that went through it: each was
+    // droppable while it waited for its first attempt, and the order an overflow would drop
+    // from stays as short as the queue, not as long as the engine's life.
+    // covers: DL4
+    @Test func recordsDeliveredBeforeAnyOverflowLeaveNothingBehindInItsOrder() {
+        var machine = Self.machine()
+        _ = machine.loaded([], now: Self.now)
+        for _ in 0..<1_000 {
+            let record = Self.record(.tracking)
+            _ = machine.accepted([record], route: .tracking, now: Self.now)
+            _ = machine.persisted(failure: nil, now: Self.now)
+            _ = machine.attemptFinished(record.id, .delivered, now: Self.now)
+        }
+        #expect(machine.pendingCount == 0)
+        #expect(machine.droppableOrderCount <= 64)
     }
 
     // covers: DL4
