@@ -378,7 +378,9 @@ final class Outbox: Sendable {
             return false
         }
         guard !alreadyOver else { return }
-        let target = state.withLock { shell in shell.sends[record.id] != nil ? keepDeadline(of: first, in: &shell) : nil }
+        let target = state.withLock { shell in
+            shell.sends[record.id] == nil ? nil : keepDeadline(of: first, in: &shell)
+        }
         if let target { startWatcher(until: target) }
     }
 
