@@ -68,6 +68,9 @@ final class Outbox: Sendable {
         /// Records to forget in the store, and whether a write that takes them is queued.
         var removals: [UUID] = []
         var removalQueued = false
+        /// Tasks started for sends since the engine started: each goes on while its route has
+        /// more to send.
+        var sendTasks = 0
     }
 
     private let state: Locked<State>
@@ -225,6 +228,9 @@ final class Outbox: Sendable {
     /// Records whose log detail is kept: only those the machine still holds.
     var detailCount: Int { state.withLock { $0.details.count } }
 
+    /// Tasks started for sends so far.
+    var sendTaskCount: Int { state.withLock { $0.sendTasks } }
+
     /// Nothing more starts; sends under way are cancelled and their records stay in the store
     /// for the next engine (DL8); every flush returns. Returns once the store has taken every
     /// write asked before and is closed, so that the next engine on it reads what this one
@@ -366,7 +372,10 @@ final class Outbox: Sendable {
     /// Starts a task for the send; when it is over, the task goes on with the next send its own
     /// end started, if any, so that a burst of records costs a task per route, not one each.
     private func send(_ record: DeliveryRecord, route: DeliveryMachine.Route?) {
-        let first = Job(record: record, route: route, detail: state.withLock { $0.details[record.id] })
+        let first = state.withLock { shell in
+            shell.sendTasks += 1
+            return Job(record: record, route: route, detail: shell.details[record.id])
+        }
         let task = spawn { [self] in
             var job: Job? = first
             while let current = job { job = await perform(current) }
