@@ -68,9 +68,6 @@ final class Outbox: Sendable {
         /// Records to forget in the store, and whether a write that takes them is queued.
         var removals: [UUID] = []
         var removalQueued = false
-        /// Tasks started for sends since the engine started: each goes on while its route has
-        /// more to send.
-        var sendTasks = 0
     }
 
     private let state: Locked<State>
@@ -160,8 +157,8 @@ final class Outbox: Sendable {
                 activity?.end()
             }
         } onCancel: {
-            // Under the lock: the task may go on to another send once this one is over.
-            state.withLock { $0.sends[record.id]?.cancel() }
+            let send = state.withLock { $0.sends[record.id] }
+            send?.cancel()
         }
     }
 
@@ -227,9 +224,6 @@ final class Outbox: Sendable {
 
     /// Records whose log detail is kept: only those the machine still holds.
     var detailCount: Int { state.withLock { $0.details.count } }
-
-    /// Tasks started for sends so far.
-    var sendTaskCount: Int { state.withLock { $0.sendTasks } }
 
     /// Nothing more starts; sends under way are cancelled and their records stay in the store
     /// for the next engine (DL8); every flush returns. Returns once the store has taken every
@@ -362,23 +356,16 @@ final class Outbox: Sendable {
 
     // MARK: - Sending
 
-    /// One send the machine asked for, with what its log line needs.
-    private struct Job: Sendable {
-        var record: DeliveryRecord
-        var route: DeliveryMachine.Route?
-        var detail: Detail?
-    }
-
-    /// Starts a task for the send; when it is over, the task goes on with the next send its own
-    /// end started, if any, so that a burst of records costs a task per route, not one each.
     private func send(_ record: DeliveryRecord, route: DeliveryMachine.Route?) {
-        let first = state.withLock { shell in
-            shell.sendTasks += 1
-            return Job(record: record, route: route, detail: shell.details[record.id])
-        }
+        let detail = state.withLock { $0.details[record.id] }
+        let request = request(for: record)
+        let timeout = record.kind == .tracking ? wiring.urlTimeout : wiring.eventTimeout
+        let delivery = route != .host
         let task = spawn { [self] in
-            var job: Job? = first
-            while let current = job { job = await perform(current) }
+            let result = await TrackerDeliveryScope.$isActive.withValue(delivery) {
+                await attempt(request, of: record.id, retrying: route != nil, timeout: timeout)
+            }
+            finish(record, detail: detail, route: route, result)
         }
         // A send may be over before it is listed here: it then left a mark instead.
         let alreadyOver = state.withLock { shell -> Bool in
@@ -386,36 +373,18 @@ final class Outbox: Sendable {
             shell.sends[record.id] = task
             return false
         }
-        guard !alreadyOver else { return }
-        let target = state.withLock { shell in
-            shell.sends[record.id] == nil ? nil : keepDeadline(of: first, in: &shell)
+        // A host call's own deadline is the engine's (B13); the others' is kept here.
+        guard delivery, !alreadyOver else { return }
+        let end = Self.nanoseconds(elapsed() + timeout)
+        let wakeSooner = state.withLock { shell -> Bool in
+            guard shell.sends[record.id] != nil else { return false }  // already finished
+            shell.sendEnds[record.id] = end
+            shell.deadlineOrder.insert(record.id, key: end)
+            if let target = shell.watcherTarget, target <= end { return false }
+            shell.watcherTarget = end
+            return true
         }
-        if let target { startWatcher(until: target) }
-    }
-
-    /// Lists the send's deadline for the watcher; returns it when the watcher must wake
-    /// sooner. A host call's own deadline is the engine's (B13); the others' is kept here.
-    private func keepDeadline(of job: Job, in shell: inout State) -> UInt64? {
-        guard job.route != .host else { return nil }
-        let end = Self.nanoseconds(elapsed() + timeout(of: job.record))
-        shell.sendEnds[job.record.id] = end
-        shell.deadlineOrder.insert(job.record.id, key: end)
-        if let target = shell.watcherTarget, target <= end { return nil }
-        shell.watcherTarget = end
-        return end
-    }
-
-    private func timeout(of record: DeliveryRecord) -> Duration {
-        record.kind == .tracking ? wiring.urlTimeout : wiring.eventTimeout
-    }
-
-    /// Makes the job's attempt and feeds its end to the machine; returns the send to make next.
-    private func perform(_ job: Job) async -> Job? {
-        let request = request(for: job.record)
-        let result = await TrackerDeliveryScope.$isActive.withValue(job.route != .host) {
-            await attempt(request, of: job.record.id, retrying: job.route != nil, timeout: timeout(of: job.record))
-        }
-        return finish(job.record, detail: job.detail, route: job.route, result)
+        if wakeSooner { startWatcher(until: end) }
     }
 
     /// A watcher for the deadline now first; the one before it, sleeping for a later one, ends.
@@ -431,23 +400,23 @@ final class Outbox: Sendable {
     /// Sleeps until the first deadline of a send under way, cancels the sends whose deadline
     /// has passed, and again, until no send keeps a deadline; a send that ended before its
     /// deadline is simply passed over. Where the watcher is left to run out, it sleeps at least
-    /// until the deadline it was started for, however soon the sends end, so that whether it
-    /// sleeps does not depend on which thread ran first.
+    /// until the deadline it was started for, as if it had been asleep before the sends ended.
     private func watchDeadlines(startedFor target: UInt64) async {
         let runsOut = wiring.letsWatcherRunOut
         while !Task.isCancelled {
             let now = Self.nanoseconds(elapsed())
-            let next = state.withLock { shell -> UInt64? in
+            let (next, expired) = state.withLock { shell -> (UInt64?, [Task<Void, Never>]) in
+                var expired: [Task<Void, Never>] = []
                 while let top = shell.deadlineOrder.top, top.key <= now || shell.sendEnds[top.id] != top.key {
                     shell.deadlineOrder.removeTop()
                     guard shell.sendEnds[top.id] == top.key else { continue }  // ended, or sent again since
                     shell.sendEnds[top.id] = nil
-                    // Under the lock: the task may go on to another send once this one is over.
-                    shell.sends[top.id]?.cancel()
+                    if let send = shell.sends[top.id] { expired.append(send) }
                 }
                 shell.watcherTarget = shell.deadlineOrder.top?.key ?? (runsOut && target > now ? target : nil)
-                return shell.watcherTarget
+                return (shell.watcherTarget, expired)
             }
+            for send in expired { send.cancel() }
             guard let next else { return }
             do { try await wiring.clock.sleep(for: .nanoseconds(next - now)) } catch { return }
         }
@@ -519,13 +488,10 @@ final class Outbox: Sendable {
         }
     }
 
-    /// Feeds the machine the attempt's end and performs what it decides; the first send it
-    /// starts is returned for this task to make next, unless the task was cancelled (a deadline
-    /// or a shutdown), which would end that send too.
     private func finish(
         _ record: DeliveryRecord, detail: Detail?, route: DeliveryMachine.Route?,
         _ result: Result<HTTPResponse, WireFailure>
-    ) -> Job? {
+    ) {
         let stopped = state.withLock { $0.machine.isStopped }
         let detail = detail ?? Self.detail(ofKept: record)
         let outcome: DeliveryMachine.Outcome
@@ -553,12 +519,9 @@ final class Outbox: Sendable {
             failure = error.code.rawValue
         }
         let letsWatcherRunOut = wiring.letsWatcherRunOut
-        let (waiting, watcher, ownTask) = state.withLock {
-            shell -> (
-                CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>?, Task<Void, Never>?, Task<Void, Never>?
-            ) in
-            let ownTask = shell.sends.removeValue(forKey: record.id)
-            if ownTask == nil { shell.finishedUnlisted.insert(record.id) }
+        let (waiting, watcher) = state.withLock {
+            shell -> (CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>?, Task<Void, Never>?) in
+            if shell.sends.removeValue(forKey: record.id) == nil { shell.finishedUnlisted.insert(record.id) }
             var watcher: Task<Void, Never>?
             if shell.sendEnds.removeValue(forKey: record.id) != nil {
                 if shell.sendEnds.isEmpty, !letsWatcherRunOut {
@@ -573,7 +536,7 @@ final class Outbox: Sendable {
                     kind: detail.kind, name: detail.name, uid: detail.user.uid, customUserId: detail.user.custom,
                     properties: detail.properties, failure: failure, eventTime: detail.eventTime,
                     deferred: route == nil))
-            return (shell.answers.removeValue(forKey: record.id), watcher, ownTask)
+            return (shell.answers.removeValue(forKey: record.id), watcher)
         }
         watcher?.cancel()
         if case .failed(let failureClass, let reason) = outcome, failureClass != .final {
@@ -581,20 +544,13 @@ final class Outbox: Sendable {
                 .info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later"
             )
         }
-        let goesOn = ownTask != nil && !Task.isCancelled
-        let (actions, next, wakeSooner) = state.withLock { shell -> ([DeliveryMachine.Action], Job?, UInt64?) in
-            var actions = shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock())
-            // Whatever the machine forgot (delivered, unprotected or cleared), the log forgets.
-            if !shell.machine.holds(record.id) { shell.details[record.id] = nil }
-            guard goesOn, let ownTask,
-                let index = actions.firstIndex(where: { if case .send = $0 { return true } else { return false } }),
-                case .send(let nextRecord, let nextRoute) = actions.remove(at: index)
-            else { return (actions, nil, nil) }
-            let next = Job(record: nextRecord, route: nextRoute, detail: shell.details[nextRecord.id])
-            shell.sends[nextRecord.id] = ownTask
-            return (actions, next, keepDeadline(of: next, in: &shell))
+        let actions = state.withLock { shell in
+            defer {
+                // Whatever the machine forgot (delivered, unprotected or cleared), the log forgets.
+                if !shell.machine.holds(record.id) { shell.details[record.id] = nil }
+            }
+            return shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock())
         }
-        if let wakeSooner { startWatcher(until: wakeSooner) }
         // What the machine decided (a drop's log line among it) comes before the caller's own
         // account of its failure.
         run(actions)
@@ -602,7 +558,6 @@ final class Outbox: Sendable {
             activity?.begin()
             waiting.resume(returning: Self.saying(result, keptFor: record.id, unless: actions))
         }
-        return next
     }
 
     /// A host call's failure, saying that its record waits in the queue unless the machine gave

@@ -284,27 +284,6 @@ struct DeliveryEngineTests {
         #expect(await bed.engine.outbox.detailCount == 0, "cleared while on the wire")
     }
 
-    // Ten tracking URLs at once: four are on the wire together (B13), and as each ends its
-    // task goes on with the next, so the ten take four tasks, not ten.
-    // covers: B13
-    @Test func aBurstOfTrackingURLsGoesFourAtATimeOnFourTasks() async throws {
-        let bed = await Self.bed()
-        let user = GravityUser(uid: "u-8f3c")
-        let urls = (0..<10).map { "https://t.example/i\($0)" }
-        let handles = urls.map { bed.transport.expect(.get($0), .deferred) }
-        let jobs = try #require(TrackingJobs(urls.map { TrackingJob.url(TrackingURL($0), user: user) }))
-        await bed.engine.track(jobs)
-        try await bed.runUntilIdle()
-        let started = handles.map { bed.transport.request(for: $0) != nil }
-        #expect(started == Array(repeating: true, count: 4) + Array(repeating: false, count: 6))
-        for handle in handles {
-            bed.transport.complete(handle, with: .text(204, ""))
-            try await bed.runUntilIdle()
-        }
-        #expect(await bed.engine.trackingLog.map(\.name) == urls)
-        #expect(await bed.engine.outbox.sendTaskCount == 4)
-    }
-
     // The key goes to the Gravity origin only: a tracking URL there carries it, a third-party
     // host named by the server's data never gets it (wire.md § Tracking).
     // covers: DL2
