@@ -146,6 +146,8 @@ package enum DeliveryJournal {
 
         /// How many records are live.
         package var count: Int { index.count }
+        /// The records its storage has room for: for tests that a drained burst gave it back.
+        package var storageCapacity: Int { slots.capacity + index.capacity }
         /// The live records, in the order they were added.
         package var ordered: [DeliveryRecord] { slots.compactMap { $0 } }
         /// Whether a record with `id` is live.
@@ -168,6 +170,7 @@ package enum DeliveryJournal {
                     slots[position] = nil
                     framedBytes -= DeliveryJournal.framedBytes(of: record)
                 }
+                index.releaseSpareCapacity()
                 if slots.count > 64, slots.count > 2 * index.count { squeeze() }
             case .attempts(let id, let attempts):
                 if let position = index[id] { slots[position]?.attempts = attempts }

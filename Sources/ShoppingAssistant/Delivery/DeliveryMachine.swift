@@ -225,6 +225,12 @@ struct DeliveryMachine {
     /// Whether the record is still kept or on its way: not once delivered, dropped or cleared.
     func holds(_ id: UUID) -> Bool { entries[id] != nil }
 
+    /// The records its storage has room for, summed over its collections: for tests that a
+    /// drained burst gave its storage back.
+    var storageCapacity: Int {
+        entries.capacity + order.capacity + toPersist.capacity + waiting.capacity + queued.capacity
+    }
+
     // MARK: - Events
 
     /// The engine starts on a store that holds `records` from an earlier run (DL3: the queue is
@@ -410,8 +416,10 @@ struct DeliveryMachine {
 
     /// The id stays in `order` until most of `order` is such ids: forgetting a record costs
     /// the same however long the queue is. The heaps let it go when it reaches their top.
+    /// Storage a burst of records grew is given back as they go.
     private mutating func forget(_ id: UUID) {
         guard let entry = entries.removeValue(forKey: id) else { return }
+        entries.releaseSpareCapacity()
         counts.count(entry, -1)
         if entry.state.isBeforeQueue { firstAttemptOver(entry) }
         if order.count > 64, order.count > 2 * entries.count { dropForgottenFromOrder() }
@@ -435,6 +443,7 @@ struct DeliveryMachine {
 
     private mutating func dropForgottenFromOrder() {
         order.removeAll { entries[$0] == nil }
+        order.releaseSpareCapacity()
     }
 
     /// The oldest entry of `heap` still in `state`, once what no longer belongs is discarded.
@@ -582,6 +591,8 @@ struct DeliveryMachine {
 private struct RouteHeaps {
     private var heaps = [IDHeap(), IDHeap(), IDHeap()]
 
+    var capacity: Int { heaps.reduce(0) { $0 + $1.capacity } }
+
     subscript(route: DeliveryMachine.Route) -> IDHeap {
         get { heaps[route.index] }
         set { heaps[route.index] = newValue }
@@ -592,6 +603,8 @@ private struct RouteHeaps {
 /// A heap per lane: records queued for the drain.
 private struct LaneHeaps {
     private var heaps = [IDHeap(), IDHeap()]
+
+    var capacity: Int { heaps.reduce(0) { $0 + $1.capacity } }
 
     subscript(lane: DeliveryMachine.Lane) -> IDHeap {
         get { heaps[lane == .gravity ? 0 : 1] }

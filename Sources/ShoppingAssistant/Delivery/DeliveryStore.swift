@@ -125,6 +125,9 @@ public final class InMemoryDeliveryStore: DeliveryStore {
     /// The records kept now, oldest first.
     public var records: [DeliveryRecord] { state.withLock { $0.records } }
 
+    /// The records its storage has room for: for tests that a drained burst gave it back.
+    var storageCapacity: Int { state.withLock { $0.byID.capacity + $0.order.capacity } }
+
     /// Makes every later `append` fail (or succeed again), as a full or read-only disk would.
     public func failWrites(_ fails: Bool) { state.withLock { $0.failsWrites = fails } }
 
@@ -151,6 +154,7 @@ public final class InMemoryDeliveryStore: DeliveryStore {
     public func remove(_ ids: [UUID]) throws {
         state.withLock { state in
             for id in ids { state.byID[id] = nil }
+            state.byID.releaseSpareCapacity()
             state.compactIfSparse()
         }
     }

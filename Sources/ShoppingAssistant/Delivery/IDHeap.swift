@@ -5,7 +5,7 @@ import Foundation
 /// without walking a list, however long it is.
 ///
 /// Removal is lazy: an id that no longer belongs stays until it reaches the top, where its
-/// owner sees so and discards it.
+/// owner sees so and discards it. The storage a burst grew is given back as the heap drains.
 struct IDHeap: Sendable {
     struct Item: Sendable {
         var key: UInt64
@@ -16,6 +16,8 @@ struct IDHeap: Sendable {
 
     var isEmpty: Bool { items.isEmpty }
     var count: Int { items.count }
+    /// The items its storage has room for, for tests that a drained heap gave it back.
+    var capacity: Int { items.capacity }
 
     /// The smallest key's item.
     var top: Item? { items.first }
@@ -35,6 +37,7 @@ struct IDHeap: Sendable {
     mutating func removeTop() -> Item? {
         guard let first = items.first else { return nil }
         let last = items.removeLast()
+        items.releaseSpareCapacity()
         guard !items.isEmpty else { return first }
         items[0] = last
         var parent = 0

@@ -225,6 +225,16 @@ final class Outbox: Sendable {
     /// Records whose log detail is kept: only those the machine still holds.
     var detailCount: Int { state.withLock { $0.details.count } }
 
+    /// The records the bookkeeping kept per record has room for, the machine's included: for
+    /// tests that a drained burst gave its storage back.
+    var storageCapacity: Int {
+        state.withLock { shell in
+            shell.details.capacity + shell.answers.capacity + shell.persistedSignals.capacity + shell.sends.capacity
+                + shell.sendEnds.capacity + shell.finishedUnlisted.capacity + shell.deadlineOrder.capacity
+                + shell.machine.storageCapacity
+        }
+    }
+
     /// Nothing more starts; sends under way are cancelled and their records stay in the store
     /// for the next engine (DL8); every flush returns. Returns once the store has taken every
     /// write asked before and is closed, so that the next engine on it reads what this one
@@ -264,7 +274,8 @@ final class Outbox: Sendable {
                     var failure: String?
                     do { try store.append(records) } catch { failure = "\(error)" }
                     let signals = state.withLock { shell in
-                        records.compactMap { shell.persistedSignals.removeValue(forKey: $0.id) }
+                        defer { shell.releaseSpareCapacity() }
+                        return records.compactMap { shell.persistedSignals.removeValue(forKey: $0.id) }
                     }
                     for signal in signals { signal() }
                     perform { $0.machine.persisted(failure: failure, now: wiring.wallClock()) }
@@ -287,6 +298,7 @@ final class Outbox: Sendable {
                 let waiting = state.withLock {
                     shell -> CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>? in
                     shell.details[record.id] = nil
+                    defer { shell.releaseSpareCapacity() }
                     return shell.answers.removeValue(forKey: record.id)
                 }
                 if waiting != nil { activity?.begin() }
@@ -548,6 +560,7 @@ final class Outbox: Sendable {
             defer {
                 // Whatever the machine forgot (delivered, unprotected or cleared), the log forgets.
                 if !shell.machine.holds(record.id) { shell.details[record.id] = nil }
+                shell.releaseSpareCapacity()
             }
             return shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock())
         }
@@ -582,6 +595,17 @@ final class Outbox: Sendable {
 }
 
 extension Outbox.State {
+    /// What a burst of records grew in the bookkeeping kept per record is given back as they
+    /// go, as the machine gives back its own.
+    fileprivate mutating func releaseSpareCapacity() {
+        details.releaseSpareCapacity()
+        answers.releaseSpareCapacity()
+        persistedSignals.releaseSpareCapacity()
+        sends.releaseSpareCapacity()
+        sendEnds.releaseSpareCapacity()
+        finishedUnlisted.releaseSpareCapacity()
+    }
+
     /// Sends that ended before their deadline leave their place in `deadlineOrder` behind;
     /// once those are most of it, it is built again from the sends still under way, so it
     /// stays as long as they are.
