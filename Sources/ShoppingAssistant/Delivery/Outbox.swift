@@ -402,11 +402,15 @@ final class Outbox: Sendable {
     /// A watcher for the deadline now first; the one before it, sleeping for a later one, ends.
     private func startWatcher(until target: UInt64) {
         let task = spawn { [weak self] in await self?.watchDeadlines(startedFor: target) }
-        let old = state.withLock { shell in
-            defer { shell.watcher = task }
-            return shell.watcher
+        let letsWatcherRunOut = wiring.letsWatcherRunOut
+        let ended = state.withLock { shell -> [Task<Void, Never>] in
+            // Every send may have ended before the watcher was listed; it then ends too, as a
+            // listed one would have.
+            let orphaned = shell.sendEnds.isEmpty && !letsWatcherRunOut
+            defer { shell.watcher = orphaned ? nil : task }
+            return (shell.watcher.map { [$0] } ?? []) + (orphaned ? [task] : [])
         }
-        old?.cancel()
+        for watcher in ended { watcher.cancel() }
     }
 
     /// Sleeps until the first deadline of a send under way, cancels the sends whose deadline
