@@ -38,10 +38,12 @@ final class RestoredReplies: @unchecked Sendable {
     /// Guards every table's `decoded`: a reply is decoded once and then only read.
     private static let lock = Locked(0)
 
-    init(file: Data, buttonObjects: [Range<Int>], logger: AssistantLogger?) {
+    /// A table for the replies of `file`, room made for `capacity` of them.
+    init(file: Data, buttonObjects: [Range<Int>], capacity: Int, logger: AssistantLogger?) {
         self.file = file
         self.buttonObjects = buttonObjects
         self.logger = logger
+        replies.reserveCapacity(capacity)
     }
 
     /// Adds a reply while the file is read; returns its index.
@@ -82,6 +84,23 @@ final class RestoredReplies: @unchecked Sendable {
             return content
         }
     }
+
+    /// Reply `index`'s suggests (C7): those of its decoded content once it was read, until then
+    /// read from its bytes alone, so that the chat of a restored dialog shows its last reply's
+    /// suggests without decoding the reply (D18). A reply that is not one, or whose ID does not
+    /// read back as stored, offers none, as it is shown empty.
+    func suggests(_ index: Int) -> [String] {
+        if let content = Self.lock.withLock({ _ in decoded[index] }) { return content.suggests }
+        let reply = replies[index]
+        let found = file.withUnsafeBytes {
+            ReplyDecoder.suggests(UnsafeRawBufferPointer(rebasing: $0[reply.bytes]), idKey: reply.idKey)
+        }
+        guard let found, found.assistantMessageId == reply.assistantMessageId else { return [] }
+        return found.suggests
+    }
+
+    /// How many replies have been decoded so far: a restore itself decodes none (D18).
+    var decodedCount: Int { Self.lock.withLock { _ in decoded.count } }
 
     private func decode(_ index: Int) -> ReplyContent {
         let reply = replies[index]

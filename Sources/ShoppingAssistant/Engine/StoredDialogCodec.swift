@@ -227,10 +227,9 @@ enum StoredDialogCodec {
             }
             objects.append(object)
         }
-        let replies = RestoredReplies(file: data, buttonObjects: objects, logger: logger)
-
         // A turn takes at least its two lengths, its attempts, its state and its reply flag.
         let count = try reader.count(minimumBytesEach: 14)
+        let replies = RestoredReplies(file: data, buttonObjects: objects, capacity: count, logger: logger)
         var sending = false
         var buttons: [Int] = []  // one reply's, reused
         let turns = try ChunkedVector(count: count) { index throws(ByteReader.Failure) in

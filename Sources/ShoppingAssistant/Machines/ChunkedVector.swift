@@ -165,8 +165,10 @@ extension ChunkedVector {
         for page in pages {
             for chunk in page.chunks {
                 try chunk.elements.withUnsafeBufferPointer { elements in
-                    for element in elements {
-                        try body(index, element)
+                    // By position: an element is lent to `body` where it lies, where a `for in`
+                    // copied each one out (a retain and a release of every field).
+                    for position in elements.indices {
+                        try body(index, elements[position])
                         index += 1
                     }
                 }

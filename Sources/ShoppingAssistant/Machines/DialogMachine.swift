@@ -394,27 +394,34 @@ struct DialogMachine: Sendable {
         var inFlight: Int?
         var retryable: [Int] = []
         var landed: [Int] = []
-        var table: RestoredReplies?
         byMessageId.reserveCapacity(count)
         byAssistantMessageId.reserveCapacity(count)
         positions.reserveCapacity(count)
         lines.reserveCapacity(2 * count)
-        // One pass that writes nothing into the turns: the lookups and the screen order.
+        // One pass that writes nothing into the turns: the lookups and the screen order. Each
+        // field is read where it lies in the vector: a turn bound to a name is a copy of it, a
+        // retain and a release of every field.
         var twice = false
-        stored.turns.forEachElement { index, turn in
-            if byMessageId.updateValue(index, forKey: turn.user.messageId) != nil { twice = true }
-            switch turn.user.status {
+        var table: RestoredReplies?
+        for index in 0..<count {
+            if byMessageId.updateValue(index, forKey: stored.turns[index].user.messageId) != nil { twice = true }
+            switch stored.turns[index].user.status {
             case .sending: inFlight = index
             case .failed(_, retryable: true): retryable.append(index)
             case .sent, .failed: break
             }
             positions.append(lines.count)
             lines.append(.user(turn: index))
-            guard let reply = turn.reply else { return }
-            if let id = reply.assistantMessageId { byAssistantMessageId[id] = index }
-            switch reply.source {
-            case .restored(let replies, _): table = replies
-            case .landed: landed.append(index)
+            if case .none = stored.turns[index].reply { continue }
+            if let reply = stored.turns[index].reply?.restoredIndex {
+                // The restored replies of a stored dialog are all of one table, the file's.
+                if table == nil { table = stored.turns[index].reply?.restoredReplies }
+                if let table, reply < table.replies.count, let id = table.replies[reply].assistantMessageId {
+                    byAssistantMessageId[id] = index
+                }
+            } else {
+                if let id = stored.turns[index].reply?.assistantMessageId { byAssistantMessageId[id] = index }
+                landed.append(index)
             }
             lastReply = index
             lines.append(.reply(turn: index))
@@ -565,7 +572,7 @@ struct DialogMachine: Sendable {
     }
 
     /// The suggests after the last reply (C7).
-    var replySuggests: [String] { lastReplyTurn.flatMap { turns[$0].reply?.content.suggests } ?? [] }
+    var replySuggests: [String] { lastReplyTurn.flatMap { turns[$0].reply?.suggests } ?? [] }
 
     // MARK: - Screen order
 

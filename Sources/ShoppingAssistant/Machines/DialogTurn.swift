@@ -95,6 +95,29 @@ struct ReplyMessage: Sendable, Hashable {
         }
     }
 
+    /// Where a reply read back from the dialog store (D18) lies in its table; `nil` for a reply
+    /// that landed in this run. An index alone, so that a walk over a long dialog asks it of
+    /// every reply without copying one.
+    var restoredIndex: Int? {
+        if case .restored(_, let index) = source { return index }
+        return nil
+    }
+
+    /// The table a reply read back from the dialog store (D18) is read from; `nil` for a reply
+    /// that landed in this run.
+    var restoredReplies: RestoredReplies? {
+        if case .restored(let replies, _) = source { return replies }
+        return nil
+    }
+
+    /// The reply's suggests (C7); a restored reply's are read without decoding it.
+    var suggests: [String] {
+        switch source {
+        case .landed(let content): return content.suggests
+        case .restored(let replies, let index): return replies.suggests(index)
+        }
+    }
+
     /// The reply's ID, known without decoding a restored reply.
     var assistantMessageId: String? {
         switch source {

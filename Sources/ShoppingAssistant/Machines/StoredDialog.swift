@@ -6,7 +6,9 @@ import Foundation
 ///
 /// The machine makes one on every change of the dialog and takes one back on restore; the
 /// actor turns it into bytes and back (`StoredDialogCodec`). Saving shares the dialog's turn
-/// storage: making one copies nothing.
+/// storage: making one copies nothing. Its replies read back from a store are all of one
+/// table (`RestoredReplies`), that of the file they were read from: a dialog is restored once,
+/// from one file, and the replies that land after it are kept decoded.
 struct StoredDialog: Sendable, Hashable {
     let context: DialogContext
     let turns: ChunkedVector<DialogTurn>

@@ -55,6 +55,47 @@ struct ReplyDecoder {
         }
     }
 
+    /// A reply's ID and its suggests (`ui.suggests`), read from its bytes as `decode` reads
+    /// them, and nothing else taken: the chat of a restored dialog shows its last reply's
+    /// suggests (C7) without decoding that reply (D18). The rest is skipped, checked as strictly
+    /// as `decode` reads it, so `nil` exactly when `decode` gives `nil`.
+    static func suggests(_ data: some ContiguousBytes, idKey: IdentifierKey)
+        -> (assistantMessageId: String?, suggests: [String])?
+    {
+        do throws(JSONReadError) {
+            return try JSONReader.read(data) { reader throws(JSONReadError) in
+                guard reader.inputCount <= maximumSize, try reader.peek() == .object else { return nil }
+                var id: String?
+                var suggests: [String] = []
+                try reader.readObject { reader, key throws(JSONReadError) in
+                    let isIdentifier: Bool
+                    switch idKey {
+                    case .assistantMessageId: isIdentifier = reader.text(key, is: "assistantMessageId")
+                    case .id: isIdentifier = reader.text(key, is: "id")
+                    }
+                    if isIdentifier {
+                        id = try reader.readStringOrSkip().flatMap { $0.isEmpty ? nil : $0 }
+                    } else if reader.text(key, is: "ui") {
+                        suggests = []  // as `ui`: the last `ui` holds the suggests
+                        try reader.readObjectOrSkip { reader, key throws(JSONReadError) in
+                            guard reader.text(key, is: "suggests") else { return try reader.skipValue() }
+                            suggests = []
+                            try reader.readArrayOrSkip { reader, _ throws(JSONReadError) in
+                                if let text = try reader.readStringOrSkip() { suggests.append(text) }
+                            }
+                        }
+                    } else {
+                        try reader.skipValue()
+                    }
+                }
+                try reader.finish()
+                return (id, suggests)
+            }
+        } catch {
+            return nil
+        }
+    }
+
     /// One button object on its own (`ui.buttons[*]`), as the decoder reads it inside a reply:
     /// `nil` when it is not an object with an `action` string. A restored dialog asks the handler
     /// about its buttons from their objects alone (AC4), without decoding their replies (D18).

@@ -274,6 +274,34 @@ import Testing
         #expect(machine.snapshot().messages.map(\.buttons) == direct.snapshot().messages.map(\.buttons))
     }
 
+    // covers: D18, C7
+    @Test func aRestoredChatShowsItsLastReplysSuggestsWithoutDecodingAnyReply() throws {
+        let (stored, data) = try Self.storedBytes()
+        let restored = try StoredDialogCodec.decode(data)
+        let (machine, _) = try Self.restart(with: restored)
+        let (direct, _) = try Self.restart(with: stored)
+        #expect(machine.snapshot().suggests == ["Cheaper", "For him"])
+        #expect(machine.snapshot().suggests == direct.snapshot().suggests)
+        let replies = try #require(restored.turns[0].reply?.restoredReplies)
+        #expect(replies.decodedCount == 0)
+        _ = machine.snapshot().messages[1].text  // decoded once read: its suggests are then the content's
+        #expect(replies.decodedCount == 1)
+        #expect(machine.snapshot().suggests == ["Cheaper", "For him"])
+    }
+
+    // covers: D18, D20, C7
+    @Test func aRestoredReplyWhoseIDDoesNotReadBackOffersNoSuggestsAsItIsShownEmpty() throws {
+        let (stored, _) = try Self.storedBytes()
+        let other = try Self.reply(
+            receivedAs: #"{"assistantMessageId": "am-9", "text": "Other", "ui": {"suggests": ["Cheaper"]}}"#)
+        let restored = try StoredDialogCodec.decode(
+            StoredDialogCodec.encode(Self.replacing(reply: 0, of: stored, with: other)))
+        let (machine, _) = try Self.restart(with: restored)
+        #expect(machine.snapshot().suggests.isEmpty)
+        #expect(machine.snapshot().messages[1].text.isEmpty)
+        #expect(machine.snapshot().suggests.isEmpty)
+    }
+
     // covers: D18
     @Test func eachReplyIsKeptInTheFileExactlyAsReceived() throws {
         let (stored, data) = try Self.storedBytes()

@@ -46,6 +46,30 @@ import Testing
             "Reply differential: \(Self.seeds.count) replies, \(products) products kept, \(dropped) items and "
                 + "buttons dropped, \(failures) failing")
     }
+
+    // covers: D18, C7
+    @Test func aReplysSuggestsReadAloneAreThoseOfTheWholeReply() {
+        var failures = 0
+        for seed in Self.seeds {
+            let generator = ReplyShapedJSON(seed: seed)
+            let idKey: ReplyDecoder.IdentifierKey = generator.rng.chance(50) ? .id : .assistantMessageId
+            let bytes = generator.document()
+            let whole = ReplyDecoder.decode(bytes, idKey: idKey, keepsReceived: false)
+            let alone = ReplyDecoder.suggests(bytes, idKey: idKey)
+            guard
+                (whole == nil) != (alone == nil) || whole?.assistantMessageId != alone?.assistantMessageId
+                    || whole?.suggests != alone?.suggests
+            else { continue }
+            failures += 1
+            Issue.record(
+                """
+                seed \(seed): whole \(String(describing: whole.map { ($0.assistantMessageId, $0.suggests) })), \
+                alone \(String(describing: alone))
+                input: \(String(decoding: bytes, as: UTF8.self).prefix(1_500))
+                """)
+            if failures >= 3 { break }
+        }
+    }
 }
 
 // MARK: - Reply-shaped random documents
