@@ -51,7 +51,10 @@ struct REPLReadLoop: Sendable {
     /// `quitFlushDeadline` to leave.
     private func finish() async {
         let engine = session.engine  // the engine now: `:restart` makes a new one
-        guard interruptible else { return await stepper.flushTrackingAtTheEnd() }
+        guard interruptible else {
+            await stepper.flushTrackingAtTheEnd()
+            return await engine.dialogStoreWritten()  // the next session on the state directory reads it
+        }
         await engine.shutdown(flushDeadline: Self.quitFlushDeadline)
     }
 

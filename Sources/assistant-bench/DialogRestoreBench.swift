@@ -45,6 +45,7 @@ enum DialogRestoreBench {
             await kept.waitForReply()
         }
         await kept.flushTracking()
+        await kept.dialogStoreWritten()
         let received = transport.bytes
         let stored = store.storedData?.count ?? 0
 
@@ -59,6 +60,7 @@ enum DialogRestoreBench {
                 await Timing.measure { await BenchEngine.open(kept, on: presenter) })
             readFromMemory.append(readEveryMessage(presenter))
             await kept.closeAssistant()
+            await kept.dialogStoreWritten()
             // The store holds the dialog as the kept engine left it; a new engine reads it.
             var engine: AssistantEngine?
             let creation = await Timing.measure { engine = await make(transport: transport, store: store) }

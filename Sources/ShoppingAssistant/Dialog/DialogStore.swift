@@ -6,8 +6,9 @@ import Foundation
 ///
 /// The store keeps opaque bytes; the engine encodes and decodes them, so a store never needs to
 /// know what a dialog holds, and a corrupt file is the engine's to reject (logged at `.error`,
-/// never a crash). Calls come from the engine's actor, one at a time; a store must not block
-/// for long. A store that throws costs only the restore, never the chat (D20).
+/// never a crash). The read comes from the engine's creation; saves and removals come one at a
+/// time from a queue of the engine's own, never its actor, so a store may flush to disk before
+/// it returns. A store that throws costs only the restore, never the chat (D20).
 public protocol DialogStore: Sendable {
     /// The bytes last saved, or `nil` when there is no stored dialog.
     func loadDialog() throws -> Data?

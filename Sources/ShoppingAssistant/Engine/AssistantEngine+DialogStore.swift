@@ -27,19 +27,13 @@ extension AssistantEngine {
         }
     }
 
+    /// Returns once the dialog store has taken every change of the dialog so far: a process
+    /// that ends without `shutdown()` (a piped session, a bench) waits for it first.
+    package func dialogStoreWritten() async { await dialogWriter?.flush() }
+
     /// Saves the dialog as the machine decided (D18); a failure is logged, the chat goes on (D20).
-    func storeDialog(_ dialog: StoredDialog) {
-        guard let dialogStore else { return }
-        do { try dialogStore.saveDialog(StoredDialogCodec.encode(dialog)) } catch {
-            logger.log(.error, "dialog store: the dialog could not be saved, it will not survive a restart: \(error)")
-        }
-    }
+    func storeDialog(_ dialog: StoredDialog) { dialogWriter?.save(dialog) }
 
     /// Empties the dialog store (D20); a failure is logged.
-    func forgetStoredDialog() {
-        guard let dialogStore else { return }
-        do { try dialogStore.removeDialog() } catch {
-            logger.log(.error, "dialog store: the stored dialog could not be removed: \(error)")
-        }
-    }
+    func forgetStoredDialog() { dialogWriter?.remove() }
 }

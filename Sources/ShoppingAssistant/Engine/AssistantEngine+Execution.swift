@@ -113,7 +113,10 @@ extension AssistantEngine {
             case .sendShopping(let id, let request):
                 let shopping = self.shopping
                 let outbox = self.outbox
+                // D19: a message leaves once the dialog that shows it sending is kept.
+                let (writer, kept) = (dialogWriter, dialogWriter?.lastAsked ?? 0)
                 requests[id] = spawnRequest(id) { [weak self] in
+                    await writer?.waitUntilWritten(through: kept)
                     let answer = await shopping.perform(request)
                     if answer.succeeded { outbox.requestSucceeded() }
                     let next = await self?.answered(id) { machine, canHandle in

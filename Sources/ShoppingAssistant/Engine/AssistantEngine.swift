@@ -22,6 +22,8 @@ public actor AssistantEngine {
     let identityStore: any IdentityStore
     /// Where the current dialog survives a restart (D18); `nil`: it lives in memory only.
     let dialogStore: (any DialogStore)?
+    /// Writes to `dialogStore`, off the actor.
+    let dialogWriter: DialogWriter?
     let makeUUID: @Sendable () -> UUID
     /// The engine's logger; set a listener to see what passes the level (B2).
     public nonisolated let logger: AssistantLogger
@@ -178,6 +180,7 @@ public actor AssistantEngine {
         let logger = logger ?? AssistantLogger(level: configuration.logLevel)
         logger.addSecret(configuration.apiKey)
         self.logger = logger
+        dialogWriter = dialogStore.map { DialogWriter(store: $0, logger: logger, activity: activity) }
         func call(_ service: String) -> WireCall {
             WireCall(transport: transport, logger: logger, service: service, userAgent: configuration.userAgent)
         }
@@ -342,6 +345,7 @@ public actor AssistantEngine {
         work.cancel()
         deadline.cancel()
         await outbox.stop()  // what is left stays in the store for the next engine (DL8)
+        await dialogWriter?.flush()  // the next engine on the store reads this one's last state
     }
 
     /// Work of the shutdown itself: counted for replay quiescence, but not among the tasks the

@@ -120,7 +120,11 @@ extension EngineMachine {
     mutating func run(_ actions: [DialogMachine.Action], user: GravityUser? = nil, sentPage: PageContext? = nil)
         -> [EngineAction]
     {
+        // D18: every change of the dialog publishes, and is saved as it is; an ended dialog
+        // leaves an empty store (D20). Saved first: a message leaves once the dialog that shows
+        // it sending is kept (D19).
         var result: [EngineAction] = []
+        if settings.keepsDialog, actions.contains(.publish) { result.append(dialogToStore()) }
         for action in actions {
             switch action {
             case .sendMessage(let tag, let request):
@@ -158,9 +162,6 @@ extension EngineMachine {
                 result += notes(lines.map { "dialog: \($0)" })
             }
         }
-        // D18: every change of the dialog publishes, and is saved as it is; an ended dialog
-        // leaves an empty store (D20).
-        if settings.keepsDialog, actions.contains(.publish) { result.append(dialogToStore()) }
         return result
     }
 

@@ -23,6 +23,14 @@ struct ReplyDecoder {
         case assistantMessageId
         /// A history message: `id`.
         case id
+
+        /// The field's name in the JSON.
+        var name: StaticString {
+            switch self {
+            case .assistantMessageId: return "assistantMessageId"
+            case .id: return "id"
+            }
+        }
     }
 
     /// Replies larger than this are rejected. A reply is kilobytes; the bound keeps every
@@ -68,12 +76,7 @@ struct ReplyDecoder {
                 var id: String?
                 var suggests: [String] = []
                 try reader.readObject { reader, key throws(JSONReadError) in
-                    let isIdentifier: Bool
-                    switch idKey {
-                    case .assistantMessageId: isIdentifier = reader.text(key, is: "assistantMessageId")
-                    case .id: isIdentifier = reader.text(key, is: "id")
-                    }
-                    if isIdentifier {
+                    if reader.text(key, is: idKey.name) {
                         id = try reader.readStringOrSkip().flatMap { $0.isEmpty ? nil : $0 }
                     } else if reader.text(key, is: "ui") {
                         suggests = []  // as `ui`: the last `ui` holds the suggests
@@ -174,12 +177,7 @@ struct ReplyDecoder {
     // MARK: - Envelope
 
     private mutating func envelope(_ reader: inout JSONReader, _ key: JSONReader.RawString) throws(JSONReadError) {
-        let isIdentifier: Bool
-        switch idKey {
-        case .assistantMessageId: isIdentifier = reader.text(key, is: "assistantMessageId")
-        case .id: isIdentifier = reader.text(key, is: "id")
-        }
-        if isIdentifier {
+        if reader.text(key, is: idKey.name) {
             assistantMessageId = try reader.readStringOrSkip().flatMap { $0.isEmpty ? nil : $0 }
         } else if reader.text(key, is: "text") {
             text = try reader.scanStringOrSkip()

@@ -32,6 +32,7 @@ private final class FailingDialogStore: DialogStore {
         h.transport.expect(.get("https://t.example/ri?m=am-17"), .respond(.text(204, "")))
         let messageId = try await h.sendAndReceive(text, reply: Fixtures.reply(to: "m"))
         await h.verify()
+        try await h.bed.runUntilIdle()  // the store has taken the last change, off the actor
         return (await h.engine.chatSnapshot, messageId)
     }
 
@@ -162,6 +163,7 @@ private final class FailingDialogStore: DialogStore {
         _ = try await Self.firstRun(store: store)
         let h = await EngineHarness(dialogStore: store)
         await h.engine.setUser(userId: "someone-else")
+        try await h.bed.runUntilIdle()
         #expect(store.storedData == nil)
     }
 

@@ -123,7 +123,7 @@ import Testing
         let retried = machine.retryCalled(F.call(600), messageId: "m-2")
         let tag = DialogTag(dialog: machine.dialog.epoch, messageId: "m-2", attempt: 2)
         let request = try #require(stored.turns[1].user.request)
-        #expect(retried.first == .sendShopping(.message(tag), .message(request)))
+        #expect(retried.contains(.sendShopping(.message(tag), .message(request))))
         #expect(machine.newChatCalled(F.call(700)).contains(.forgetStoredDialog))
         #expect(machine.snapshot().messages.isEmpty)
     }
@@ -135,6 +135,21 @@ import Testing
         var machine = keepingMachine()
         let sent = machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
         return try #require(stored(sent))
+    }
+
+    // A message leaves after the save of the dialog that shows it sending: a process that ends
+    // once the request is out always finds the message to reconcile (D19).
+    // covers: D19, D18
+    @Test func aMessageIsSavedAsSendingBeforeItsRequestLeaves() throws {
+        var machine = Self.keepingMachine()
+        let sent = machine.sendCalled(F.call(1), text: "Gift ideas", messageId: "m-1", newThreadId: "thread-1")
+        let saved = sent.firstIndex { if case .storeDialog = $0 { return true } else { return false } }
+        let posted = sent.firstIndex { if case .sendShopping(.message, _) = $0 { return true } else { return false } }
+        let save = try #require(saved)
+        let post = try #require(posted)
+        #expect(save < post)
+        guard case .storeDialog(let dialog) = sent[save] else { return }
+        #expect(dialog.turns.last?.user.status == .sending)
     }
 
     // covers: D19, D5
@@ -167,7 +182,8 @@ import Testing
         #expect(message.canRetry)
         let retried = machine.retryCalled(F.call(600), messageId: "m-1")
         let again = DialogTag(dialog: machine.dialog.epoch, messageId: "m-1", attempt: 2)
-        guard case .sendShopping(.message(again), .message(let request))? = retried.first else {
+        let resent = retried.first { if case .sendShopping(.message, _) = $0 { return true } else { return false } }
+        guard case .sendShopping(.message(again), .message(let request))? = resent else {
             Issue.record("no retry: \(retried)")
             return
         }
