@@ -58,6 +58,8 @@ final class Outbox: Sendable {
         var watcher: Task<Void, Never>?
         /// The deadline the watcher sleeps until, `nil` when it sleeps for none.
         var watcherTarget: UInt64?
+        /// Counts the watchers asked for: one asked before a later one is never listed.
+        var watcherGeneration: UInt64 = 0
         /// Sends that finished before they were listed in `sends`.
         var finishedUnlisted: Set<UUID> = []
         var pauses: [DeliveryMachine.Lane: Task<Void, Never>] = [:]
@@ -388,22 +390,25 @@ final class Outbox: Sendable {
         // A host call's own deadline is the engine's (B13); the others' is kept here.
         guard delivery, !alreadyOver else { return }
         let end = Self.nanoseconds(elapsed() + timeout)
-        let wakeSooner = state.withLock { shell -> Bool in
-            guard shell.sends[record.id] != nil else { return false }  // already finished
+        let generation = state.withLock { shell -> UInt64? in
+            guard shell.sends[record.id] != nil else { return nil }  // already finished
             shell.sendEnds[record.id] = end
             shell.deadlineOrder.insert(record.id, key: end)
-            if let target = shell.watcherTarget, target <= end { return false }
+            if let target = shell.watcherTarget, target <= end { return nil }
             shell.watcherTarget = end
-            return true
+            shell.watcherGeneration += 1
+            return shell.watcherGeneration
         }
-        if wakeSooner { startWatcher(until: end) }
+        if let generation { startWatcher(until: end, generation: generation) }
     }
 
     /// A watcher for the deadline now first; the one before it, sleeping for a later one, ends.
-    private func startWatcher(until target: UInt64) {
+    private func startWatcher(until target: UInt64, generation: UInt64) {
         let task = spawn { [weak self] in await self?.watchDeadlines(startedFor: target) }
         let letsWatcherRunOut = wiring.letsWatcherRunOut
         let ended = state.withLock { shell -> [Task<Void, Never>] in
+            // A later watcher was asked for meanwhile, for a sooner deadline: it is the one.
+            guard generation == shell.watcherGeneration else { return [task] }
             // Every send may have ended before the watcher was listed; it then ends too, as a
             // listed one would have.
             let orphaned = shell.sendEnds.isEmpty && !letsWatcherRunOut

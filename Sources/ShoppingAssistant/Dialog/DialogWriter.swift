@@ -53,9 +53,15 @@ final class DialogWriter: Sendable {
         await state.wait(cancelled: (), activity: activity) { $0.written >= number ? .proceed(()) : .park(number) }
     }
 
-    /// Returns once every change asked so far is written: what the next engine on the store
-    /// reads is then the last state of this one.
-    func flush() async { await waitUntilWritten(through: lastAsked) }
+    /// Returns once every change asked so far is written, even from a cancelled task: what the
+    /// next engine on the store reads is then the last state of this one, never an older one
+    /// that this one's late write would overwrite after the next engine's own.
+    func flush() async {
+        let number = lastAsked
+        let wait: @Sendable () async -> Void = { [self] in await waitUntilWritten(through: number) }
+        // A task of its own, which the caller's cancellation does not reach.
+        await (activity.map { $0.spawn(wait) } ?? Task(operation: wait)).value
+    }
 
     private func ask(_ change: Change) {
         let starts = state.withLock { state -> Bool in

@@ -117,6 +117,7 @@ extension AssistantEngine {
                 let (writer, kept) = (dialogWriter, dialogWriter?.lastAsked ?? 0)
                 requests[id] = spawnRequest(id) { [weak self] in
                     await writer?.waitUntilWritten(through: kept)
+                    guard !Task.isCancelled else { return }  // abandoned: the machine awaits no answer
                     let answer = await shopping.perform(request)
                     if answer.succeeded { outbox.requestSucceeded() }
                     let next = await self?.answered(id) { machine, canHandle in

@@ -8,13 +8,14 @@ import Testing
     private typealias F = MachineFixtures
 
     /// A store whose first save waits until the test lets it go, as a slow disk holds a write,
-    /// and which records every write it takes.
+    /// and which records every write it takes. Only the writer's own queue ever blocks in it;
+    /// the test waits for it without holding a thread.
     private final class HeldStore: DialogStore, @unchecked Sendable {
-        // @unchecked: `writes` is only touched under `lock`; the semaphores are thread-safe.
+        // @unchecked: `writes` is only touched under `lock`; the signals are thread-safe.
         private let lock = NSLock()
         private var writes: [Data?] = []
         private var holdsNext = true
-        let entered = DispatchSemaphore(value: 0)
+        private let entered = OneTimeSignal(activity: nil)
         let released = DispatchSemaphore(value: 0)
 
         var written: [Data?] { lock.withLock { writes } }
@@ -27,7 +28,7 @@ import Testing
                 return holdsNext
             }
             if holds {
-                entered.signal()
+                entered.fire()
                 released.wait()
             }
             lock.withLock { writes.append(data) }
@@ -35,8 +36,10 @@ import Testing
 
         func removeDialog() { lock.withLock { writes.append(nil) } }
 
-        /// Waits, at most a minute, for the held save to start.
-        func waitUntilEntered() -> Bool { entered.wait(timeout: .now() + 60) == .success }
+        /// Waits for the held save to start; `false` if it did not within the hang guard.
+        func waitUntilEntered() async -> Bool {
+            await withinHangGuard("the held save starts") { [entered] in await entered.wait() } != nil
+        }
     }
 
     /// A stored dialog, told apart by its time.
@@ -65,7 +68,7 @@ import Testing
         let writer = DialogWriter(store: store, logger: AssistantLogger(level: .error), activity: nil)
         let (first, second, third) = (try Self.dialog(at: 1), try Self.dialog(at: 2), try Self.dialog(at: 3))
         writer.save(first)
-        #expect(store.waitUntilEntered())
+        #expect(await store.waitUntilEntered())
         writer.save(second)
         writer.remove()
         writer.save(third)
@@ -83,7 +86,7 @@ import Testing
         let dialog = try Self.dialog(at: 1)
         writer.save(dialog)
         let number = writer.lastAsked
-        #expect(store.waitUntilEntered())
+        #expect(await store.waitUntilEntered())
         let waiting = Task {
             await writer.waitUntilWritten(through: number)
             return store.written
@@ -92,6 +95,29 @@ import Testing
         let written = await withinHangGuard("the wait for the write ends") { await waiting.value }
         #expect(written == [StoredDialogCodec.encode(dialog)], "the write came first")
         await writer.waitUntilWritten(through: 0)  // nothing asked before: returns at once
+    }
+
+    /// A flush asked from a cancelled task (a shutdown whose caller was cancelled) still waits
+    /// for the last write: the next engine on the store must not read an older state that
+    /// this one's late write would then overwrite after its own (D18, D19).
+    // covers: D18, D19
+    @Test func aFlushFromACancelledTaskStillWaitsForTheLastWrite() async throws {
+        let store = HeldStore()
+        let writer = DialogWriter(store: store, logger: AssistantLogger(level: .error), activity: nil)
+        let dialog = try Self.dialog(at: 1)
+        writer.save(dialog)
+        #expect(await store.waitUntilEntered())
+        let flushing = OneTimeSignal(activity: nil)
+        let flushed = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            flushing.fire()
+            await writer.flush()
+            return store.written
+        }
+        _ = await withinHangGuard("the flush starts") { await flushing.wait() }
+        store.released.signal()
+        let written = await withinHangGuard("the cancelled flush returns") { await flushed.value }
+        #expect(written == [StoredDialogCodec.encode(dialog)])
     }
 
     /// A store that refuses a write costs only the restore: the failure is logged at `.error`
