@@ -473,7 +473,10 @@ struct DeliveryMachine {
             forget(entry.record.id)
             actions.append(.drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: true))
         }
-        if droppableOrder.count > 64, droppableOrder.count > 2 * counts.droppable { fileDroppableAgain() }
+        // Entries delivered before they were ever dropped leave their place behind.
+        droppableOrder.rebuildIfMostlyStale(live: counts.droppable) {
+            entries.compactMap { id, entry in entry.isDroppable ? IDHeap.Item(key: entry.sequence, id: id) : nil }
+        }
         return actions
     }
 
@@ -484,15 +487,6 @@ struct DeliveryMachine {
             if let entry = entries[top.id], entry.sequence == top.key, entry.isDroppable { return entry }
         }
         return nil
-    }
-
-    /// Entries delivered before they were ever dropped leave their place behind; once those
-    /// are most of the order, it is built again from the droppable entries alone, so it stays
-    /// as long as they are.
-    private mutating func fileDroppableAgain() {
-        var heap = IDHeap()
-        for (id, entry) in entries where entry.isDroppable { heap.insert(id, key: entry.sequence) }
-        droppableOrder = heap
     }
 
     private mutating func somethingGotThrough() -> [Action] {

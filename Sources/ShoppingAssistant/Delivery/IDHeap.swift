@@ -54,4 +54,14 @@ struct IDHeap: Sendable {
     }
 
     mutating func removeAll() { items.removeAll() }
+
+    /// Lazy removal leaves the ids that no longer belong behind; once those are most of the
+    /// heap (`live` ids still belong), it is built again from `belonging()`, so it stays as
+    /// long as what it orders, however many ids went through it.
+    mutating func rebuildIfMostlyStale(live: Int, _ belonging: () -> [Item]) {
+        guard items.count > 64, items.count > 2 * live else { return }
+        var heap = IDHeap()
+        for item in belonging() { heap.insert(item.id, key: item.key) }
+        self = heap
+    }
 }

@@ -615,13 +615,10 @@ extension Outbox.State {
         finishedUnlisted.releaseSpareCapacity()
     }
 
-    /// Sends that ended before their deadline leave their place in `deadlineOrder` behind;
-    /// once those are most of it, it is built again from the sends still under way, so it
-    /// stays as long as they are.
+    /// Sends that ended before their deadline leave their place in `deadlineOrder` behind.
     fileprivate mutating func dropEndedDeadlinesIfMostlyEnded() {
-        guard deadlineOrder.count > 64, deadlineOrder.count > 2 * sendEnds.count else { return }
-        var order = IDHeap()
-        for (id, end) in sendEnds { order.insert(id, key: end) }
-        deadlineOrder = order
+        deadlineOrder.rebuildIfMostlyStale(live: sendEnds.count) {
+            sendEnds.map { id, end in IDHeap.Item(key: end, id: id) }
+        }
     }
 }

@@ -1,8 +1,8 @@
 /// Giving back the room a collection grew to in a burst once the burst is over.
 ///
 /// Swift's arrays, sets and dictionaries never shrink as elements are removed: a queue that
-/// once held 40,000 records keeps the storage for 40,000 after the last one is delivered, for
-/// as long as the engine lives. Collections that grow and drain in bursts call
+/// once held a burst of records keeps the storage for all of them after the last one is
+/// delivered, for as long as the engine lives. Collections that grow and drain in bursts call
 /// `releaseSpareCapacity()` after removing, which copies what is left into storage of twice
 /// its size once that is under a quarter of the storage. A copy of `n` elements then follows
 /// at least `n` removals, so a removal still costs the same however large the burst was.
