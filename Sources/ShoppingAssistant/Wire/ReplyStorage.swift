@@ -198,6 +198,9 @@ struct ReplyStorageBuilder {
 
     private static func exactCopy<Element>(_ array: [Element]) -> [Element] {
         guard array.capacity > array.count else { return array }
+        // An empty one at capacity 0 would be the runtime's shared empty storage, whose count
+        // the initializer writes while other threads read it.
+        guard !array.isEmpty else { return [] }
         return [Element](unsafeUninitializedCapacity: array.count) { buffer, initialized in
             _ = buffer.initialize(from: array)
             initialized = array.count
