@@ -6,8 +6,9 @@ import Foundation
 /// The store is written from one serial queue, in the order the machine asked, off the
 /// engine's actor and the cooperative threads (a flush to disk blocks); every send is a task
 /// of its own with its own deadline (B13), and one task watches every deadline. The engine
-/// hands records over synchronously, from
-/// its actor, so their order is the order they happened in.
+/// hands records over synchronously, from its actor, so their order is the order they
+/// happened in; it only appends them to an inbox, which the machine takes in that order the
+/// next time anything feeds it, so the actor never waits for a send's bookkeeping.
 final class Outbox: Sendable {
     /// What an engine gives the outbox to reach the network and its own log.
     struct Wiring: Sendable {
@@ -73,6 +74,14 @@ final class Outbox: Sendable {
     }
 
     private let state: Locked<State>
+    /// Records the engine handed over that the machine has not taken yet.
+    private let inbox = Locked(Inbox())
+
+    private struct Inbox {
+        var records: [(DeliveryRecord, Detail, DeliveryMachine.Route)] = []
+        /// Whether a turn of the store's queue that takes them is queued.
+        var turnQueued = false
+    }
     private let store: any DeliveryStore
     private let storeQueue = DispatchQueue(label: "shopping-assistant.delivery-store")
     private let wiring: Wiring
@@ -131,13 +140,44 @@ final class Outbox: Sendable {
 
     // MARK: - Accepting
 
-    /// Takes records raised by the engine; each is persisted, then sent (DL2).
+    /// Takes records raised by the engine; each is persisted, then sent (DL2). They wait in
+    /// the inbox for the machine's next event, or for a turn of the store's queue, whichever
+    /// comes first: records handed over while a turn is queued share it.
     func accept(_ records: [(DeliveryRecord, Detail)], route: DeliveryMachine.Route) {
         guard !records.isEmpty else { return }
-        perform { shell in
-            for (record, detail) in records { shell.details[record.id] = detail }
-            return shell.machine.accepted(records.map(\.0), route: route, now: wiring.wallClock())
+        let queueTurn = inbox.withLock { inbox -> Bool in
+            for (record, detail) in records { inbox.records.append((record, detail, route)) }
+            defer { inbox.turnQueued = true }
+            return !inbox.turnQueued
         }
+        guard queueTurn else { return }
+        onStoreQueue { outbox in
+            outbox.run(outbox.state.withLock { outbox.takeInbox(&$0, endingTurn: true) })
+        }
+    }
+
+    /// Feeds the machine what the engine handed over since it last looked, in that order.
+    private func takeInbox(_ shell: inout State, endingTurn: Bool = false) -> [DeliveryMachine.Action] {
+        var handed: [(DeliveryRecord, Detail, DeliveryMachine.Route)] = []
+        inbox.withLock { inbox in
+            if endingTurn { inbox.turnQueued = false }
+            swap(&handed, &inbox.records)
+        }
+        guard !handed.isEmpty, !shell.machine.isStopped else { return [] }
+        let now = wiring.wallClock()
+        var actions: [DeliveryMachine.Action] = []
+        var start = 0
+        while start < handed.count {
+            let route = handed[start].2
+            var end = start
+            while end < handed.count, handed[end].2 == route {
+                shell.details[handed[end].0.id] = handed[end].1
+                end += 1
+            }
+            actions += shell.machine.accepted(handed[start..<end].map(\.0), route: route, now: now)
+            start = end
+        }
+        return actions
     }
 
     /// A host call's record: returns its first attempt's answer (retried within the deadline,
@@ -208,11 +248,11 @@ final class Outbox: Sendable {
     }
 
     /// Records in the store.
-    var pendingCount: Int { state.withLock { $0.machine.pendingCount } }
+    var pendingCount: Int { read { $0.machine.pendingCount } }
 
     /// The queue as it is now, oldest first, for the REPL's `:queue`.
     var entries: [PendingDelivery] {
-        state.withLock { shell in
+        read { shell in
             shell.machine.snapshot.map { entry in
                 PendingDelivery(
                     kind: entry.record.kind, label: entry.record.label, createdAt: entry.record.createdAt,
@@ -225,12 +265,12 @@ final class Outbox: Sendable {
     var log: [TrackingRecord] { state.withLock { Array($0.log) } }
 
     /// Records whose log detail is kept: only those the machine still holds.
-    var detailCount: Int { state.withLock { $0.details.count } }
+    var detailCount: Int { read { $0.details.count } }
 
     /// The records the bookkeeping kept per record has room for, the machine's included: for
     /// tests that a drained burst gave its storage back.
     var storageCapacity: Int {
-        state.withLock { shell in
+        read { shell in
             shell.details.capacity + shell.answers.capacity + shell.persistedSignals.capacity + shell.sends.capacity
                 + shell.sendEnds.capacity + shell.finishedUnlisted.capacity + shell.deadlineOrder.capacity
                 + shell.machine.storageCapacity
@@ -264,7 +304,13 @@ final class Outbox: Sendable {
     /// Feeds the machine an event under the lock (with the shell's bookkeeping at hand) and
     /// performs what it returns outside it.
     private func perform(_ event: (inout State) -> [DeliveryMachine.Action]) {
-        run(state.withLock { event(&$0) })
+        run(state.withLock { shell in takeInbox(&shell) + event(&shell) })
+    }
+
+    /// Reads the machine once it has taken the inbox, as if records were taken when handed.
+    private func read<Value>(_ body: (State) -> Value) -> Value {
+        perform { _ in [] }
+        return state.withLock { body($0) }
     }
 
     private func run(_ actions: [DeliveryMachine.Action]) {

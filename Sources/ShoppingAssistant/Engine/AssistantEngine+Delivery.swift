@@ -65,7 +65,7 @@ extension AssistantEngine {
     ) -> (DeliveryRecord, Outbox.Detail) {
         (
             DeliveryRecord(
-                id: RandomUUIDs.next(), kind: kind, target: target, body: body, createdAt: now, label: label,
+                id: recordIDs.next(), kind: kind, target: target, body: body, createdAt: now, label: label,
                 owner: user.uid ?? user.custom),
             detail
         )

@@ -31,6 +31,8 @@ public actor AssistantEngine {
     let shopping: ShoppingClient
     /// Where `/event`, `/visit` and tracking URLs wait until Gravity has them (DL2).
     let outbox: Outbox
+    /// The IDs of the records this engine hands the outbox.
+    var recordIDs = RecordIDs()
     /// The wall clock: `eventTime` (DL6) and the queue's `maxAge` (DL4).
     let wallClock: @Sendable () -> Date
     /// Counts runnable work for deterministic replay; `nil` in production.
