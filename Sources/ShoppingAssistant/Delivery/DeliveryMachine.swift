@@ -188,7 +188,8 @@ struct DeliveryMachine {
     /// droppable, and one that is not (any more) is discarded when it reaches the top.
     private var droppableOrder = IDHeap()
     private var toPersist: [UUID] = []
-    private var persistingBatch: [UUID]?
+    /// The writes under way, oldest first: one at a time, but for the last a shutdown asks.
+    private var persistingBatches: [[UUID]] = []
     private var pauses: [Lane: Pause] = [.gravity: Pause(), .tracking: Pause()]
     private var nextGeneration: UInt64 = 0
     private var flushes: [Flush] = []
@@ -262,8 +263,7 @@ struct DeliveryMachine {
     /// The write of the batch under way is over: its records go on their way. A store that
     /// refused them is logged, and each is still sent once, unprotected (DL5).
     mutating func persisted(failure: String?, now: Date) -> [Action] {
-        let batch = persistingBatch ?? []
-        persistingBatch = nil
+        let batch = persistingBatches.isEmpty ? [] : persistingBatches.removeFirst()
         var actions: [Action] = []
         if let failure {
             actions.append(
@@ -384,9 +384,14 @@ struct DeliveryMachine {
     /// engine, and every flush is over.
     mutating func stopped() -> [Action] {
         isStopped = true
+        // Records accepted while a write was under way have not been written yet: they are,
+        // now, so that the next engine has them (DL8). Nothing is sent after the write.
+        let unwritten = toPersist.compactMap { entries[$0]?.record }
+        toPersist = []
+        if !unwritten.isEmpty { persistingBatches.append(unwritten.map(\.id)) }
         let ids = flushes.map(\.id)
         flushes = []
-        return ids.isEmpty ? [] : [.finishFlushes(ids)]
+        return (unwritten.isEmpty ? [] : [.persist(unwritten)]) + (ids.isEmpty ? [] : [.finishFlushes(ids)])
     }
 
     // MARK: - Entries
@@ -458,11 +463,11 @@ struct DeliveryMachine {
     // MARK: - Rules
 
     private mutating func startPersisting() -> [Action] {
-        guard persistingBatch == nil, !toPersist.isEmpty, !isStopped else { return [] }
+        guard persistingBatches.isEmpty, !toPersist.isEmpty, !isStopped else { return [] }
         let batch = toPersist.filter { entries[$0] != nil }
         toPersist = []
         guard !batch.isEmpty else { return [] }
-        persistingBatch = batch
+        persistingBatches.append(batch)
         return [.persist(batch.compactMap { entries[$0]?.record })]
     }
 

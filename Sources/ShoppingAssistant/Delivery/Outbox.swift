@@ -68,9 +68,20 @@ final class Outbox: Sendable {
         var nextFlush: UInt64 = 0
         var log: RingBuffer<TrackingRecord>
         var opened = false
-        /// Records to forget in the store, and whether a write that takes them is queued.
-        var removals: [UUID] = []
-        var removalQueued = false
+        /// What the machine asked of the store, in the order it asked, and whether a turn of the
+        /// store's queue that takes it is queued or under way.
+        var storeWork: [StoreWork] = []
+        var storeTurnQueued = false
+        /// Where in `storeWork` removals gather, so that a burst of deliveries shares one write.
+        var removalsAt: Int?
+    }
+
+    /// One piece of the store's work.
+    fileprivate enum StoreWork {
+        case append([DeliveryRecord])
+        case remove([UUID])
+        case updateAttempts(UUID, Int)
+        case removeAll
     }
 
     private let state: Locked<State>
@@ -152,7 +163,7 @@ final class Outbox: Sendable {
         }
         guard queueTurn else { return }
         onStoreQueue { outbox in
-            outbox.run(outbox.state.withLock { outbox.takeInbox(&$0, endingTurn: true) })
+            outbox.perform(endingInboxTurn: true) { _ in [] }
         }
     }
 
@@ -282,10 +293,12 @@ final class Outbox: Sendable {
     /// write asked before and is closed, so that the next engine on it reads what this one
     /// left, not a delivered record whose removal was still queued.
     func stop() async {
+        // The stop takes the inbox first, and with the queue off that starts sends: they are
+        // listed after it, so that they are cancelled too.
+        perform { $0.machine.stopped() }
         let tasks = state.withLock { shell -> [Task<Void, Never>] in
             Array(shell.sends.values) + Array(shell.pauses.values) + (shell.watcher.map { [$0] } ?? [])
         }
-        perform { $0.machine.stopped() }
         for task in tasks { task.cancel() }
         // The close is work under way until it resumes the caller, who then counts as before;
         // the caller itself is parked meanwhile, as a flush's is.
@@ -302,9 +315,11 @@ final class Outbox: Sendable {
     // MARK: - Performing
 
     /// Feeds the machine an event under the lock (with the shell's bookkeeping at hand) and
-    /// performs what it returns outside it.
-    private func perform(_ event: (inout State) -> [DeliveryMachine.Action]) {
-        run(state.withLock { shell in takeInbox(&shell) + event(&shell) })
+    /// performs what it returns: the store's work is queued before the lock is let go, so the
+    /// store meets it in the order the machine decided it whichever thread decided it; the
+    /// rest runs outside the lock.
+    private func perform(endingInboxTurn: Bool = false, _ event: (inout State) -> [DeliveryMachine.Action]) {
+        run(state.withLock { shell in queueStoreWork(takeInbox(&shell, endingTurn: endingInboxTurn) + event(&shell), &shell) })
     }
 
     /// Reads the machine once it has taken the inbox, as if records were taken when handed.
@@ -313,36 +328,86 @@ final class Outbox: Sendable {
         return state.withLock { body($0) }
     }
 
+    /// Lists what the machine asked of the store, under the state lock, in the order it asked,
+    /// for a turn of the store's queue to take; returns the rest. A drop's removal is listed
+    /// here and the drop itself left for `run`.
+    private func queueStoreWork(_ actions: [DeliveryMachine.Action], _ shell: inout State) -> [DeliveryMachine.Action] {
+        var rest: [DeliveryMachine.Action] = []
+        for action in actions {
+            switch action {
+            case .persist(let records): shell.storeWork.append(.append(records))
+            case .remove(let ids): shell.listRemoval(ids)
+            case .updateAttempts(let id, let attempts):
+                shell.storeWork.append(.updateAttempts(id, attempts))
+                shell.removalsAt = nil  // a removal asked later goes after it
+            case .removeAll:
+                shell.storeWork.append(.removeAll)
+                shell.removalsAt = nil
+            case .drop(let record, _, _, let inStore):
+                if inStore { shell.listRemoval([record.id]) }
+                rest.append(action)
+            case .send, .pause, .finishFlushes, .log:
+                rest.append(action)
+            }
+        }
+        // The turn is queued under the lock too, so that a close or a marker queued after this
+        // event is queued after it.
+        if !shell.storeWork.isEmpty, !shell.storeTurnQueued {
+            shell.storeTurnQueued = true
+            onStoreQueue { $0.storeTurn() }
+        }
+        return rest
+    }
+
+    /// Does the store's work, oldest first, until none is left: what the machine asks meanwhile
+    /// joins this turn. Runs on the store's queue only.
+    private func storeTurn() {
+        while true {
+            let work = state.withLock { shell -> [StoreWork] in
+                guard !shell.storeWork.isEmpty else {
+                    shell.storeTurnQueued = false
+                    return []
+                }
+                defer {
+                    shell.storeWork = []
+                    shell.removalsAt = nil
+                }
+                return shell.storeWork
+            }
+            guard !work.isEmpty else { return }
+            for item in work { write(item) }
+        }
+    }
+
+    private func write(_ work: StoreWork) {
+        switch work {
+        case .append(let records):
+            var failure: String?
+            do { try store.append(records) } catch { failure = "\(error)" }
+            let signals = state.withLock { shell in
+                defer { shell.releaseSpareCapacity() }
+                return records.compactMap { shell.persistedSignals.removeValue(forKey: $0.id) }
+            }
+            for signal in signals { signal() }
+            perform { $0.machine.persisted(failure: failure, now: wiring.wallClock()) }
+        case .remove(let ids):
+            do { try store.remove(ids) } catch { logger.log(.error, "delivery store: \(error)") }
+        case .updateAttempts(let id, let attempts):
+            do { try store.updateAttempts(of: id, to: attempts) } catch { logger.log(.error, "delivery store: \(error)") }
+        case .removeAll:
+            do { try store.removeAll() } catch { logger.log(.error, "delivery store: cannot be emptied (\(error))") }
+        }
+    }
+
+    /// Performs what is not the store's work, outside the state lock.
     private func run(_ actions: [DeliveryMachine.Action]) {
         for action in actions {
             switch action {
-            case .persist(let records):
-                activity?.begin()
-                storeQueue.async { [self] in
-                    var failure: String?
-                    do { try store.append(records) } catch { failure = "\(error)" }
-                    let signals = state.withLock { shell in
-                        defer { shell.releaseSpareCapacity() }
-                        return records.compactMap { shell.persistedSignals.removeValue(forKey: $0.id) }
-                    }
-                    for signal in signals { signal() }
-                    perform { $0.machine.persisted(failure: failure, now: wiring.wallClock()) }
-                    activity?.end()
-                }
             case .send(let record, let route):
                 send(record, route: route)
-            case .remove(let ids):
-                removeFromStore(ids)
-            case .updateAttempts(let id, let attempts):
-                onStoreQueue {
-                    do { try $0.store.updateAttempts(of: id, to: attempts) } catch {
-                        $0.logger.log(.error, "delivery store: \(error)")
-                    }
-                }
-            case .drop(let record, let reason, let detail, let inStore):
+            case .drop(let record, let reason, let detail, _):
                 logger.log(
                     .error, "delivery: \(record.kind.rawValue) \(record.label) dropped (\(reason.rawValue)): \(detail)")
-                if inStore { removeFromStore([record.id]) }
                 let waiting = state.withLock {
                     shell -> CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>? in
                     shell.details[record.id] = nil
@@ -353,12 +418,6 @@ final class Outbox: Sendable {
                 waiting?.resume(
                     returning: .failure(
                         .failed(AssistantError(code: .network, message: "dropped: \(detail)"), uncertain: false)))
-            case .removeAll:
-                onStoreQueue {
-                    do { try $0.store.removeAll() } catch {
-                        $0.logger.log(.error, "delivery store: cannot be emptied (\(error))")
-                    }
-                }
             case .pause(let lane, let duration, let generation):
                 let clock = wiring.clock
                 let task = spawn { [weak self] in
@@ -379,6 +438,9 @@ final class Outbox: Sendable {
                 }
             case .log(let level, let line):
                 logger.log(level, line)
+            case .persist, .remove, .updateAttempts, .removeAll:
+                // The store's work, queued under the lock by `queueStoreWork`.
+                assertionFailure("store work reached run: \(action)")
             }
         }
     }
@@ -390,27 +452,6 @@ final class Outbox: Sendable {
         storeQueue.async { [self] in
             work(self)
             activity?.end()
-        }
-    }
-
-    /// Forgets records in the store in one write with every removal asked while the store was
-    /// busy, so a burst of deliveries shares its flushes as a burst of events does. A removal
-    /// is asked only once its record's append has returned, so the write that takes it is
-    /// always queued after that append.
-    private func removeFromStore(_ ids: [UUID]) {
-        let queue = state.withLock { shell -> Bool in
-            shell.removals += ids
-            defer { shell.removalQueued = true }
-            return !shell.removalQueued
-        }
-        guard queue else { return }
-        onStoreQueue { outbox in
-            let ids = outbox.state.withLock { shell -> [UUID] in
-                shell.removalQueued = false
-                defer { shell.removals = [] }
-                return shell.removals
-            }
-            do { try outbox.store.remove(ids) } catch { outbox.logger.log(.error, "delivery store: \(error)") }
         }
     }
 
@@ -427,14 +468,16 @@ final class Outbox: Sendable {
             }
             finish(record, detail: detail, route: route, result)
         }
-        // A send may be over before it is listed here: it then left a mark instead.
-        let alreadyOver = state.withLock { shell -> Bool in
-            if shell.finishedUnlisted.remove(record.id) != nil { return true }
+        // A send may be over before it is listed here: it then left a mark instead. One listed
+        // after a stop collected the sends to cancel is cancelled here.
+        let (alreadyOver, stopped) = state.withLock { shell -> (Bool, Bool) in
+            if shell.finishedUnlisted.remove(record.id) != nil { return (true, false) }
             shell.sends[record.id] = task
-            return false
+            return (false, shell.machine.isStopped)
         }
+        if stopped { task.cancel() }
         // A host call's own deadline is the engine's (B13); the others' is kept here.
-        guard delivery, !alreadyOver else { return }
+        guard delivery, !alreadyOver, !stopped else { return }
         let end = Self.nanoseconds(elapsed() + timeout)
         let generation = state.withLock { shell -> UInt64? in
             guard shell.sends[record.id] != nil else { return nil }  // already finished
@@ -617,7 +660,7 @@ final class Outbox: Sendable {
                 if !shell.machine.holds(record.id) { shell.details[record.id] = nil }
                 shell.releaseSpareCapacity()
             }
-            return shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock())
+            return queueStoreWork(shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()), &shell)
         }
         // What the machine decided (a drop's log line among it) comes before the caller's own
         // account of its failure.
@@ -650,6 +693,18 @@ final class Outbox: Sendable {
 }
 
 extension Outbox.State {
+    /// A removal joins the removals already listed since the last emptying or count of
+    /// failures: a record is removed only once its append is over, so writing it with an
+    /// earlier removal is never before its append.
+    fileprivate mutating func listRemoval(_ ids: [UUID]) {
+        if let index = removalsAt, case .remove(let listed) = storeWork[index] {
+            storeWork[index] = .remove(listed + ids)
+        } else {
+            removalsAt = storeWork.count
+            storeWork.append(.remove(ids))
+        }
+    }
+
     /// What a burst of records grew in the bookkeeping kept per record is given back as they
     /// go, as the machine gives back its own.
     fileprivate mutating func releaseSpareCapacity() {

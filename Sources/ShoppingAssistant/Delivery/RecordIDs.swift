@@ -5,7 +5,9 @@ import Foundation
 ///
 /// A record's ID only has to be unique among the records of one store: two engines or two
 /// processes on it each draw their own 122 random bits, and one engine never repeats a count.
-/// It never leaves the device (the wire carries the record's body, not its ID).
+/// It never leaves the device (the wire carries the record's body, not its ID). A child made
+/// by `fork()` cannot repeat its parent's counts with the parent's engine: Dispatch, which runs
+/// every engine, refuses to run in a child forked once it has started.
 struct RecordIDs {
     private let high: UInt64
     private let low: UInt64

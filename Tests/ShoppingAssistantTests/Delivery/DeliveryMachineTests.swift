@@ -673,6 +673,20 @@ import Testing
         #expect(!stopped.mayRetry(record.id))
     }
 
+    /// Records accepted while a write was under way wait for the next one; a shutdown then
+    /// writes them before the store closes, and sends nothing once they are written.
+    // covers: DL8, DL5
+    @Test func recordsWaitingForTheNextWriteAreWrittenByTheShutdown() {
+        var machine = Self.machine()
+        let (first, second) = (Self.record(), Self.record())
+        #expect(machine.accepted([first], route: .lifecycle, now: Self.now) == [.persist([first])])
+        #expect(machine.accepted([second], route: .lifecycle, now: Self.now) == [])
+        #expect(machine.stopped() == [.persist([second])])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [])
+        #expect(machine.pendingCount == 2)
+    }
+
     /// A send cut short by the shutdown fails as it ends: the record stays for the next
     /// engine and no pause starts, for nothing of a stopped engine may sleep on.
     // covers: DL8, H2

@@ -185,11 +185,13 @@ struct ShutdownTests {
             return
         }
         // Its own process, so that the heap figure is this run's alone (see SocketSoakTests).
+        // Starting a child alone can take a minute on two busy cores; the churn itself takes 5 s
+        // alone, many times that under CI's coverage build beside the socket suites.
         let child = try ChildProcess(
             role: EnginesChurn.role, filter: "aThousandEnginesCreatedUsedAndShutDownLeaveNoTaskOrMemoryBehind",
             environment: ["SWT_SWIFT_ERROR_BACKTRACING_ENABLED": "0"], capturesStandardError: true)
         let ended =
-            await withinHangGuard("the engines' own process ends", seconds: 150) {
+            await withinHangGuard("the engines' own process ends", seconds: 2 * childProcessGuardSeconds) {
                 let status = await child.exit()
                 await child.outputClosed()
                 return status
