@@ -319,7 +319,10 @@ final class Outbox: Sendable {
     /// store meets it in the order the machine decided it whichever thread decided it; the
     /// rest runs outside the lock.
     private func perform(endingInboxTurn: Bool = false, _ event: (inout State) -> [DeliveryMachine.Action]) {
-        run(state.withLock { shell in queueStoreWork(takeInbox(&shell, endingTurn: endingInboxTurn) + event(&shell), &shell) })
+        run(
+            state.withLock { shell in
+                queueStoreWork(takeInbox(&shell, endingTurn: endingInboxTurn) + event(&shell), &shell)
+            })
     }
 
     /// Reads the machine once it has taken the inbox, as if records were taken when handed.
@@ -393,7 +396,9 @@ final class Outbox: Sendable {
         case .remove(let ids):
             do { try store.remove(ids) } catch { logger.log(.error, "delivery store: \(error)") }
         case .updateAttempts(let id, let attempts):
-            do { try store.updateAttempts(of: id, to: attempts) } catch { logger.log(.error, "delivery store: \(error)") }
+            do { try store.updateAttempts(of: id, to: attempts) } catch {
+                logger.log(.error, "delivery store: \(error)")
+            }
         case .removeAll:
             do { try store.removeAll() } catch { logger.log(.error, "delivery store: cannot be emptied (\(error))") }
         }
