@@ -108,14 +108,18 @@ struct DeliveryMachine {
         var unprotected = false
         /// Its place in the accepted order, which is the order of the drain.
         var sequence: UInt64 = 0
+        /// Persisting, and in the write under way: no longer only in memory.
+        var inWrite = false
         var lane: Lane { Lane(record.kind) }
 
-        /// Kept in the store and not on the wire: what DL4's overflow may drop.
+        /// Kept (or on its way to the store, not yet in a write) and not on the wire: what DL4's
+        /// overflow may drop. A burst over the limit is trimmed before it is written.
         var isDroppable: Bool {
             guard !unprotected else { return false }
             switch state {
             case .queued, .waiting: return true
-            case .persisting, .firstAttempt, .draining: return false
+            case .persisting: return !inWrite
+            case .firstAttempt, .draining: return false
             }
         }
     }
@@ -257,7 +261,7 @@ struct DeliveryMachine {
         }
         guard settings.enabled else { return pump(now: now) }
         toPersist += records.map(\.id)
-        return startPersisting() + overflow()
+        return overflow() + startPersisting()
     }
 
     /// The write of the batch under way is over: its records go on their way. A store that
@@ -467,6 +471,7 @@ struct DeliveryMachine {
         let batch = toPersist.filter { entries[$0] != nil }
         toPersist = []
         guard !batch.isEmpty else { return [] }
+        for id in batch { change(id) { $0.inWrite = true } }
         persistingBatches.append(batch)
         return [.persist(batch.compactMap { entries[$0]?.record })]
     }
@@ -476,7 +481,10 @@ struct DeliveryMachine {
         var actions: [Action] = []
         while counts.kept > settings.maxEntries, counts.droppable > 0, let entry = oldestDroppable() {
             forget(entry.record.id)
-            actions.append(.drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: true))
+            var inStore = true
+            if case .persisting = entry.state { inStore = false }  // never written
+            actions.append(
+                .drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: inStore))
         }
         // Entries delivered before they were ever dropped leave their place behind.
         droppableOrder.rebuildIfMostlyStale(live: counts.droppable) {

@@ -424,9 +424,33 @@ import Testing
         let fourth = Self.record()
         #expect(
             machine.accepted([fourth], route: .host, now: Self.now) == [
-                .persist([fourth]), .drop(second, .overflow, detail: "over 2 records", inStore: true),
+                .drop(second, .overflow, detail: "over 2 records", inStore: true), .persist([fourth]),
             ])
         #expect(machine.snapshot.map(\.record) == [third, fourth])
+    }
+
+    /// A burst larger than the queue (the impressions of every reply that landed while the
+    /// chat was closed) is trimmed before it is written: the store never takes what DL4 drops
+    /// at once, and the records already in a write stay.
+    // covers: DL4
+    @Test func aBurstOverMaxEntriesIsTrimmedBeforeItIsWritten() {
+        var machine = Self.machine(OfflineQueueSettings(maxEntries: 3))
+        _ = machine.loaded([], now: Self.now)
+        let writing = Self.record(.tracking)
+        #expect(machine.accepted([writing], route: .tracking, now: Self.now) == [.persist([writing])])
+        let burst = (0..<5).map { _ in Self.record(.tracking) }
+        let over = "over 3 records"
+        #expect(
+            machine.accepted(burst, route: .tracking, now: Self.now) == [
+                .drop(burst[0], .overflow, detail: over, inStore: false),
+                .drop(burst[1], .overflow, detail: over, inStore: false),
+                .drop(burst[2], .overflow, detail: over, inStore: false),
+            ])
+        #expect(
+            machine.persisted(failure: nil, now: Self.now) == [
+                .persist([burst[3], burst[4]]), .send(writing, route: .tracking),
+            ])
+        #expect(machine.snapshot.map(\.record) == [writing, burst[3], burst[4]])
     }
 
     // A queue long enough that forgetting records compacts the machine's order in the middle
