@@ -334,8 +334,9 @@ final class Outbox: Sendable {
     /// Lists what the machine asked of the store, under the state lock, in the order it asked,
     /// for a turn of the store's queue to take; returns the rest. A drop's removal is listed
     /// here and the drop itself left for `run`.
-    private func queueStoreWork(_ actions: [DeliveryMachine.Action], _ shell: inout State) -> [DeliveryMachine.Action] {
-        var rest: [DeliveryMachine.Action] = []
+    private func queueStoreWork(_ actions: [DeliveryMachine.Action], _ shell: inout State) -> Performing {
+        var rest = Performing()
+        var dropped = false
         for action in actions {
             switch action {
             case .persist(let records): shell.storeWork.append(.append(records))
@@ -346,13 +347,19 @@ final class Outbox: Sendable {
             case .removeAll:
                 shell.storeWork.append(.removeAll)
                 shell.removalsAt = nil
-            case .drop(let record, _, _, let inStore):
+            case .drop(let record, _, let detail, let inStore):
                 if inStore { shell.listRemoval([record.id]) }
-                rest.append(action)
+                // Forgotten here, under the lock already held: an overflow drops records by
+                // the thousand.
+                shell.details[record.id] = nil
+                if let answer = shell.answers.removeValue(forKey: record.id) { rest.failed.append((answer, detail)) }
+                dropped = true
+                rest.actions.append(action)
             case .send, .pause, .finishFlushes, .log:
-                rest.append(action)
+                rest.actions.append(action)
             }
         }
+        if dropped { shell.releaseSpareCapacity() }
         // The turn is queued under the lock too, so that a close or a marker queued after this
         // event is queued after it.
         if !shell.storeWork.isEmpty, !shell.storeTurnQueued {
@@ -387,7 +394,8 @@ final class Outbox: Sendable {
         case .append(let records):
             var failure: String?
             do { try store.append(records) } catch { failure = "\(error)" }
-            let signals = state.withLock { shell in
+            let signals = state.withLock { shell -> [@Sendable () -> Void] in
+                guard !shell.persistedSignals.isEmpty else { return [] }  // no host call waits
                 defer { shell.releaseSpareCapacity() }
                 return records.compactMap { shell.persistedSignals.removeValue(forKey: $0.id) }
             }
@@ -404,25 +412,28 @@ final class Outbox: Sendable {
         }
     }
 
+    /// What an event leaves to do outside the state lock: the machine's actions but the store's
+    /// work, and the host calls whose record was dropped, to be answered with the reason.
+    private struct Performing {
+        var actions: [DeliveryMachine.Action] = []
+        var failed: [(CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>, String)] = []
+    }
+
     /// Performs what is not the store's work, outside the state lock.
-    private func run(_ actions: [DeliveryMachine.Action]) {
-        for action in actions {
+    private func run(_ performing: Performing) {
+        for (waiting, detail) in performing.failed {
+            activity?.begin()
+            waiting.resume(
+                returning: .failure(
+                    .failed(AssistantError(code: .network, message: "dropped: \(detail)"), uncertain: false)))
+        }
+        for action in performing.actions {
             switch action {
             case .send(let record, let route):
                 send(record, route: route)
             case .drop(let record, let reason, let detail, _):
                 logger.log(
                     .error, "delivery: \(record.kind.rawValue) \(record.label) dropped (\(reason.rawValue)): \(detail)")
-                let waiting = state.withLock {
-                    shell -> CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>? in
-                    shell.details[record.id] = nil
-                    defer { shell.releaseSpareCapacity() }
-                    return shell.answers.removeValue(forKey: record.id)
-                }
-                if waiting != nil { activity?.begin() }
-                waiting?.resume(
-                    returning: .failure(
-                        .failed(AssistantError(code: .network, message: "dropped: \(detail)"), uncertain: false)))
             case .pause(let lane, let duration, let generation):
                 let clock = wiring.clock
                 let task = spawn { [weak self] in
@@ -672,7 +683,7 @@ final class Outbox: Sendable {
         run(actions)
         if let waiting {
             activity?.begin()
-            waiting.resume(returning: Self.saying(result, keptFor: record.id, unless: actions))
+            waiting.resume(returning: Self.saying(result, keptFor: record.id, unless: actions.actions))
         }
     }
 
