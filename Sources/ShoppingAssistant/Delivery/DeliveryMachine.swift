@@ -280,12 +280,18 @@ struct DeliveryMachine {
                 $0.unprotected = failure != nil
             }
         }
+        // What waited for this write is trimmed (DL4) before the next write takes it.
+        actions += overflow()
         return actions + startPersisting() + pump(now: now)
     }
 
     /// An attempt is over (DL1–DL3).
     mutating func attemptFinished(_ id: UUID, _ outcome: Outcome, now: Date) -> [Action] {
         guard let entry = entries[id] else { return [] }  // cleared while on the wire (DL8)
+        var outcome = outcome
+        // Stopped, a failure is judged by the next engine: the record stays as it is, and the
+        // closed store takes no count (H2, DL8).
+        if isStopped, case .failed = outcome { outcome = .abandoned }
         var actions: [Action] = []
         switch outcome {
         case .delivered:
@@ -479,7 +485,10 @@ struct DeliveryMachine {
     /// DL4: over `maxEntries` the oldest records are dropped, never one on the wire.
     private mutating func overflow() -> [Action] {
         var actions: [Action] = []
-        while counts.kept > settings.maxEntries, counts.droppable > 0, let entry = oldestDroppable() {
+        // A record in the write under way cannot be dropped yet; none newer than it is dropped
+        // in its place: the overflow waits for the write (then `persisted` runs it again).
+        let inWrite = oldestInWrite()
+        while counts.kept > settings.maxEntries, counts.droppable > 0, let entry = oldestDroppable(olderThan: inWrite) {
             forget(entry.record.id)
             var inStore = true
             if case .persisting = entry.state { inStore = false }  // never written
@@ -493,11 +502,25 @@ struct DeliveryMachine {
         return actions
     }
 
-    /// The oldest entry that is droppable now, once what no longer is has left the top.
-    private mutating func oldestDroppable() -> Entry? {
+    /// The oldest entry that is droppable now and older than `limit`, once what no longer is
+    /// droppable has left the top.
+    private mutating func oldestDroppable(olderThan limit: UInt64?) -> Entry? {
         while let top = droppableOrder.top {
+            if let entry = entries[top.id], entry.sequence == top.key, entry.isDroppable {
+                if let limit, entry.sequence > limit { return nil }
+                droppableOrder.removeTop()
+                return entry
+            }
             droppableOrder.removeTop()
-            if let entry = entries[top.id], entry.sequence == top.key, entry.isDroppable { return entry }
+        }
+        return nil
+    }
+
+    /// The place in the accepted order of the oldest record in the write under way.
+    private func oldestInWrite() -> UInt64? {
+        guard let batch = persistingBatches.first else { return nil }
+        for id in batch {
+            if let entry = entries[id], entry.inWrite, case .persisting = entry.state { return entry.sequence }
         }
         return nil
     }

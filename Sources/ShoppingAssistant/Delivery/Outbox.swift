@@ -239,10 +239,13 @@ final class Outbox: Sendable {
     /// Forgets every record, in the store too; returns once the store is empty.
     func clear() async {
         // A send under way took its record's detail when it started.
-        perform { shell in
+        let unanswered = performTakingUnanswered { shell in
             shell.details = [:]
             return shell.machine.cleared(now: wiring.wallClock())
         }
+        answer(
+            unanswered,
+            with: .failed(AssistantError(code: .network, message: "the queue was cleared"), uncertain: false))
         await withCheckedContinuation { continuation in storeQueue.async { continuation.resume() } }
     }
 
@@ -275,6 +278,9 @@ final class Outbox: Sendable {
 
     var log: [TrackingRecord] { state.withLock { Array($0.log) } }
 
+    /// Whether the engine has stopped the outbox: for tests.
+    var isStopped: Bool { state.withLock { $0.machine.isStopped } }
+
     /// Records whose log detail is kept: only those the machine still holds.
     var detailCount: Int { read { $0.details.count } }
 
@@ -295,7 +301,9 @@ final class Outbox: Sendable {
     func stop() async {
         // The stop takes the inbox first, and with the queue off that starts sends: they are
         // listed after it, so that they are cancelled too.
-        perform { $0.machine.stopped() }
+        let unanswered = performTakingUnanswered { $0.machine.stopped() }
+        // Kept for the next engine, never sent by this one.
+        answer(unanswered, with: .cancelled)
         let tasks = state.withLock { shell -> [Task<Void, Never>] in
             Array(shell.sends.values) + Array(shell.pauses.values) + (shell.watcher.map { [$0] } ?? [])
         }
@@ -325,6 +333,33 @@ final class Outbox: Sendable {
             })
     }
 
+    /// Performs an event after which no record is sent that is not on the wire already (a
+    /// clear, the stop) and takes the host calls that were waiting for a first attempt that
+    /// will never come: their record was being written, or waited for a place.
+    private func performTakingUnanswered(
+        _ event: (inout State) -> [DeliveryMachine.Action]
+    ) -> [CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>] {
+        var unanswered: [CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>] = []
+        perform { shell in
+            let actions = event(&shell)
+            for id in Array(shell.answers.keys) where shell.sends[id] == nil {
+                if let answer = shell.answers.removeValue(forKey: id) { unanswered.append(answer) }
+                shell.persistedSignals[id] = nil
+            }
+            return actions
+        }
+        return unanswered
+    }
+
+    private func answer(
+        _ calls: [CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>], with failure: WireFailure
+    ) {
+        for call in calls {
+            activity?.begin()
+            call.resume(returning: .failure(failure))
+        }
+    }
+
     /// Reads the machine once it has taken the inbox, as if records were taken when handed.
     private func read<Value>(_ body: (State) -> Value) -> Value {
         perform { _ in [] }
@@ -352,6 +387,7 @@ final class Outbox: Sendable {
                 // Forgotten here, under the lock already held: an overflow drops records by
                 // the thousand.
                 shell.details[record.id] = nil
+                shell.persistedSignals[record.id] = nil  // dropped before it was written
                 if let answer = shell.answers.removeValue(forKey: record.id) { rest.failed.append((answer, detail)) }
                 dropped = true
                 rest.actions.append(action)
@@ -421,11 +457,14 @@ final class Outbox: Sendable {
 
     /// Performs what is not the store's work, outside the state lock.
     private func run(_ performing: Performing) {
-        for (waiting, detail) in performing.failed {
-            activity?.begin()
-            waiting.resume(
-                returning: .failure(
-                    .failed(AssistantError(code: .network, message: "dropped: \(detail)"), uncertain: false)))
+        defer {
+            // After the drops' log lines, which come before the callers' own accounts.
+            for (waiting, detail) in performing.failed {
+                activity?.begin()
+                waiting.resume(
+                    returning: .failure(
+                        .failed(AssistantError(code: .network, message: "dropped: \(detail)"), uncertain: false)))
+            }
         }
         for action in performing.actions {
             switch action {
@@ -441,11 +480,13 @@ final class Outbox: Sendable {
                     guard let self else { return }
                     self.perform { $0.machine.pauseEnded(lane, generation: generation, now: self.wiring.wallClock()) }
                 }
-                let old = state.withLock { shell in
+                let ended = state.withLock { shell -> [Task<Void, Never>] in
+                    // One asked just as the engine stopped is not left to sleep on (H2).
+                    guard !shell.machine.isStopped else { return [task] + (shell.pauses[lane].map { [$0] } ?? []) }
                     defer { shell.pauses[lane] = task }
-                    return shell.pauses[lane]
+                    return shell.pauses[lane].map { [$0] } ?? []
                 }
-                old?.cancel()
+                for pause in ended { pause.cancel() }
             case .finishFlushes(let ids):
                 let waiting = state.withLock { shell in ids.compactMap { shell.flushes.removeValue(forKey: $0) } }
                 for continuation in waiting {
@@ -512,8 +553,9 @@ final class Outbox: Sendable {
         let task = spawn { [weak self] in await self?.watchDeadlines(startedFor: target) }
         let letsWatcherRunOut = wiring.letsWatcherRunOut
         let ended = state.withLock { shell -> [Task<Void, Never>] in
-            // A later watcher was asked for meanwhile, for a sooner deadline: it is the one.
-            guard generation == shell.watcherGeneration else { return [task] }
+            // A later watcher was asked for meanwhile, for a sooner deadline: it is the one. One
+            // asked just as the engine stopped ends at once (H2).
+            guard generation == shell.watcherGeneration, !shell.machine.isStopped else { return [task] }
             // Every send may have ended before the watcher was listed; it then ends too, as a
             // listed one would have.
             let orphaned = shell.sendEnds.isEmpty && !letsWatcherRunOut

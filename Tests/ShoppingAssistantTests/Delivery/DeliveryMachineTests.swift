@@ -431,26 +431,63 @@ import Testing
 
     /// A burst larger than the queue (the impressions of every reply that landed while the
     /// chat was closed) is trimmed before it is written: the store never takes what DL4 drops
-    /// at once, and the records already in a write stay.
+    /// at once. One that arrives during a write waits for it, then loses its oldest with the
+    /// oldest of what was written.
     // covers: DL4
     @Test func aBurstOverMaxEntriesIsTrimmedBeforeItIsWritten() {
         var machine = Self.machine(OfflineQueueSettings(maxEntries: 3))
         _ = machine.loaded([], now: Self.now)
-        let writing = Self.record(.tracking)
-        #expect(machine.accepted([writing], route: .tracking, now: Self.now) == [.persist([writing])])
-        let burst = (0..<5).map { _ in Self.record(.tracking) }
         let over = "over 3 records"
+        let burst = (0..<5).map { _ in Self.record(.tracking) }
         #expect(
             machine.accepted(burst, route: .tracking, now: Self.now) == [
                 .drop(burst[0], .overflow, detail: over, inStore: false),
                 .drop(burst[1], .overflow, detail: over, inStore: false),
-                .drop(burst[2], .overflow, detail: over, inStore: false),
+                .persist(Array(burst[2...])),
             ])
+        let next = (0..<3).map { _ in Self.record(.tracking) }
+        #expect(machine.accepted(next, route: .tracking, now: Self.now) == [])
+        let written = machine.persisted(failure: nil, now: Self.now)
+        #expect(
+            Array(written.prefix(4)) == [
+                .drop(burst[2], .overflow, detail: over, inStore: true),
+                .drop(burst[3], .overflow, detail: over, inStore: true),
+                .drop(burst[4], .overflow, detail: over, inStore: true),
+                .persist(next),
+            ])
+        #expect(machine.snapshot.map(\.record) == next)
+    }
+
+    /// While a write is under way, a record accepted after it is not dropped in place of the
+    /// older one being written: the overflow waits for the write, then drops the oldest.
+    // covers: DL4
+    @Test func aRecordAcceptedDuringAWriteIsNotDroppedInPlaceOfAnOlderOne() {
+        var machine = Self.machine(OfflineQueueSettings(maxEntries: 1))
+        _ = machine.loaded([], now: Self.now)
+        let older = Self.record(.tracking)
+        let purchase = Self.record(.event)
+        #expect(machine.accepted([older], route: .tracking, now: Self.now) == [.persist([older])])
+        #expect(machine.accepted([purchase], route: .host, now: Self.now) == [])
         #expect(
             machine.persisted(failure: nil, now: Self.now) == [
-                .persist([burst[3], burst[4]]), .send(writing, route: .tracking),
+                .drop(older, .overflow, detail: "over 1 records", inStore: true), .persist([purchase]),
             ])
-        #expect(machine.snapshot.map(\.record) == [writing, burst[3], burst[4]])
+    }
+
+    /// A purchase raised while a burst trimmed to the limit is being written is kept; the
+    /// burst's oldest go once the write is over.
+    // covers: DL4
+    @Test func aPurchaseRaisedWhileATrimmedBurstIsWrittenIsKept() {
+        var machine = Self.machine(OfflineQueueSettings(maxEntries: 3))
+        _ = machine.loaded([], now: Self.now)
+        let burst = (0..<5).map { _ in Self.record(.tracking) }
+        #expect(machine.accepted(burst, route: .tracking, now: Self.now).last == .persist(Array(burst[2...])))
+        let purchase = Self.record(.event)
+        #expect(machine.accepted([purchase], route: .host, now: Self.now) == [])
+        let written = machine.persisted(failure: nil, now: Self.now)
+        #expect(written.first == .drop(burst[2], .overflow, detail: "over 3 records", inStore: true))
+        #expect(written.contains(.persist([purchase])))
+        #expect(machine.snapshot.map(\.record) == Array(burst[3...]) + [purchase])
     }
 
     // A queue long enough that forgetting records compacts the machine's order in the middle
@@ -719,6 +756,18 @@ import Testing
         var machine = Self.onTheWire(record)
         _ = machine.stopped()
         #expect(machine.attemptFinished(record.id, Self.offline, now: Self.now) == [])
+        #expect(machine.pendingCount == 1)
+    }
+
+    /// A server failure that lands after the shutdown is the next engine's to judge: the store,
+    /// closed by then, is asked for nothing, and the record stays as it was.
+    // covers: DL8, H2
+    @Test func aServerFailureAfterTheShutdownAsksTheClosedStoreForNothing() {
+        let record = Self.record()
+        var machine = Self.onTheWire(record)
+        _ = machine.stopped()
+        #expect(machine.attemptFinished(record.id, Self.unavailable, now: Self.now) == [])
+        #expect(machine.snapshot.first?.record.attempts == 0)
         #expect(machine.pendingCount == 1)
     }
 

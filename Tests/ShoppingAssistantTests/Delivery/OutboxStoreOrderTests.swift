@@ -172,3 +172,132 @@ import Testing
         }
     }
 }
+
+/// A host call (`triggerEvent`, `trackView`) waits in the outbox for its record's first
+/// attempt; a clear or a shutdown that comes while the record is still being written, or waits
+/// for the next write, answers it instead of leaving it waiting for an attempt that never comes.
+@Suite struct OutboxHostCallEndTests {
+    // covers: DL8
+    @Test func aHostCallWhoseRecordIsBeingWrittenIsAnsweredByAClear() async {
+        let store = GatedStore()
+        let outbox = Self.outbox(store: store)
+        outbox.open()
+        await outbox.flushFirstAttempts()
+        let (first, second) = (Self.record(), Self.record())
+        let calls = Self.deliver([first, second], to: outbox, after: store)
+        #expect(
+            await withinHangGuard("both records reach the outbox") { await Self.until { outbox.entries.count == 2 } }
+                == true)
+        let clearing = Task { await outbox.clear() }
+        #expect(
+            await withinHangGuard("the clear reaches the outbox") { await Self.until { outbox.entries.isEmpty } }
+                == true)
+        store.release()
+        await clearing.value
+        let answers = await withinHangGuard("both host calls are answered") { await calls.value }
+        #expect(answers?.count == 2)
+        #expect(answers?.allSatisfy { if case .failure(.failed) = $0 { true } else { false } } == true)
+        await outbox.stop()
+    }
+
+    // covers: H2, DL8
+    @Test func aHostCallWhoseRecordIsBeingWrittenIsAnsweredByTheShutdown() async {
+        let store = GatedStore()
+        let outbox = Self.outbox(store: store)
+        outbox.open()
+        await outbox.flushFirstAttempts()
+        let (first, second) = (Self.record(), Self.record())
+        let calls = Self.deliver([first, second], to: outbox, after: store)
+        #expect(
+            await withinHangGuard("both records reach the outbox") { await Self.until { outbox.entries.count == 2 } }
+                == true)
+        let stopping = Task { await outbox.stop() }
+        #expect(await withinHangGuard("the stop reaches the outbox") { await Self.until { outbox.isStopped } } == true)
+        store.release()
+        await stopping.value
+        let answers = await withinHangGuard("both host calls are answered") { await calls.value }
+        #expect(answers?.count == 2)
+        #expect(store.ids == Set([first.0.id, second.0.id]), "both are kept for the next engine")
+    }
+
+    /// Hands `records` over as host calls, the second once the first one's write is under way
+    /// (and held there by the store), and returns their answers.
+    private static func deliver(
+        _ records: [(DeliveryRecord, Outbox.Detail)], to outbox: Outbox, after store: GatedStore
+    ) -> Task<[Result<HTTPResponse, WireFailure>], Never> {
+        Task {
+            await withTaskGroup(of: Result<HTTPResponse, WireFailure>.self) { group in
+                for (index, (record, detail)) in records.enumerated() {
+                    if index > 0 { _ = await until { store.writing } }
+                    group.addTask { await outbox.deliver(record, detail: detail, persisted: {}) }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+    }
+
+    /// Yields until `condition` holds; the caller's hang guard bounds it.
+    private static func until(_ condition: @Sendable () -> Bool) async -> Bool {
+        while !condition() { await Task.yield() }
+        return true
+    }
+
+    private static func record() -> (DeliveryRecord, Outbox.Detail) {
+        (
+            DeliveryRecord(
+                id: UUID(), kind: .event, target: "event", body: Data("{}".utf8),
+                createdAt: Date(timeIntervalSince1970: 1_750_000_000), label: "purchase-v1", owner: "u-1"),
+            Outbox.Detail(
+                kind: .event, name: "purchase-v1", user: GravityUser(uid: "u-1"), properties: [:], eventTime: nil,
+                identityEpoch: nil)
+        )
+    }
+
+    private static func outbox(store: any DeliveryStore) -> Outbox {
+        let call = WireCall(transport: Answering(), logger: AssistantLogger(), service: "gravity", userAgent: "tests")
+        return Outbox(
+            store: store, settings: OfflineQueueSettings(),
+            wiring: Outbox.Wiring(
+                call: call, gravityCall: call, gravityBaseURL: URL(string: "https://gravity.example")!,
+                apiKey: "key", clock: ManualClock(), wallClock: { Date(timeIntervalSince1970: 1_750_000_000) },
+                activity: nil, eventTimeout: .seconds(10), urlTimeout: .seconds(10), logCapacity: 100, seed: 42,
+                letsWatcherRunOut: false),
+            logger: AssistantLogger())
+    }
+
+    private struct Answering: HTTPTransport {
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            HTTPResponse(status: 200, body: Data(#"{"data":[]}"#.utf8))
+        }
+    }
+
+    /// Holds its first write on the store's own queue until `release()`; keeps what it is given.
+    private final class GatedStore: DeliveryStore {
+        private struct State {
+            var writing = false
+            var ids: Set<UUID> = []
+        }
+        private let state = Locked(State())
+        private let gate = DispatchSemaphore(value: 0)
+        private let gated = Locked(true)
+        var writing: Bool { state.withLock { $0.writing } }
+        var ids: Set<UUID> { state.withLock { $0.ids } }
+
+        func release() {
+            gated.withLock { $0 = false }
+            gate.signal()
+        }
+
+        func open() throws -> [DeliveryRecord] { [] }
+        func append(_ records: [DeliveryRecord]) throws {
+            state.withLock { $0.writing = true }
+            // The store's own serial queue waits here, never a thread of the cooperative pool.
+            if gated.withLock({ $0 }) { gate.wait() }
+            state.withLock { $0.ids.formUnion(records.map(\.id)) }
+        }
+        func updateAttempts(of id: UUID, to attempts: Int) throws {}
+        func remove(_ ids: [UUID]) throws { state.withLock { $0.ids.subtract(ids) } }
+        func removeAll() throws { state.withLock { $0.ids = [] } }
+        func close() {}
+    }
+}
