@@ -179,15 +179,7 @@ import Testing
 @Suite struct OutboxHostCallEndTests {
     // covers: DL8
     @Test func aHostCallWhoseRecordIsBeingWrittenIsAnsweredByAClear() async {
-        let store = GatedStore()
-        let outbox = Self.outbox(store: store)
-        outbox.open()
-        await outbox.flushFirstAttempts()
-        let (first, second) = (Self.record(), Self.record())
-        let calls = Self.deliver([first, second], to: outbox, after: store)
-        #expect(
-            await withinHangGuard("both records reach the outbox") { await Self.until { outbox.entries.count == 2 } }
-                == true)
+        let (store, outbox, _, calls) = await Self.twoHostCallsWithTheFirstBeingWritten()
         let clearing = Task { await outbox.clear() }
         #expect(
             await withinHangGuard("the clear reaches the outbox") { await Self.until { outbox.entries.isEmpty } }
@@ -202,22 +194,31 @@ import Testing
 
     // covers: H2, DL8
     @Test func aHostCallWhoseRecordIsBeingWrittenIsAnsweredByTheShutdown() async {
-        let store = GatedStore()
-        let outbox = Self.outbox(store: store)
-        outbox.open()
-        await outbox.flushFirstAttempts()
-        let (first, second) = (Self.record(), Self.record())
-        let calls = Self.deliver([first, second], to: outbox, after: store)
-        #expect(
-            await withinHangGuard("both records reach the outbox") { await Self.until { outbox.entries.count == 2 } }
-                == true)
+        let (store, outbox, records, calls) = await Self.twoHostCallsWithTheFirstBeingWritten()
         let stopping = Task { await outbox.stop() }
         #expect(await withinHangGuard("the stop reaches the outbox") { await Self.until { outbox.isStopped } } == true)
         store.release()
         await stopping.value
         let answers = await withinHangGuard("both host calls are answered") { await calls.value }
         #expect(answers?.count == 2)
-        #expect(store.ids == Set([first.0.id, second.0.id]), "both are kept for the next engine")
+        #expect(store.ids == Set(records.map(\.id)), "both are kept for the next engine")
+    }
+
+    /// An outbox with two host calls in it: the first one's record held in its write by the
+    /// store, the second one's waiting for the next write.
+    private static func twoHostCallsWithTheFirstBeingWritten() async -> (
+        GatedStore, Outbox, [DeliveryRecord], Task<[Result<HTTPResponse, WireFailure>], Never>
+    ) {
+        let store = GatedStore()
+        let outbox = outbox(store: store)
+        outbox.open()
+        await outbox.flushFirstAttempts()
+        let records = [record(), record()]
+        let calls = deliver(records, to: outbox, after: store)
+        #expect(
+            await withinHangGuard("both records reach the outbox") { await until { outbox.entries.count == 2 } }
+                == true)
+        return (store, outbox, records.map(\.0), calls)
     }
 
     /// Hands `records` over as host calls, the second once the first one's write is under way
