@@ -106,7 +106,7 @@ struct DeliveryMachine {
         var state: EntryState
         /// Not in the store: the queue is off, or the store refused it (DL5). Sent once.
         var unprotected = false
-        /// Its place in the accepted order, which is the order of the drain.
+        /// Its place in the order of the drain: what the store held, then what was raised here.
         var sequence: UInt64 = 0
         /// Persisting, and in the write under way: no longer only in memory.
         var inWrite = false
@@ -184,7 +184,10 @@ struct DeliveryMachine {
     private var counts = Counts()
     /// Accepted order, for the snapshot: forgotten records included until they are most of it.
     private var order: [UUID] = []
-    private var nextSequence: UInt64 = 0
+    /// Records raised here count up from the middle of the range, and records read from the
+    /// store count down from it: whenever the store is read, what it held is older (DL3, DL4).
+    private var nextSequence: UInt64 = 1 << 62
+    private var nextLoadedSequence: UInt64 = 1 << 62
     /// Records waiting for their first attempt, by route, and queued for the drain, by lane.
     private var waiting = RouteHeaps()
     private var queued = LaneHeaps()
@@ -243,9 +246,14 @@ struct DeliveryMachine {
     mutating func loaded(_ records: [DeliveryRecord], now: Date) -> [Action] {
         hasLoaded = true
         dropForgottenFromOrder()  // a record forgotten before may come back from the store
-        for record in records where entries[record.id] == nil {
-            add(Entry(record: record, state: .queued))
+        var seen = Set<UUID>()
+        let held = records.filter { entries[$0.id] == nil && seen.insert($0.id).inserted }
+        // In the store's order, and before every record raised while the store was read.
+        nextLoadedSequence -= UInt64(held.count)
+        for (offset, record) in held.enumerated() {
+            add(Entry(record: record, state: .queued), at: nextLoadedSequence + UInt64(offset))
         }
+        order.insert(contentsOf: held.map(\.id), at: 0)
         return pump(now: now)
     }
 
@@ -409,11 +417,16 @@ struct DeliveryMachine {
     /// Every change of an entry goes through `add`, `change` and `forget`, which keep the
     /// counts, the heaps and the flushes in step with it.
     private mutating func add(_ entry: Entry) {
-        var entry = entry
-        entry.sequence = nextSequence
+        add(entry, at: nextSequence)
         nextSequence += 1
-        entries[entry.record.id] = entry
         order.append(entry.record.id)
+    }
+
+    /// Files `entry` at `sequence`; the caller places it in `order`.
+    private mutating func add(_ entry: Entry, at sequence: UInt64) {
+        var entry = entry
+        entry.sequence = sequence
+        entries[entry.record.id] = entry
         counts.count(entry, 1)
         file(entry)
     }

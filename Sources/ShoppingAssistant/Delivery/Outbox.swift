@@ -298,16 +298,36 @@ final class Outbox: Sendable {
     /// for the next engine (DL8); every flush returns. Returns once the store has taken every
     /// write asked before and is closed, so that the next engine on it reads what this one
     /// left, not a delivered record whose removal was still queued.
-    func stop() async {
+    ///
+    /// A cancelled send may still end in a success its transport had already seen; the stop
+    /// waits for the sends to end, until `deadline` fires, so that such a record is removed
+    /// before the close and never sent again (DL5). A transport that ignores cancellation is
+    /// not waited for past it.
+    func stop(waitingForSendsUntil deadline: OneTimeSignal? = nil) async {
         // The stop takes the inbox first, and with the queue off that starts sends: they are
         // listed after it, so that they are cancelled too.
         let unanswered = performTakingUnanswered { $0.machine.stopped() }
         // Kept for the next engine, never sent by this one.
         answer(unanswered, with: .cancelled)
-        let tasks = state.withLock { shell -> [Task<Void, Never>] in
-            Array(shell.sends.values) + Array(shell.pauses.values) + (shell.watcher.map { [$0] } ?? [])
+        let (sends, others) = state.withLock { shell -> ([Task<Void, Never>], [Task<Void, Never>]) in
+            (Array(shell.sends.values), Array(shell.pauses.values) + (shell.watcher.map { [$0] } ?? []))
         }
-        for task in tasks { task.cancel() }
+        for task in sends + others { task.cancel() }
+        if let deadline, !sends.isEmpty {
+            let ended = OneTimeSignal(activity: activity)
+            let waiters = [
+                spawn {
+                    for send in sends { await send.value }
+                    ended.fire()
+                },
+                spawn {
+                    await deadline.wait()
+                    ended.fire()
+                },
+            ]
+            await ended.wait()
+            for waiter in waiters { waiter.cancel() }
+        }
         // The close is work under way until it resumes the caller, who then counts as before;
         // the caller itself is parked meanwhile, as a flush's is.
         activity?.begin()

@@ -318,6 +318,8 @@ public actor AssistantEngine {
     /// caller still waiting returns — a preparation with `.cancelled`, a call waiting for the
     /// host with what was decided for it, a Gravity call without its answer. Returns once
     /// nothing the engine started runs any more (host callbacks under way are the host's own).
+    /// A delivery the shutdown cancels that succeeds all the same, within the deadline, is
+    /// forgotten by the store before it closes, so the next engine does not send it again (DL5).
     ///
     /// Every later call is refused at once: `prepareAssistant` returns `.cancelled`,
     /// `openAssistant` and the sends `.notReady`, product actions and reply buttons
@@ -334,6 +336,7 @@ public actor AssistantEngine {
         // on any transport that honours cancellation, and are waited for within it too.
         let (outbox, tasks, clock) = (self.outbox, self.tasks, self.clock)
         let over = OneTimeSignal(activity: activity)
+        let deadlinePassed = OneTimeSignal(activity: activity)
         let work = unlisted {
             await outbox.flushFirstAttempts()
             await tasks.waitForEngineTasks()
@@ -342,11 +345,14 @@ public actor AssistantEngine {
         let deadline = unlisted {
             try? await clock.sleep(for: flushDeadline)
             over.fire()
+            deadlinePassed.fire()
         }
         await over.wait()
         work.cancel()
+        // What is left stays in the store for the next engine (DL8); a send that succeeds as
+        // it is cancelled is still removed, within the deadline (DL5).
+        await outbox.stop(waitingForSendsUntil: deadlinePassed)
         deadline.cancel()
-        await outbox.stop()  // what is left stays in the store for the next engine (DL8)
         await dialogWriter?.flush()  // the next engine on the store reads this one's last state
     }
 

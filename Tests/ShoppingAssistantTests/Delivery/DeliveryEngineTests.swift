@@ -190,6 +190,88 @@ struct DeliveryEngineTests {
         #expect(store.removed == 1 && store.records.isEmpty, "what the next engine reads: nothing to send again")
     }
 
+    // A drain send on the wire when the engine shuts down is cancelled, but its transport may
+    // already hold the answer and return a success anyway: the shutdown waits for it (within
+    // its deadline) and removes the record before it closes the store, so the next engine on
+    // the store does not send a delivered event again.
+    // covers: DL5, H2
+    @Test func aSuccessSeenAsTheShutdownCancelsItsSendIsNeverSentAgain() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "DeliveryEngineTests-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
+        configuration.gravityTimeout = .milliseconds(500)  // a failure is queued, not retried
+        let identity = InMemoryIdentityStore(uid: "u-8f3c")
+
+        let steps = await withinHangGuard("the purchase is kept, drained on the next start, and shut down") {
+            [configuration] in
+            let offline = AnsweringAfterCancellation(eventsAnswer: false)
+            let first = AssistantEngine(
+                configuration: configuration, transport: offline, clock: ManualClock(), identityStore: identity,
+                deliveryStore: FileDeliveryStore(directory: directory))
+            await first.triggerEvent(events: [Self.purchase], pageContext: Fixtures.homePage)
+            await first.flushTracking()
+            let kept = await first.pendingDeliveries
+            await first.shutdown()
+
+            let late = AnsweringAfterCancellation(eventsAnswer: true)
+            let second = AssistantEngine(
+                configuration: configuration, transport: late, clock: ManualClock(), identityStore: identity,
+                deliveryStore: FileDeliveryStore(directory: directory))
+            let arrived = await late.eventArrived()
+            let shutdown = Task { await second.shutdown() }
+            let cancelled = await late.cancelled()
+            late.answer()
+            await shutdown.value
+            return (kept, arrived, cancelled)
+        }
+        let (kept, arrived, cancelled) = try #require(steps)
+        #expect(kept == 1, "the first engine keeps the purchase it could not send")
+        #expect(arrived, "the next engine drains what the last one kept as it starts")
+        #expect(cancelled, "the shutdown cancels the send")
+
+        let next = FileDeliveryStore(directory: directory)
+        defer { next.close() }
+        #expect(try next.open().isEmpty, "the delivered purchase is not left for the next engine")
+    }
+
+    // The wait for a cancelled send is bounded by the shutdown's deadline: a transport that
+    // ignores cancellation keeps the shutdown no longer, and its record stays for the next
+    // engine.
+    // covers: H2, DL8
+    @Test func aSendThatIgnoresCancellationHoldsTheShutdownOnlyUntilItsDeadline() async throws {
+        let store = InMemoryDeliveryStore()
+        let clock = ManualClock()
+        var configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
+        configuration.gravityTimeout = .milliseconds(500)
+        let steps = await withinHangGuard("the shutdown returns at its deadline") { [configuration] in
+            let offline = AnsweringAfterCancellation(eventsAnswer: false)
+            let first = AssistantEngine(
+                configuration: configuration, transport: offline, clock: ManualClock(),
+                identityStore: InMemoryIdentityStore(uid: "u-8f3c"), deliveryStore: store)
+            await first.triggerEvent(events: [Self.purchase], pageContext: Fixtures.homePage)
+            await first.flushTracking()
+            await first.shutdown()
+
+            let silent = AnsweringAfterCancellation(eventsAnswer: true)
+            let second = AssistantEngine(
+                configuration: configuration, transport: silent, clock: clock,
+                identityStore: InMemoryIdentityStore(uid: "u-8f3c"), deliveryStore: store)
+            let arrived = await silent.eventArrived()
+            let shutdown = Task { await second.shutdown(flushDeadline: .seconds(3)) }
+            let cancelled = await silent.cancelled()
+            // The shutdown's deadline is asleep on the clock before it is reached.
+            let deadline = clock.now.advanced(by: .seconds(3))
+            while !clock.pendingDeadlines.contains(deadline) { await Task.yield() }
+            clock.advance(by: .seconds(3))
+            await shutdown.value
+            return (arrived, cancelled)
+        }
+        let (arrived, cancelled) = try #require(steps)
+        #expect(arrived && cancelled)
+        #expect(store.records.count == 1, "never answered: kept for the next engine")
+    }
+
     // A cleared queue sends nothing, whatever its records were doing.
     // covers: DL8
     @Test func aClearedQueueNeverReachesTheWire() async throws {
@@ -359,5 +441,56 @@ private final class GatedRemovalStore: DeliveryStore {
         try inner.remove(ids)
         state.withLock { $0.removed += ids.count }
         changes.recheck()
+    }
+}
+
+/// Answers `/event` with a success once the test says so, even after the caller was cancelled,
+/// as a transport that had already read the answer does; or fails every `/event` to connect.
+/// Everything else gets `{"campaigns":[]}` at once.
+private final class AnsweringAfterCancellation: HTTPTransport, Sendable {
+    private struct State {
+        var arrived = false
+        var cancelled = false
+        var answered = false
+        var waiting: CheckedContinuation<Void, Never>?
+    }
+
+    private let eventsAnswer: Bool
+    private let state = Locked(State())
+    private let changes = Waitlist()
+
+    init(eventsAnswer: Bool) { self.eventsAnswer = eventsAnswer }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard request.url.path.hasSuffix("/event") else { return Fixtures.eventResponse() }
+        guard eventsAnswer else { throw HTTPTransportError.cannotConnect("offline") }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let answered = state.withLock { state -> Bool in
+                    state.arrived = true
+                    if state.answered { return true }
+                    state.waiting = continuation
+                    return false
+                }
+                changes.recheck()
+                if answered { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.cancelled = true }
+            changes.recheck()
+        }
+        return Fixtures.eventResponse()
+    }
+
+    func eventArrived() async -> Bool { await changes.wait(until: { self.state.withLock { $0.arrived } }) }
+    func cancelled() async -> Bool { await changes.wait(until: { self.state.withLock { $0.cancelled } }) }
+
+    func answer() {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.answered = true
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume()
     }
 }

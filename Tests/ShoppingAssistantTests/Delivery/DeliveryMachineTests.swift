@@ -359,6 +359,32 @@ import Testing
             ])
     }
 
+    /// The store is read while the engine already raises events: what it held is older than
+    /// anything raised since, so it is drained first and dropped first, wherever it lands in
+    /// the machine's events.
+    // covers: DL3, DL4
+    @Test func recordsHeldByTheStoreGoBeforeThoseRaisedWhileItWasRead() throws {
+        var machine = DeliveryMachine(settings: OfflineQueueSettings(maxEntries: 3), seed: 42)
+        let purchase = Self.record()
+        _ = machine.accepted([purchase], route: .host, now: Self.now)
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(purchase, route: .host)])
+        let pause = try #require(Self.pause(in: machine.attemptFinished(purchase.id, Self.offline, now: Self.now)))
+        let held = (0..<3).map { _ in Self.record(createdAt: Self.now.addingTimeInterval(-3600)) }
+        #expect(
+            machine.loaded(held, now: Self.now) == [.drop(held[0], .overflow, detail: "over 3 records", inStore: true)])
+        #expect(machine.snapshot.map(\.record) == [held[1], held[2], purchase])
+        #expect(
+            machine.pauseEnded(.gravity, generation: pause.generation, now: Self.now) == [.send(held[1], route: nil)])
+        #expect(
+            machine.attemptFinished(held[1].id, .delivered, now: Self.now) == [
+                .remove([held[1].id]), .send(held[2], route: nil),
+            ])
+        #expect(
+            machine.attemptFinished(held[2].id, .delivered, now: Self.now) == [
+                .remove([held[2].id]), .send(purchase, route: nil),
+            ])
+    }
+
     // The walk that starts records stops once nothing further can start: expired records
     // before the first fresh one are still dropped, and a tracking record waiting for its
     // route still starts behind a long queue whose lane is draining.
