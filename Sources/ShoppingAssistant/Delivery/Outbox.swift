@@ -63,6 +63,11 @@ final class Outbox: Sendable {
         var watcherGeneration: UInt64 = 0
         /// Sends that finished before they were listed in `sends`.
         var finishedUnlisted: Set<UUID> = []
+        /// Sends the machine started that have not finished: counted as the machine decides
+        /// them, under this lock, so that the stop knows of one not listed in `sends` yet.
+        var sendsUnderWay = 0
+        /// Fired when `sendsUnderWay` reaches 0, for a stop that waits for them.
+        var sendsOver: OneTimeSignal?
         var pauses: [DeliveryMachine.Lane: Task<Void, Never>] = [:]
         var flushes: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextFlush: UInt64 = 0
@@ -309,24 +314,22 @@ final class Outbox: Sendable {
         let unanswered = performTakingUnanswered { $0.machine.stopped() }
         // Kept for the next engine, never sent by this one.
         answer(unanswered, with: .cancelled)
-        let (sends, others) = state.withLock { shell -> ([Task<Void, Never>], [Task<Void, Never>]) in
-            (Array(shell.sends.values), Array(shell.pauses.values) + (shell.watcher.map { [$0] } ?? []))
+        let sendsOver = deadline.map { _ in OneTimeSignal(activity: activity) }
+        let (tasks, waits) = state.withLock { shell -> ([Task<Void, Never>], Bool) in
+            let tasks = Array(shell.sends.values) + Array(shell.pauses.values) + (shell.watcher.map { [$0] } ?? [])
+            // A send decided but not listed yet is cancelled as it is listed (`send`), and counted.
+            guard let sendsOver, shell.sendsUnderWay > 0 else { return (tasks, false) }
+            shell.sendsOver = sendsOver
+            return (tasks, true)
         }
-        for task in sends + others { task.cancel() }
-        if let deadline, !sends.isEmpty {
-            let ended = OneTimeSignal(activity: activity)
-            let waiters = [
-                spawn {
-                    for send in sends { await send.value }
-                    ended.fire()
-                },
-                spawn {
-                    await deadline.wait()
-                    ended.fire()
-                },
-            ]
-            await ended.wait()
-            for waiter in waiters { waiter.cancel() }
+        for task in tasks { task.cancel() }
+        if let deadline, let sendsOver, waits {
+            let bound = spawn {
+                await deadline.wait()
+                sendsOver.fire()
+            }
+            await sendsOver.wait()
+            bound.cancel()
         }
         // The close is work under way until it resumes the caller, who then counts as before;
         // the caller itself is parked meanwhile, as a flush's is.
@@ -411,7 +414,10 @@ final class Outbox: Sendable {
                 if let answer = shell.answers.removeValue(forKey: record.id) { rest.failed.append((answer, detail)) }
                 dropped = true
                 rest.actions.append(action)
-            case .send, .pause, .finishFlushes, .log:
+            case .send:
+                shell.sendsUnderWay += 1
+                rest.actions.append(action)
+            case .pause, .finishFlushes, .log:
                 rest.actions.append(action)
             }
         }
@@ -694,7 +700,8 @@ final class Outbox: Sendable {
             }
             // B9: the answer's `user`, for the identity the record was sent for; a host call's
             // answer is the engine's own to read.
-            if route != .host, record.kind != .tracking, let epoch = detail.identityEpoch,
+            // Not once the engine stopped: nothing it starts may run after the shutdown (H2).
+            if !stopped, route != .host, record.kind != .tracking, let epoch = detail.identityEpoch,
                 let (_, user) = GravityAnswer.events(response.body), let user
             {
                 identityAnswered.withLock { $0 }?.answered(user, epoch)
@@ -732,14 +739,21 @@ final class Outbox: Sendable {
                 .info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later"
             )
         }
-        let actions = state.withLock { shell in
+        let (actions, sendsOver) = state.withLock { shell -> (Performing, OneTimeSignal?) in
             defer {
                 // Whatever the machine forgot (delivered, unprotected or cleared), the log forgets.
                 if !shell.machine.holds(record.id) { shell.details[record.id] = nil }
                 shell.releaseSpareCapacity()
             }
-            return queueStoreWork(shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()), &shell)
+            // The store work of this end is queued before a waiting stop hears of it.
+            let actions = queueStoreWork(
+                shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()), &shell)
+            shell.sendsUnderWay -= 1
+            guard shell.sendsUnderWay == 0, let over = shell.sendsOver else { return (actions, nil) }
+            shell.sendsOver = nil
+            return (actions, over)
         }
+        sendsOver?.fire()
         // What the machine decided (a drop's log line among it) comes before the caller's own
         // account of its failure.
         run(actions)

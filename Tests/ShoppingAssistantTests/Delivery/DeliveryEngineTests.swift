@@ -258,18 +258,27 @@ struct DeliveryEngineTests {
                 configuration: configuration, transport: silent, clock: clock,
                 identityStore: InMemoryIdentityStore(uid: "u-8f3c"), deliveryStore: store)
             let arrived = await silent.eventArrived()
-            let shutdown = Task { await second.shutdown(flushDeadline: .seconds(3)) }
+            let returned = Locked(false)
+            let shutdown = Task {
+                await second.shutdown(flushDeadline: .seconds(3))
+                returned.withLock { $0 = true }
+            }
             let cancelled = await silent.cancelled()
             // The shutdown's deadline is asleep on the clock before it is reached.
             let deadline = clock.now.advanced(by: .seconds(3))
             while !clock.pendingDeadlines.contains(deadline) { await Task.yield() }
+            // The stop lists its wait before it cancels the sends, so it waits by now.
+            let heldBeforeTheDeadline = !returned.withLock { $0 }
             clock.advance(by: .seconds(3))
             await shutdown.value
-            return (arrived, cancelled)
+            let kept = store.records.count
+            silent.answer()  // the send ends, and the engine with it
+            return (arrived, cancelled, heldBeforeTheDeadline, kept)
         }
-        let (arrived, cancelled) = try #require(steps)
+        let (arrived, cancelled, held, kept) = try #require(steps)
         #expect(arrived && cancelled)
-        #expect(store.records.count == 1, "never answered: kept for the next engine")
+        #expect(held, "the shutdown waited for the cancelled send")
+        #expect(kept == 1, "never answered: kept for the next engine")
     }
 
     // A cleared queue sends nothing, whatever its records were doing.

@@ -385,6 +385,22 @@ import Testing
             ])
     }
 
+    /// A purchase raised at launch is still being written when the store has been read: the
+    /// overflow drops the oldest record the store held, never the purchase.
+    // covers: DL4
+    @Test func aPurchaseBeingWrittenAsTheStoreIsReadIsNotDroppedForTheRecordsItHeld() {
+        var machine = DeliveryMachine(settings: OfflineQueueSettings(maxEntries: 3), seed: 42)
+        let purchase = Self.record()
+        #expect(machine.accepted([purchase], route: .host, now: Self.now) == [.persist([purchase])])
+        let held = (0..<3).map { _ in Self.record(createdAt: Self.now.addingTimeInterval(-3600)) }
+        #expect(
+            machine.loaded(held, now: Self.now) == [
+                .drop(held[0], .overflow, detail: "over 3 records", inStore: true), .send(held[1], route: nil),
+            ])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(purchase, route: .host)])
+        #expect(machine.snapshot.map(\.record) == [held[1], held[2], purchase])
+    }
+
     // The walk that starts records stops once nothing further can start: expired records
     // before the first fresh one are still dropped, and a tracking record waiting for its
     // route still starts behind a long queue whose lane is draining.
