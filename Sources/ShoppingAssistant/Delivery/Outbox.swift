@@ -701,8 +701,9 @@ final class Outbox: Sendable {
             // B9: the answer's `user`, for the identity the record was sent for; a host call's
             // answer is the engine's own to read.
             // Not once the engine stopped: nothing it starts may run after the shutdown (H2).
-            if !stopped, route != .host, record.kind != .tracking, let epoch = detail.identityEpoch,
-                let (_, user) = GravityAnswer.events(response.body), let user
+            if route != .host, record.kind != .tracking, let epoch = detail.identityEpoch,
+                let (_, user) = GravityAnswer.events(response.body), let user,
+                !state.withLock({ $0.machine.isStopped })
             {
                 identityAnswered.withLock { $0 }?.answered(user, epoch)
             }
@@ -753,7 +754,6 @@ final class Outbox: Sendable {
             shell.sendsOver = nil
             return (actions, over)
         }
-        sendsOver?.fire()
         // What the machine decided (a drop's log line among it) comes before the caller's own
         // account of its failure.
         run(actions)
@@ -761,6 +761,7 @@ final class Outbox: Sendable {
             activity?.begin()
             waiting.resume(returning: Self.saying(result, keptFor: record.id, unless: actions.actions))
         }
+        sendsOver?.fire()  // last: a stop waiting for it finds this send's work all done
     }
 
     /// A host call's failure, saying that its record waits in the queue unless the machine gave
