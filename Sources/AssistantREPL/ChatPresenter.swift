@@ -124,7 +124,9 @@ final class ChatPresenter: AssistantPresenter {
     /// start screen the new chat has (D16).
     private func drawStartScreen(_ chat: AssistantChatSnapshot) {
         output.singleLine(.bold, prefix: "┌─ ", chat.title, width: width())
-        if let subtitle = chat.subtitle, !subtitle.isEmpty { output.untrusted(subtitle, prefix: "│  ", width: width()) }
+        if let subtitle = chat.subtitle, !subtitle.isEmpty {
+            output.untrusted(subtitle, prefix: "│  ", frame: true, width: width())
+        }
         output.line(.dim, "└─ type a message, :s N for a suggest, :close to leave")
     }
 

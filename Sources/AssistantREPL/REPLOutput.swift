@@ -201,10 +201,14 @@ package final class REPLOutput: Sendable {
     /// and, given a width, wrapped at word boundaries with continuation lines indented under
     /// the prefix, or, when fewer than 12 columns are left behind the prefix, on lines of its
     /// own below it (without a width, a line wider than the output's is still fitted to it).
-    package func untrusted(_ text: String, prefix: String = "", role: TerminalStyle.Role? = nil, width: Int? = nil) {
+    /// A `frame` prefix (a box's `│  `) starts the continuation lines too, so the box stays
+    /// whole however the text wraps.
+    package func untrusted(
+        _ text: String, prefix: String = "", frame: Bool = false, role: TerminalStyle.Role? = nil, width: Int? = nil
+    ) {
         let clean = TerminalSanitizer.sanitize(text, newlines: .keep)
         let prefixWidth = DisplayWidth.of(prefix)
-        let indent = String(repeating: " ", count: prefixWidth)
+        let indent = frame ? prefix : String(repeating: " ", count: prefixWidth)
         // All of it in one item: the rows of one text stay together on the terminal.
         var rows: [String] = []
         defer {

@@ -63,6 +63,15 @@ func chatScreen(width: Int) -> (ChatPresenter, REPLOutput) {
         #expect(userOutput.lines.prefix(2) == ["you › Подобрал 6", "      идей для"])
     }
 
+    @Test func theStartScreensBoxStaysWholeWhenItsSubtitleWraps() async {
+        let (presenter, output) = presenter(width: 20)
+        await presenter.presentAssistant(
+            AssistantChatSnapshot(
+                title: "Помощник", subtitle: "Помогу выбрать подходящий товар.", messages: [], suggests: [],
+                isSending: false, canSend: true))
+        #expect(output.lines.prefix(3) == ["┌─ Помощник", "│  Помогу выбрать", "│  подходящий товар."])
+    }
+
     @Test func buttonTitlesAndTheChatTitleAreTruncatedToOneLine() async {
         let (presenter, output) = presenter(width: 40)
         await presenter.presentAssistant(reply(buttons: [Self.longTitle, Self.longTitle], suggests: []))
