@@ -75,6 +75,22 @@ import Testing
         #expect(repl.demoStore?.receivedEvents.isEmpty == true)
     }
 
+    @Test func aMistypedCartSubcommandIsNamedNotTakenForTheCartScreen() async throws {
+        let repl = try await DemoREPL()
+        await repl.run(":home")
+        #expect(
+            await repl.run(":cart ad KIT-1001").printed == [
+                "did you mean :cart add KIT-1001? (nothing was sent)"
+            ])
+        #expect(
+            await repl.run(":cart remvoe KIT-1001").printed == [
+                "did you mean :cart remove KIT-1001? (nothing was sent)"
+            ])
+        #expect(repl.demoStore?.receivedEvents.filter { $0.type != "screenview" }.isEmpty == true)
+        // SKUs are still the cart screen.
+        #expect(await repl.run(":cart KIT-1001 red").printed.first == "(screen: cart KIT-1001,red)")
+    }
+
     @Test func aRemovalSendsWhatWentOutAndTheCartAfter() async throws {
         let repl = try await DemoREPL()
         await repl.run(lines: [":product KIT-1001", ":cart add KIT-1001 3", ":cart add ELC-2001"])
