@@ -29,16 +29,15 @@ extension REPLCommandTable {
                     return .usage(note: ShopArguments.note(price: false) + "; without QTY the whole line")
                 }
                 await session.shop.remove(sku: parsed.sku, quantity: parsed.quantity)
-            case let word? where isMistypedSubcommand(word):
+            case let word?:
                 // `:cart ad KIT-1001` is a typo, not the cart screen for SKUs "ad" and KIT-1001.
-                let meant = ["add", "remove"].min { EditDistance.between(word, $0) < EditDistance.between(word, $1) }
-                let sku = words.dropFirst().first.map { " " + TerminalSanitizer.sanitize($0) } ?? " SKU"
-                session.output.line(
-                    .warning,
-                    "did you mean :cart \(meant ?? "add")\(sku)? (nothing was sent)")
-            default:
-                // The cart screen, as before the shop had a cart: its SKUs in the page context.
-                await session.host.show(REPLHost.cartPage(words))
+                if let meant = mistypedSubcommand(word) {
+                    let sku = words.dropFirst().first.map { " " + TerminalSanitizer.sanitize($0) } ?? " SKU"
+                    session.output.line(.warning, "did you mean :cart \(meant)\(sku)? (nothing was sent)")
+                } else {
+                    // The cart screen, as before the shop had a cart: its SKUs in the page context.
+                    await session.host.show(REPLHost.cartPage(words))
+                }
             }
             return .done
         },
@@ -195,11 +194,12 @@ struct CustomEventArguments: Sendable, Hashable {
     }
 }
 
-/// A word after `:cart` that is no SKU but a slip of `add` or `remove`: no digit (a SKU has
-/// one), and a prefix of either or an edit away (two for the longer word).
-private func isMistypedSubcommand(_ word: String) -> Bool {
+/// The subcommand a word after `:cart` is a slip of, if it is no SKU: no digit (a SKU has
+/// one), and a prefix of `add` or `remove` or an edit away (two for the longer word).
+private func mistypedSubcommand(_ word: String) -> String? {
     let word = word.lowercased()
-    guard word.count >= 2, word != "add", word != "remove", !word.contains(where: \.isNumber) else { return false }
-    return "add".hasPrefix(word) || "remove".hasPrefix(word) || EditDistance.between(word, "add") <= 1
-        || EditDistance.between(word, "remove") <= 2
+    guard word.count >= 2, !word.contains(where: \.isNumber) else { return nil }
+    if "add".hasPrefix(word) || EditDistance.between(word, "add") <= 1 { return "add" }
+    if "remove".hasPrefix(word) || EditDistance.between(word, "remove") <= 2 { return "remove" }
+    return nil
 }

@@ -314,16 +314,15 @@ final class Outbox: Sendable {
         let unanswered = performTakingUnanswered { $0.machine.stopped() }
         // Kept for the next engine, never sent by this one.
         answer(unanswered, with: .cancelled)
-        let sendsOver = deadline.map { _ in OneTimeSignal(activity: activity) }
-        let (tasks, waits) = state.withLock { shell -> ([Task<Void, Never>], Bool) in
+        let (tasks, sendsOver) = state.withLock { shell -> ([Task<Void, Never>], OneTimeSignal?) in
             let tasks = Array(shell.sends.values) + Array(shell.pauses.values) + (shell.watcher.map { [$0] } ?? [])
             // A send decided but not listed yet is cancelled as it is listed (`send`), and counted.
-            guard let sendsOver, shell.sendsUnderWay > 0 else { return (tasks, false) }
-            shell.sendsOver = sendsOver
-            return (tasks, true)
+            guard deadline != nil, shell.sendsUnderWay > 0 else { return (tasks, nil) }
+            shell.sendsOver = OneTimeSignal(activity: activity)
+            return (tasks, shell.sendsOver)
         }
         for task in tasks { task.cancel() }
-        if let deadline, let sendsOver, waits {
+        if let deadline, let sendsOver {
             let bound = spawn {
                 await deadline.wait()
                 sendsOver.fire()

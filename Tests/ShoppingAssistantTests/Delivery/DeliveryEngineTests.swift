@@ -190,6 +190,26 @@ struct DeliveryEngineTests {
         #expect(store.removed == 1 && store.records.isEmpty, "what the next engine reads: nothing to send again")
     }
 
+    /// A configuration whose failed `/event` is queued at once: no retry fits its deadline.
+    static var queueingAtOnce: AssistantEngineConfiguration {
+        var configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
+        configuration.gravityTimeout = .milliseconds(500)
+        return configuration
+    }
+
+    /// An engine on `store` that cannot connect buys and shuts down, as a process gone offline
+    /// would: returns how many records it left in the store for the next engine.
+    static func purchaseKeptOffline(in store: any DeliveryStore, identity: any IdentityStore) async -> Int {
+        let first = AssistantEngine(
+            configuration: queueingAtOnce, transport: AnsweringAfterCancellation(eventsAnswer: false),
+            clock: ManualClock(), identityStore: identity, deliveryStore: store)
+        await first.triggerEvent(events: [Self.purchase], pageContext: Fixtures.homePage)
+        await first.flushTracking()
+        let kept = await first.pendingDeliveries
+        await first.shutdown()
+        return kept
+    }
+
     // A drain send on the wire when the engine shuts down is cancelled, but its transport may
     // already hold the answer and return a success anyway: the shutdown waits for it (within
     // its deadline) and removes the record before it closes the store, so the next engine on
@@ -199,24 +219,14 @@ struct DeliveryEngineTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "DeliveryEngineTests-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
-        configuration.gravityTimeout = .milliseconds(500)  // a failure is queued, not retried
         let identity = InMemoryIdentityStore(uid: "u-8f3c")
 
         let steps = await withinHangGuard("the purchase is kept, drained on the next start, and shut down") {
-            [configuration] in
-            let offline = AnsweringAfterCancellation(eventsAnswer: false)
-            let first = AssistantEngine(
-                configuration: configuration, transport: offline, clock: ManualClock(), identityStore: identity,
-                deliveryStore: FileDeliveryStore(directory: directory))
-            await first.triggerEvent(events: [Self.purchase], pageContext: Fixtures.homePage)
-            await first.flushTracking()
-            let kept = await first.pendingDeliveries
-            await first.shutdown()
+            let kept = await Self.purchaseKeptOffline(in: FileDeliveryStore(directory: directory), identity: identity)
 
             let late = AnsweringAfterCancellation(eventsAnswer: true)
             let second = AssistantEngine(
-                configuration: configuration, transport: late, clock: ManualClock(), identityStore: identity,
+                configuration: Self.queueingAtOnce, transport: late, clock: ManualClock(), identityStore: identity,
                 deliveryStore: FileDeliveryStore(directory: directory))
             let arrived = await late.eventArrived()
             let shutdown = Task { await second.shutdown() }
@@ -242,20 +252,12 @@ struct DeliveryEngineTests {
     @Test func aSendThatIgnoresCancellationHoldsTheShutdownOnlyUntilItsDeadline() async throws {
         let store = InMemoryDeliveryStore()
         let clock = ManualClock()
-        var configuration = AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section)
-        configuration.gravityTimeout = .milliseconds(500)
-        let steps = await withinHangGuard("the shutdown returns at its deadline") { [configuration] in
-            let offline = AnsweringAfterCancellation(eventsAnswer: false)
-            let first = AssistantEngine(
-                configuration: configuration, transport: offline, clock: ManualClock(),
-                identityStore: InMemoryIdentityStore(uid: "u-8f3c"), deliveryStore: store)
-            await first.triggerEvent(events: [Self.purchase], pageContext: Fixtures.homePage)
-            await first.flushTracking()
-            await first.shutdown()
+        let steps = await withinHangGuard("the shutdown returns at its deadline") {
+            _ = await Self.purchaseKeptOffline(in: store, identity: InMemoryIdentityStore(uid: "u-8f3c"))
 
             let silent = AnsweringAfterCancellation(eventsAnswer: true)
             let second = AssistantEngine(
-                configuration: configuration, transport: silent, clock: clock,
+                configuration: Self.queueingAtOnce, transport: silent, clock: clock,
                 identityStore: InMemoryIdentityStore(uid: "u-8f3c"), deliveryStore: store)
             let arrived = await silent.eventArrived()
             let shutdown = Task { await second.shutdown(flushDeadline: .seconds(3)) }
