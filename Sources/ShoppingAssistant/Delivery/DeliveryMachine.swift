@@ -91,12 +91,15 @@ struct DeliveryMachine {
         case firstAttempt(Route)
         case queued
         case draining
+        /// Kept while its call waits at the session gate (B8): never sent from here; the record
+        /// that goes once the gate lets the call through replaces it (`released`).
+        case held
 
         /// Before or during the first attempt: what `flushTracking()` waits for.
         var isBeforeQueue: Bool {
             switch self {
             case .persisting, .waiting, .firstAttempt: return true
-            case .queued, .draining: return false
+            case .queued, .draining, .held: return false
             }
         }
     }
@@ -110,7 +113,19 @@ struct DeliveryMachine {
         var sequence: UInt64 = 0
         /// Persisting, and in the write under way: no longer only in memory.
         var inWrite = false
+        /// Held at the session gate once persisted, instead of waiting for its first attempt.
+        var atGate = false
+        /// The held record this one replaces: it leaves the store once this one is in it, or
+        /// once this one is over, so that a crash keeps one of the two (DL5).
+        var replacing: UUID?
         var lane: Lane { Lane(record.kind) }
+
+        /// In the store, or in the write under way: a removal of it must follow.
+        var inStoreOrWrite: Bool {
+            guard !unprotected else { return false }
+            if case .persisting = state { return inWrite }
+            return true
+        }
 
         /// Kept (or on its way to the store, not yet in a write) and not on the wire: what DL4's
         /// overflow may drop. A burst over the limit is trimmed before it is written.
@@ -118,8 +133,8 @@ struct DeliveryMachine {
             guard !unprotected else { return false }
             switch state {
             case .queued, .waiting: return true
-            case .persisting: return !inWrite
-            case .firstAttempt, .draining: return false
+            case .persisting: return !inWrite && !atGate
+            case .firstAttempt, .draining, .held: return false
             }
         }
     }
@@ -166,6 +181,7 @@ struct DeliveryMachine {
             case .firstAttempt(let route): firstAttempts[route] += sign
             case .queued: queued[entry.lane] += sign
             case .draining: draining[entry.lane] += sign
+            case .held: break
             }
         }
 
@@ -197,6 +213,9 @@ struct DeliveryMachine {
     private var toPersist: [UUID] = []
     /// The writes under way, oldest first: one at a time, but for the last a shutdown asks.
     private var persistingBatches: [[UUID]] = []
+    /// Held records whose replacement is in the store or over: their removal goes with the
+    /// event's actions.
+    private var replacedRemovals: [UUID] = []
     private var pauses: [Lane: Pause] = [.gravity: Pause(), .tracking: Pause()]
     private var nextGeneration: UInt64 = 0
     private var flushes: [Flush] = []
@@ -267,9 +286,50 @@ struct DeliveryMachine {
                     record: record, state: settings.enabled ? .persisting(route) : .waiting(route),
                     unprotected: !settings.enabled))
         }
+        return persistAccepted(records, now: now)
+    }
+
+    /// A host call's record waits at the session gate (B8): it is kept now, so that a process
+    /// ended before the gate opens leaves it to the next engine, and sent by none until the
+    /// call goes through the gate as `released(…)`. With the queue off it is kept nowhere.
+    mutating func heldAtGate(_ record: DeliveryRecord, now: Date) -> [Action] {
+        guard !isStopped, entries[record.id] == nil else { return [] }
+        add(
+            Entry(
+                record: record, state: settings.enabled ? .persisting(.host) : .held, unprotected: !settings.enabled,
+                atGate: true))
+        return persistAccepted([record], now: now)
+    }
+
+    /// The call held as `heldID` went through the gate as `record`, which carries the session
+    /// the gate brought (B8, DL7): `record` is kept and sent as a host call's, and the held one
+    /// leaves the store once `record` is in it.
+    mutating func released(_ heldID: UUID, as record: DeliveryRecord, now: Date) -> [Action] {
+        guard !isStopped else { return [] }
+        var replacing: UUID?
+        if let held = entries[heldID], held.atGate {
+            if held.inStoreOrWrite { replacing = heldID }
+            forget(heldID)
+        }
+        add(
+            Entry(
+                record: record, state: settings.enabled ? .persisting(.host) : .waiting(.host),
+                unprotected: !settings.enabled, replacing: replacing))
+        return persistAccepted([record], now: now)
+    }
+
+    /// The call held as `id` will never be sent (its caller was cancelled, or the queue was
+    /// cleared): its record leaves the store.
+    mutating func heldWithdrawn(_ id: UUID, now: Date) -> [Action] {
+        guard let held = entries[id], held.atGate, !isStopped else { return [] }
+        forget(id)
+        return (held.inStoreOrWrite ? [.remove([id])] : []) + pump(now: now)
+    }
+
+    private mutating func persistAccepted(_ records: [DeliveryRecord], now: Date) -> [Action] {
         guard settings.enabled else { return pump(now: now) }
         toPersist += records.map(\.id)
-        return overflow() + startPersisting()
+        return overflow() + takeReplacedRemovals() + startPersisting()
     }
 
     /// The write of the batch under way is over: its records go on their way. A store that
@@ -284,9 +344,13 @@ struct DeliveryMachine {
         for id in batch {
             guard let entry = entries[id], case .persisting(let route) = entry.state else { continue }
             change(id) {
-                $0.state = .waiting(route)
+                $0.state = entry.atGate ? .held : .waiting(route)
                 $0.unprotected = failure != nil
+                // In the store now, the record it replaces may go; refused, that one stays
+                // until this one is over.
+                if failure == nil { $0.replacing = nil }
             }
+            if failure == nil, let replaced = entry.replacing { replacedRemovals.append(replaced) }
         }
         // What waited for this write is trimmed (DL4) before the next write takes it.
         actions += overflow()
@@ -378,6 +442,7 @@ struct DeliveryMachine {
         entries = [:]
         counts = Counts()
         order = []
+        replacedRemovals = []
         waiting = RouteHeaps()
         queued = LaneHeaps()
         droppableOrder = IDHeap()
@@ -447,6 +512,7 @@ struct DeliveryMachine {
     /// Storage a burst of records grew is given back as they go.
     private mutating func forget(_ id: UUID) {
         guard let entry = entries.removeValue(forKey: id) else { return }
+        if let replaced = entry.replacing { replacedRemovals.append(replaced) }
         entries.releaseSpareCapacity()
         counts.count(entry, -1)
         if entry.state.isBeforeQueue { firstAttemptOver(entry) }
@@ -459,7 +525,7 @@ struct DeliveryMachine {
         switch entry.state {
         case .waiting(let route): waiting[route].insert(entry.record.id, key: entry.sequence)
         case .queued: queued[entry.lane].insert(entry.record.id, key: entry.sequence)
-        case .persisting, .firstAttempt, .draining: break
+        case .persisting, .firstAttempt, .draining, .held: break
         }
     }
 
@@ -538,6 +604,12 @@ struct DeliveryMachine {
         return nil
     }
 
+    private mutating func takeReplacedRemovals() -> [Action] {
+        guard !replacedRemovals.isEmpty else { return [] }
+        defer { replacedRemovals = [] }
+        return [.remove(replacedRemovals)]
+    }
+
     private mutating func somethingGotThrough() -> [Action] {
         for lane in Lane.allCases where pauses[lane]?.generation != nil && pauses[lane]?.afterNetworkFailure == true {
             pauses[lane]?.generation = nil
@@ -587,11 +659,12 @@ struct DeliveryMachine {
                     change(next.record.id) { $0.state = .draining }
                     actions.append(.send(next.record, route: nil))
                 }
-            case .persisting, .firstAttempt, .draining:
-                return actions + finishedFlushes()  // not filed anywhere `nextToStart` looks
+            case .persisting, .firstAttempt, .draining, .held:
+                // Not filed anywhere `nextToStart` looks.
+                return actions + finishedFlushes() + takeReplacedRemovals()
             }
         }
-        return actions + finishedFlushes()
+        return actions + finishedFlushes() + takeReplacedRemovals()
     }
 
     /// The oldest entry that may start now: waiting on a route with room, or queued on a lane

@@ -108,6 +108,12 @@ final class Outbox: Sendable {
     /// Requests under it log as Gravity's.
     private let gravityPrefix: String
     private let identityAnswered = Locked<IdentityListener?>(nil)
+    /// Where a record raised before any identity was known learns the one known as it leaves
+    /// the queue (DL7): the engine's identity and its epoch.
+    private let ownerSource = Locked<(@Sendable () async -> (GravityUser, UInt64)?)?>(nil)
+    /// The `user` the last answer to such a record brought, under the epoch it was sent in: the
+    /// next one carries it even before the engine has taken it (B8: one profile, not one each).
+    private let ownerlessAnswer = Locked<(user: GravityAnsweredUser, epoch: UInt64)?>(nil)
 
     private struct IdentityListener: Sendable {
         let answered: @Sendable (GravityAnsweredUser, UInt64) -> Void
@@ -130,6 +136,11 @@ final class Outbox: Sendable {
     /// Where the answers of records sent for a known identity bring their `user` (B9).
     func setIdentityListener(_ listener: @escaping @Sendable (GravityAnsweredUser, UInt64) -> Void) {
         identityAnswered.withLock { $0 = IdentityListener(answered: listener) }
+    }
+
+    /// Where records raised before any identity was known find the identity they leave as.
+    func setOwnerSource(_ source: @escaping @Sendable () async -> (GravityUser, UInt64)?) {
+        ownerSource.withLock { $0 = source }
     }
 
     // MARK: - Opening
@@ -199,8 +210,11 @@ final class Outbox: Sendable {
     /// A host call's record: returns its first attempt's answer (retried within the deadline,
     /// DL1); `persisted` runs once it is in the store (DL5), or once the store refused it.
     /// Cancelling the caller ends the attempt; the record then waits for the drain.
+    /// `replacing` is the record the call was held as at the session gate (`hold`), which
+    /// leaves the store once this one is in it.
     func deliver(
-        _ record: DeliveryRecord, detail: Detail, persisted: @escaping @Sendable () -> Void
+        _ record: DeliveryRecord, detail: Detail, replacing held: UUID? = nil,
+        persisted: @escaping @Sendable () -> Void
     ) async -> Result<HTTPResponse, WireFailure> {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -208,7 +222,10 @@ final class Outbox: Sendable {
                     shell.details[record.id] = detail
                     shell.answers[record.id] = continuation
                     shell.persistedSignals[record.id] = persisted
-                    return shell.machine.accepted([record], route: .host, now: wiring.wallClock())
+                    let now = wiring.wallClock()
+                    guard let held else { return shell.machine.accepted([record], route: .host, now: now) }
+                    shell.forgetHeld(held)
+                    return shell.machine.released(held, as: record, now: now)
                 }
                 // Parked until the attempt is over: not runnable work, for replay quiescence,
                 // once what it started is counted; counted again before it is resumed.
@@ -217,6 +234,25 @@ final class Outbox: Sendable {
         } onCancel: {
             let send = state.withLock { $0.sends[record.id] }
             send?.cancel()
+        }
+    }
+
+    /// A host call's record while the call waits at the session gate (B8): kept, never sent;
+    /// `persisted` runs once it is in the store (DL5). The call goes later through `deliver`
+    /// replacing it, or is withdrawn.
+    func hold(_ record: DeliveryRecord, detail: Detail, persisted: @escaping @Sendable () -> Void) {
+        perform { shell in
+            shell.details[record.id] = detail
+            shell.persistedSignals[record.id] = persisted
+            return shell.machine.heldAtGate(record, now: wiring.wallClock())
+        }
+    }
+
+    /// The call held as `id` will never go: its record leaves the store.
+    func withdrawHeld(_ id: UUID) {
+        perform { shell in
+            shell.forgetHeld(id)
+            return shell.machine.heldWithdrawn(id, now: wiring.wallClock())
         }
     }
 
@@ -540,12 +576,21 @@ final class Outbox: Sendable {
     // MARK: - Sending
 
     private func send(_ record: DeliveryRecord, route: DeliveryMachine.Route?) {
-        let detail = state.withLock { $0.details[record.id] }
-        let request = request(for: record)
+        let kept = state.withLock { $0.details[record.id] }
+        let built = request(for: record)
         let timeout = record.kind == .tracking ? wiring.urlTimeout : wiring.eventTimeout
         let delivery = route != .host
+        // A host call's request was built as it left; the others may have waited since.
+        let ownerless = route != .host && record.kind != .tracking && record.owner == nil
         let task = spawn { [self] in
-            let result = await TrackerDeliveryScope.$isActive.withValue(delivery) {
+            var (request, detail) = (built, kept)
+            if ownerless, let (body, user, epoch) = await owned(record) {
+                request?.body = body
+                detail = detail ?? Self.detail(ofKept: record)
+                detail?.user = user
+                detail?.identityEpoch = epoch
+            }
+            let result = await TrackerDeliveryScope.$isActive.withValue(delivery) { [request] in
                 await attempt(request, of: record.id, retrying: route != nil, timeout: timeout)
             }
             finish(record, detail: detail, route: route, result)
@@ -643,7 +688,8 @@ final class Outbox: Sendable {
     }
 
     /// What the log says of a record an earlier engine kept: its label, owner and `eventTime`
-    /// as written (DL6); its answer is never adopted (DL7).
+    /// as written (DL6); its answer is never adopted (DL7), unless it was raised before any
+    /// identity was known (`owned`).
     static func detail(ofKept record: DeliveryRecord) -> Detail {
         var eventTime: String?
         if let body = record.body, let json = WireJSON.decode(body), case .array(let items)? = json["data"],
@@ -681,6 +727,24 @@ final class Outbox: Sendable {
         }
     }
 
+    /// A record raised before any identity was known, as it leaves (DL7): with the
+    /// identity the engine knows now, or the one the last such record's answer brought; its
+    /// answer is then taken as the engine's own (B9). While nobody is known it goes as kept, and
+    /// its answer opens the profile. `nil`: it goes as kept (the engine is gone, or the body
+    /// does not end with an empty `user`).
+    private func owned(_ record: DeliveryRecord) async -> (Data, GravityUser, UInt64)? {
+        guard let source = ownerSource.withLock({ $0 }), let (known, epoch) = await source() else { return nil }
+        var user = known
+        if user.uid == nil, user.custom == nil, let answer = ownerlessAnswer.withLock({ $0 }), answer.epoch == epoch {
+            user = GravityUser(uid: answer.user.uid, ses: answer.user.ses)
+        }
+        guard user.uid != nil || user.custom != nil else {
+            return record.body.map { ($0, user, epoch) }  // goes as kept; its answer opens the profile
+        }
+        guard let body = record.body, let sent = GravityClient.body(body, sentAs: user) else { return nil }
+        return (sent, user, epoch)
+    }
+
     private func finish(
         _ record: DeliveryRecord, detail: Detail?, route: DeliveryMachine.Route?,
         _ result: Result<HTTPResponse, WireFailure>
@@ -704,6 +768,7 @@ final class Outbox: Sendable {
                 let (_, user) = GravityAnswer.events(response.body), let user,
                 !state.withLock({ $0.machine.isStopped })
             {
+                if record.owner == nil, user.uid != nil { ownerlessAnswer.withLock { $0 = (user, epoch) } }
                 identityAnswered.withLock { $0 }?.answered(user, epoch)
             }
         case .failure(.cancelled):
@@ -788,6 +853,12 @@ extension Outbox.State {
     /// A removal joins the removals already listed since the last emptying or count of
     /// failures: a record is removed only once its append is over, so writing it with an
     /// earlier removal is never before its append.
+    /// A held record's bookkeeping goes with it: its call is answered through its replacement.
+    fileprivate mutating func forgetHeld(_ id: UUID) {
+        details[id] = nil
+        persistedSignals[id] = nil
+    }
+
     fileprivate mutating func listRemoval(_ ids: [UUID]) {
         if let index = removalsAt, case .remove(let listed) = storeWork[index] {
             storeWork[index] = .remove(listed + ids)

@@ -7,7 +7,8 @@ public struct PendingDelivery: Sendable, Hashable {
     public enum Status: String, Sendable, Hashable {
         /// Being written to the store.
         case persisting
-        /// Kept, waiting for its first attempt.
+        /// Kept, waiting for its first attempt: for a place, or for the session's first
+        /// Gravity answer (B8).
         case waiting
         /// Its first attempt is on the wire.
         case sending
@@ -19,7 +20,7 @@ public struct PendingDelivery: Sendable, Hashable {
         init(_ state: DeliveryMachine.EntryState) {
             switch state {
             case .persisting: self = .persisting
-            case .waiting: self = .waiting
+            case .waiting, .held: self = .waiting
             case .firstAttempt: self = .sending
             case .queued: self = .queued
             case .draining: self = .draining

@@ -32,6 +32,15 @@ extension AssistantEngine {
         outbox.accept(urls, route: .tracking)
     }
 
+    /// Tells the machine a host call's record is in the store (DL5), from the store's queue.
+    nonisolated func gravityRequestPersisted(_ id: RequestID) {
+        spawn { [weak self] in await self?.handle { $0.gravityRequestPersisted(id) } }
+    }
+
+    /// The identity a record raised before any was known leaves the queue as (DL7), with the
+    /// epoch its answer is taken under (B9).
+    func currentOwner() -> (GravityUser, UInt64) { (machine.identity.wire, machine.identity.epoch) }
+
     /// The record a host call's `/visit` or `/event` is kept as, or `nil` for a `/choose`,
     /// which is never queued.
     func deliveryRecord(for request: GravityCall, identityEpoch: UInt64) -> (DeliveryRecord, Outbox.Detail)? {

@@ -89,11 +89,12 @@ extension AssistantEngine {
                 // `/visit` and `/event` go through the outbox: kept before they leave (DL2).
                 let kept = deliveryRecord(for: request, identityEpoch: epoch)
                 let outbox = self.outbox
+                let held = keptAtGate.removeValue(forKey: id)
                 requests[id] = spawnRequest(id) { [weak self] in
                     let answer: GravityResult
                     if let (record, detail) = kept {
-                        let response = await outbox.deliver(record, detail: detail) { [weak self] in
-                            self?.spawn { [weak self] in await self?.handle { $0.gravityRequestPersisted(id) } }
+                        let response = await outbox.deliver(record, detail: detail, replacing: held) { [weak self] in
+                            self?.gravityRequestPersisted(id)
                         }
                         answer = .campaigns(response.flatMap(gravity.decodeEvents))
                     } else if case .choose(let selector, let settings, let envelope) = request {
@@ -110,6 +111,15 @@ extension AssistantEngine {
                     }
                     await next?.perform(reportingTo: WeakReference(self))
                 }
+            case .keepAtGate(let id, let request, let epoch):
+                // Kept once: a request that meets the gate again after an identity change keeps
+                // the record it was raised with (DL7).
+                guard keptAtGate[id] == nil, let (record, detail) = deliveryRecord(for: request, identityEpoch: epoch)
+                else { break }
+                keptAtGate[id] = record.id
+                outbox.hold(record, detail: detail) { [weak self] in self?.gravityRequestPersisted(id) }
+            case .forgetKeptAtGate(let id):
+                if let kept = keptAtGate.removeValue(forKey: id) { outbox.withdrawHeld(kept) }
             case .sendShopping(let id, let request):
                 let shopping = self.shopping
                 let outbox = self.outbox

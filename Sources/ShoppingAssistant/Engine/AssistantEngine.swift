@@ -66,6 +66,8 @@ public actor AssistantEngine {
     @exclusivity(unchecked) var calls = CallsInProgress()
     /// Requests in flight, so that a stale one can be let go.
     @exclusivity(unchecked) var requests: [RequestID: Task<Void, Never>] = [:]
+    /// The records kept for requests waiting at the session gate (B8), by request.
+    @exclusivity(unchecked) var keptAtGate: [RequestID: UUID] = [:]
     /// Every task the engine started and that has not ended, for a shutdown to wait for (H2).
     let tasks = EngineTasks()
     @exclusivity(unchecked) var timers = EngineTimers()
@@ -223,6 +225,7 @@ public actor AssistantEngine {
                 await self?.handle { $0.lifecycleEventAnswered(user: user, identityEpoch: epoch) }
             }
         }
+        outbox.setOwnerSource { [weak self] in await self?.currentOwner() }
         outbox.open()
     }
 

@@ -170,6 +170,13 @@ enum HostCallPurpose: Hashable, Sendable {
 enum EngineAction: Hashable, Sendable {
     /// Send a Gravity request; its answer comes back under the same ID.
     indirect case sendGravity(RequestID, GravityCall, identityEpoch: UInt64)
+    /// Keep a `/visit` or `/event` that waits at the session gate (B8, DL2): a process ended
+    /// before the gate opens leaves it to the next engine. When it goes, `sendGravity` under
+    /// the same ID replaces what was kept.
+    indirect case keepAtGate(RequestID, GravityCall, identityEpoch: UInt64)
+    /// The request kept at the gate will never go (its caller was cancelled, the queue was
+    /// cleared): forget what was kept.
+    case forgetKeptAtGate(RequestID)
     /// Send a Shopping API request; its answer comes back under the same ID.
     indirect case sendShopping(RequestID, ShoppingCall)
     /// Stop waiting for a request (it may still complete on the server).

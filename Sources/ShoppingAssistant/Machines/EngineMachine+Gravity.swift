@@ -193,7 +193,11 @@ extension EngineMachine {
     mutating func sendGravity(_ id: RequestID, _ call: GravityCall) -> [EngineAction] {
         let request = SessionGate.Waiting(id: id, call: call, identityEpoch: identity.epoch)
         guard sessionGate.requested(request, needsSession: identity.needsSession) else {
-            return [.log(.debug, "\(id) waits for the session's first Gravity answer")]  // B8
+            let note = EngineAction.log(.debug, "\(id) waits for the session's first Gravity answer")  // B8
+            switch call {
+            case .visit, .event: return [note, .keepAtGate(id, call, identityEpoch: identity.epoch)]  // DL2
+            case .choose, .chooseTogether: return [note]
+            }
         }
         return send(request)
     }
@@ -211,7 +215,7 @@ extension EngineMachine {
     /// request of a session, let go, releases the gate as a failed one does (B8).
     mutating func cancelGravity(_ id: RequestID) -> [EngineAction] {
         if let actions = withdrawContent(id) { return actions }  // B16: still waiting, or merged
-        if sessionGate.withdrawn(id) { return [] }
+        if sessionGate.withdrawn(id) { return [.forgetKeptAtGate(id)] }
         return [.cancelRequest(id), .cancelTimer(.gravity(id))] + sessionGateAnswered(id)
     }
 
@@ -330,6 +334,7 @@ extension EngineMachine {
             guard case .event = waiting.call, case .host(let call) = waiting.id, sessionGate.withdrawn(waiting.id)
             else { continue }
             actions.append(.log(.info, "triggerEvent: cleared from the queue before it was sent"))
+            actions.append(.forgetKeptAtGate(waiting.id))
             if let (_, abandoned) = hostRequests.removeValue(forKey: call), !abandoned {
                 actions.append(.complete(call, .done))
             }

@@ -72,6 +72,21 @@ struct GravityClient: Sendable {
         WireJSON.encode(request(envelope, type: nil, data: events))
     }
 
+    /// A kept body raised before any identity was known (`"user":{}`), as it leaves once `user`
+    /// is (DL7); `nil` for a body that does not end with an empty `user`, which goes as kept.
+    static func body(_ body: Data, sentAs user: GravityUser) -> Data? {
+        let empty = Self.emptyUserTail
+        guard body.count > empty.count, body.suffix(empty.count).elementsEqual(empty) else { return nil }
+        var sent = Data(body.prefix(body.count - empty.count))
+        sent.append(contentsOf: #","user":"#.utf8)
+        sent.append(WireJSON.encode(user))
+        sent.append(UInt8(ascii: "}"))
+        return sent
+    }
+
+    /// `user` is the last member of the bodies this client writes, `{}` when nobody is known.
+    private static let emptyUserTail = Data(#","user":{}}"#.utf8)
+
     /// The campaigns and `user` of a `/visit` or `/event` answer.
     func decodeEvents(_ response: HTTPResponse) -> Result<Answer<[InAppCampaign]>, WireFailure> {
         guard let (campaigns, user) = GravityAnswer.events(response.body) else {
