@@ -53,6 +53,14 @@ extension REPLSession {
         output.line(.dim, left == 0 ? "(queue flushed: nothing left)" : "(queue flushed: \(Self.entries(left)) left)")
     }
 
+    /// At the end of a session: what is still queued stays in the store for the next start
+    /// (DL8), which a user leaving offline would otherwise not know.
+    func sayWhatStaysQueued() async {
+        let left = await engine.pendingDeliveries
+        guard left > 0 else { return }
+        output.aside(.dim, "(\(Self.entries(left)) still queued: kept, and sent when the assistant starts again)")
+    }
+
     /// `:queue clear`: empties the queue (DL8); nothing cleared reaches the wire afterwards.
     func clearQueue() async {
         let had = await engine.pendingDeliveries

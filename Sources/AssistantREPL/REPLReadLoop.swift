@@ -53,9 +53,11 @@ struct REPLReadLoop: Sendable {
         let engine = session.engine  // the engine now: `:restart` makes a new one
         guard interruptible else {
             await stepper.flushTrackingAtTheEnd()
+            await session.sayWhatStaysQueued()
             return await engine.dialogStoreWritten()  // the next session on the state directory reads it
         }
         await engine.shutdown(flushDeadline: Self.quitFlushDeadline)
+        await session.sayWhatStaysQueued()
     }
 
     /// Runs a line. In a terminal session on real time, Ctrl-C stops whatever the line waits

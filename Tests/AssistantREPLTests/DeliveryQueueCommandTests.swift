@@ -50,6 +50,18 @@ import Testing
         #expect(await repl.run(":queue all").printed.first?.hasPrefix("usage: :queue") == true)
     }
 
+    // Leaving offline, the user learns that what waits is not lost: the next start sends it.
+    // covers: DL8
+    @Test func leavingWithEntriesQueuedSaysTheNextStartSendsThem() async throws {
+        let repl = try await DemoREPL()
+        let printed = await repl.runSession([":product KIT-1001", ":offline", ":cart add KIT-1001 2", ":buy", ":quit"])
+        let said = "(2 entries still queued: kept, and sent when the assistant starts again)"
+        #expect(printed.last == said, "\(printed)")
+        let online = try await DemoREPL()
+        let quiet = await online.runSession([":product KIT-1001", ":cart add KIT-1001 2", ":buy", ":quit"])
+        #expect(!quiet.contains { $0.contains("still queued") }, "\(quiet)")
+    }
+
     @Test func backOnlineAFlushDeliversThePurchaseWithTheTimeItWasMade() async throws {
         let repl = try await DemoREPL()
         await buyOffline(repl)

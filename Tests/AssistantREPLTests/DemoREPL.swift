@@ -68,6 +68,16 @@ struct DemoREPL {
         return (output, keepGoing.withLock { $0 })
     }
 
+    /// Runs a whole session on `lines`, banner to the end (`:quit` or the end of input), as
+    /// the command does; returns everything printed.
+    func runSession(_ lines: [String]) async -> [String] {
+        await session.run(reader: ScriptLineReader(lines: lines))  // each line on virtual time
+        return printed.withLock { lines in
+            defer { lines = [] }
+            return lines
+        }
+    }
+
     /// Runs each line in turn; returns everything printed.
     @discardableResult
     func run(lines: [String], sourceLocation: SourceLocation = #_sourceLocation) async -> [String] {

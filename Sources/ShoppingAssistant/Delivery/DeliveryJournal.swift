@@ -159,7 +159,14 @@ package enum DeliveryJournal {
         package mutating func apply(_ operation: Operation) {
             switch operation {
             case .add(let records):
-                for record in records where index[record.id] == nil {
+                for record in records {
+                    // A record added again under its id replaces it in its place: a call held
+                    // at the session gate, let through with the session's bytes.
+                    if let position = index[record.id], let kept = slots[position] {
+                        framedBytes += DeliveryJournal.framedBytes(of: record) - DeliveryJournal.framedBytes(of: kept)
+                        slots[position] = record
+                        continue
+                    }
                     index[record.id] = slots.count
                     slots.append(record)
                     framedBytes += DeliveryJournal.framedBytes(of: record)

@@ -115,9 +115,14 @@ struct DeliveryMachine {
         var inWrite = false
         /// Held at the session gate once persisted, instead of waiting for its first attempt.
         var atGate = false
-        /// The held record this one replaces: it leaves the store once this one is in it, or
-        /// once this one is over, so that a crash keeps one of the two (DL5).
-        var replacing: UUID?
+        /// Let through the gate: its record replaces, under the same id, the one kept while it
+        /// waited, which stays in the store until this one is written over it.
+        var released = false
+        /// Released while the held record's write was under way: written again once it ends.
+        var rewrite = false
+        /// The bytes it was held as are in the store, under its id: it is kept whatever becomes
+        /// of the write of its own (DL5).
+        var heldInStore = false
         var lane: Lane { Lane(record.kind) }
 
         /// In the store, or in the write under way: a removal of it must follow.
@@ -133,7 +138,7 @@ struct DeliveryMachine {
             guard !unprotected else { return false }
             switch state {
             case .queued, .waiting: return true
-            case .persisting: return !inWrite && !atGate
+            case .persisting: return !inWrite && !atGate && !released
             case .firstAttempt, .draining, .held: return false
             }
         }
@@ -164,6 +169,8 @@ struct DeliveryMachine {
     /// next costs the same however long the queue is.
     private struct Counts {
         var persisting = 0
+        /// Persisting, and in the store in no form yet.
+        var unwritten = 0
         var waiting = Tally()
         var firstAttempts = Tally()
         var queued = Tally()
@@ -176,7 +183,9 @@ struct DeliveryMachine {
             if !entry.unprotected { kept += sign }
             if entry.isDroppable { droppable += sign }
             switch entry.state {
-            case .persisting: persisting += sign
+            case .persisting:
+                persisting += sign
+                if !entry.heldInStore { unwritten += sign }
             case .waiting(let route): waiting[route] += sign
             case .firstAttempt(let route): firstAttempts[route] += sign
             case .queued: queued[entry.lane] += sign
@@ -213,9 +222,6 @@ struct DeliveryMachine {
     private var toPersist: [UUID] = []
     /// The writes under way, oldest first: one at a time, but for the last a shutdown asks.
     private var persistingBatches: [[UUID]] = []
-    /// Held records whose replacement is in the store or over: their removal goes with the
-    /// event's actions.
-    private var replacedRemovals: [UUID] = []
     private var pauses: [Lane: Pause] = [.gravity: Pause(), .tracking: Pause()]
     private var nextGeneration: UInt64 = 0
     private var flushes: [Flush] = []
@@ -239,7 +245,7 @@ struct DeliveryMachine {
 
     /// Records in the store (DL8's `pendingDeliveries`): every record but those the store
     /// never got.
-    var pendingCount: Int { counts.kept - counts.persisting }
+    var pendingCount: Int { counts.kept - counts.unwritten }
 
     /// Whether a send of `id` that failed may try again within its deadline (DL1): not once
     /// the record was cleared (DL8) or the engine stopped.
@@ -301,21 +307,37 @@ struct DeliveryMachine {
         return persistAccepted([record], now: now)
     }
 
-    /// The call held as `heldID` went through the gate as `record`, which carries the session
-    /// the gate brought (B8, DL7): `record` is kept and sent as a host call's, and the held one
-    /// leaves the store once `record` is in it.
-    mutating func released(_ heldID: UUID, as record: DeliveryRecord, now: Date) -> [Action] {
+    /// The call held as `heldID` went through the gate with the bytes of `record`, which carry
+    /// the session the gate brought (B8, DL7). They replace the held ones under the held id, in
+    /// its place and with its time, in one write (a crash keeps one or the other, never both),
+    /// and then go as a host call's. `nil` when nothing is held under `heldID`: the queue was
+    /// cleared meanwhile, and nothing cleared is sent (DL8).
+    mutating func released(_ heldID: UUID, as record: DeliveryRecord, now: Date) -> [Action]? {
         guard !isStopped else { return [] }
-        var replacing: UUID?
-        if let held = entries[heldID], held.atGate {
-            if held.inStoreOrWrite { replacing = heldID }
-            forget(heldID)
+        guard let held = entries[heldID], held.atGate else { return nil }
+        let replacement = DeliveryRecord(
+            id: heldID, kind: record.kind, target: record.target, body: record.body, createdAt: held.record.createdAt,
+            label: record.label, owner: record.owner)
+        let inWrite: Bool
+        if case .persisting = held.state { inWrite = held.inWrite } else { inWrite = false }
+        let keeps = settings.enabled
+        change(heldID) { entry in
+            entry.record = replacement
+            entry.atGate = false
+            entry.released = true
+            entry.rewrite = keeps && inWrite
+            if !keeps {
+                entry.state = .waiting(.host)
+                entry.unprotected = !entry.heldInStore
+            } else if !inWrite {
+                entry.state = .persisting(.host)
+                entry.unprotected = false
+            }
         }
-        add(
-            Entry(
-                record: record, state: settings.enabled ? .persisting(.host) : .waiting(.host),
-                unprotected: !settings.enabled, replacing: replacing))
-        return persistAccepted([record], now: now)
+        guard keeps else { return pump(now: now) }
+        // One not written yet is still listed; one in the write under way is listed when it ends.
+        if !inWrite, !toPersist.contains(heldID) { toPersist.append(heldID) }
+        return overflow() + startPersisting()
     }
 
     /// The call held as `id` will never be sent (its caller was cancelled, or the queue was
@@ -329,7 +351,7 @@ struct DeliveryMachine {
     private mutating func persistAccepted(_ records: [DeliveryRecord], now: Date) -> [Action] {
         guard settings.enabled else { return pump(now: now) }
         toPersist += records.map(\.id)
-        return overflow() + takeReplacedRemovals() + startPersisting()
+        return overflow() + startPersisting()
     }
 
     /// The write of the batch under way is over: its records go on their way. A store that
@@ -343,14 +365,22 @@ struct DeliveryMachine {
         }
         for id in batch {
             guard let entry = entries[id], case .persisting(let route) = entry.state else { continue }
+            if entry.rewrite {
+                // Released while this write of its held bytes was under way: its own bytes next.
+                change(id) {
+                    $0.rewrite = false
+                    $0.inWrite = false
+                    $0.heldInStore = failure == nil
+                }
+                toPersist.append(id)
+                continue
+            }
             change(id) {
                 $0.state = entry.atGate ? .held : .waiting(route)
-                $0.unprotected = failure != nil
-                // In the store now, the record it replaces may go; refused, that one stays
-                // until this one is over.
-                if failure == nil { $0.replacing = nil }
+                if entry.atGate { $0.heldInStore = failure == nil }
+                // A released record the store refused is still kept, in the bytes it was held as.
+                $0.unprotected = failure != nil && !entry.heldInStore
             }
-            if failure == nil, let replaced = entry.replacing { replacedRemovals.append(replaced) }
         }
         // What waited for this write is trimmed (DL4) before the next write takes it.
         actions += overflow()
@@ -442,7 +472,6 @@ struct DeliveryMachine {
         entries = [:]
         counts = Counts()
         order = []
-        replacedRemovals = []
         waiting = RouteHeaps()
         queued = LaneHeaps()
         droppableOrder = IDHeap()
@@ -512,7 +541,6 @@ struct DeliveryMachine {
     /// Storage a burst of records grew is given back as they go.
     private mutating func forget(_ id: UUID) {
         guard let entry = entries.removeValue(forKey: id) else { return }
-        if let replaced = entry.replacing { replacedRemovals.append(replaced) }
         entries.releaseSpareCapacity()
         counts.count(entry, -1)
         if entry.state.isBeforeQueue { firstAttemptOver(entry) }
@@ -604,12 +632,6 @@ struct DeliveryMachine {
         return nil
     }
 
-    private mutating func takeReplacedRemovals() -> [Action] {
-        guard !replacedRemovals.isEmpty else { return [] }
-        defer { replacedRemovals = [] }
-        return [.remove(replacedRemovals)]
-    }
-
     private mutating func somethingGotThrough() -> [Action] {
         for lane in Lane.allCases where pauses[lane]?.generation != nil && pauses[lane]?.afterNetworkFailure == true {
             pauses[lane]?.generation = nil
@@ -661,10 +683,10 @@ struct DeliveryMachine {
                 }
             case .persisting, .firstAttempt, .draining, .held:
                 // Not filed anywhere `nextToStart` looks.
-                return actions + finishedFlushes() + takeReplacedRemovals()
+                return actions + finishedFlushes()
             }
         }
-        return actions + finishedFlushes() + takeReplacedRemovals()
+        return actions + finishedFlushes()
     }
 
     /// The oldest entry that may start now: waiting on a route with room, or queued on a lane

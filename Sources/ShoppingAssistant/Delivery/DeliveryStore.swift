@@ -70,7 +70,9 @@ public protocol DeliveryStore: Sendable {
     /// once, before any other method. An unreadable part is reported through the warning
     /// handler and costs only itself.
     func open() throws -> [DeliveryRecord]
-    /// Adds records after those already kept, durably, all or none.
+    /// Adds records after those already kept, durably, all or none. A record whose id is kept
+    /// replaces it in its place (a call let through the session gate with new bytes, B8); a
+    /// store that keeps the first instead sends the bytes the call was held as.
     func append(_ records: [DeliveryRecord]) throws
     /// Keeps a record's new count of server failures (DL3).
     func updateAttempts(of id: UUID, to attempts: Int) throws
@@ -134,13 +136,12 @@ public final class InMemoryDeliveryStore: DeliveryStore {
     /// The records kept now.
     public func open() throws -> [DeliveryRecord] { records }
 
-    /// Adds the records, or fails whole while writes fail.
+    /// Adds the records (one whose id is kept replaces it), or fails whole while writes fail.
     public func append(_ records: [DeliveryRecord]) throws {
         try state.withLock { state in
             guard !state.failsWrites else { throw DeliveryStoreError(reason: "writes are refused") }
-            for record in records where state.byID[record.id] == nil {
-                state.byID[record.id] = record
-                state.order.append(record.id)
+            for record in records {
+                if state.byID.updateValue(record, forKey: record.id) == nil { state.order.append(record.id) }
             }
         }
     }

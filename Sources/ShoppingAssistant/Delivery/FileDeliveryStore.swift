@@ -141,12 +141,12 @@ public final class FileDeliveryStore: DeliveryStore {
         try withJournal { journal, warnings in adoptOrphans(into: &journal, warnings: &warnings) }
     }
 
-    /// Appends the records whose ids are new here as one frame, flushed before it returns:
-    /// after a crash all of them are kept or none.
+    /// Appends the records as one frame, flushed before it returns: after a crash all of them
+    /// are kept or none. A record whose id is kept replaces it, in that same frame.
     public func append(_ records: [DeliveryRecord]) throws {
         try withJournal { journal, warnings in
             var seen = Set<UUID>()
-            let fresh = records.filter { !journal.live.contains($0.id) && seen.insert($0.id).inserted }
+            let fresh = records.filter { journal.live[$0.id] != $0 && seen.insert($0.id).inserted }
             guard !fresh.isEmpty else { return }
             try commit(.add(fresh), to: &journal, warnings: &warnings)
         }

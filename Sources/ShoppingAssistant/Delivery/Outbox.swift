@@ -115,8 +115,9 @@ final class Outbox: Sendable {
     /// next one carries it even before the engine has taken it (B8: one profile, not one each).
     private let ownerlessAnswer = Locked<(user: GravityAnsweredUser, epoch: UInt64)?>(nil)
 
+    /// Hears an answer's `user`, its epoch, and whether the request went as nobody (`{}`).
     private struct IdentityListener: Sendable {
-        let answered: @Sendable (GravityAnsweredUser, UInt64) -> Void
+        let answered: @Sendable (GravityAnsweredUser, UInt64, Bool) -> Void
     }
 
     init(store: any DeliveryStore, settings: OfflineQueueSettings, wiring: Wiring, logger: AssistantLogger) {
@@ -134,7 +135,7 @@ final class Outbox: Sendable {
     }
 
     /// Where the answers of records sent for a known identity bring their `user` (B9).
-    func setIdentityListener(_ listener: @escaping @Sendable (GravityAnsweredUser, UInt64) -> Void) {
+    func setIdentityListener(_ listener: @escaping @Sendable (GravityAnsweredUser, UInt64, Bool) -> Void) {
         identityAnswered.withLock { $0 = IdentityListener(answered: listener) }
     }
 
@@ -210,29 +211,47 @@ final class Outbox: Sendable {
     /// A host call's record: returns its first attempt's answer (retried within the deadline,
     /// DL1); `persisted` runs once it is in the store (DL5), or once the store refused it.
     /// Cancelling the caller ends the attempt; the record then waits for the drain.
-    /// `replacing` is the record the call was held as at the session gate (`hold`), which
-    /// leaves the store once this one is in it.
+    /// `replacing` is the record the call was held as at the session gate (`hold`): `record`'s
+    /// bytes replace it under its id. A call whose held record was cleared meanwhile is not
+    /// sent (DL8).
     func deliver(
         _ record: DeliveryRecord, detail: Detail, replacing held: UUID? = nil,
         persisted: @escaping @Sendable () -> Void
     ) async -> Result<HTTPResponse, WireFailure> {
-        await withTaskCancellationHandler {
+        let id = held ?? record.id
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
+                var cleared = false
                 perform { shell in
-                    shell.details[record.id] = detail
-                    shell.answers[record.id] = continuation
-                    shell.persistedSignals[record.id] = persisted
                     let now = wiring.wallClock()
-                    guard let held else { return shell.machine.accepted([record], route: .host, now: now) }
-                    shell.forgetHeld(held)
-                    return shell.machine.released(held, as: record, now: now)
+                    let actions: [DeliveryMachine.Action]
+                    if let held {
+                        guard let released = shell.machine.released(held, as: record, now: now) else {
+                            cleared = true
+                            return []
+                        }
+                        actions = released
+                    } else {
+                        actions = shell.machine.accepted([record], route: .host, now: now)
+                    }
+                    shell.details[id] = detail
+                    shell.answers[id] = continuation
+                    shell.persistedSignals[id] = persisted
+                    return actions
+                }
+                if cleared {
+                    continuation.resume(
+                        returning: .failure(
+                            .failed(
+                                AssistantError(code: .network, message: "the queue was cleared"), uncertain: false)))
+                    return
                 }
                 // Parked until the attempt is over: not runnable work, for replay quiescence,
                 // once what it started is counted; counted again before it is resumed.
                 activity?.end()
             }
         } onCancel: {
-            let send = state.withLock { $0.sends[record.id] }
+            let send = state.withLock { $0.sends[id] }
             send?.cancel()
         }
     }
@@ -251,7 +270,8 @@ final class Outbox: Sendable {
     /// The call held as `id` will never go: its record leaves the store.
     func withdrawHeld(_ id: UUID) {
         perform { shell in
-            shell.forgetHeld(id)
+            shell.details[id] = nil
+            shell.persistedSignals[id] = nil
             return shell.machine.heldWithdrawn(id, now: wiring.wallClock())
         }
     }
@@ -432,7 +452,9 @@ final class Outbox: Sendable {
         var dropped = false
         for action in actions {
             switch action {
-            case .persist(let records): shell.storeWork.append(.append(records))
+            case .persist(let records):
+                shell.storeWork.append(.append(records))
+                shell.removalsAt = nil  // a removal asked later goes after it
             case .remove(let ids): shell.listRemoval(ids)
             case .updateAttempts(let id, let attempts):
                 shell.storeWork.append(.updateAttempts(id, attempts))
@@ -768,8 +790,11 @@ final class Outbox: Sendable {
                 let (_, user) = GravityAnswer.events(response.body), let user,
                 !state.withLock({ $0.machine.isStopped })
             {
-                if record.owner == nil, user.uid != nil { ownerlessAnswer.withLock { $0 = (user, epoch) } }
-                identityAnswered.withLock { $0 }?.answered(user, epoch)
+                let asNobody = detail.user.uid == nil && detail.user.custom == nil
+                if asNobody, user.uid != nil {
+                    ownerlessAnswer.withLock { $0 = $0?.epoch == epoch ? $0 : (user, epoch) }  // the first wins
+                }
+                identityAnswered.withLock { $0 }?.answered(user, epoch, asNobody)
             }
         case .failure(.cancelled):
             outcome = stopped ? .abandoned : .failed(.transient, reason: "timed out")
@@ -853,12 +878,6 @@ extension Outbox.State {
     /// A removal joins the removals already listed since the last emptying or count of
     /// failures: a record is removed only once its append is over, so writing it with an
     /// earlier removal is never before its append.
-    /// A held record's bookkeeping goes with it: its call is answered through its replacement.
-    fileprivate mutating func forgetHeld(_ id: UUID) {
-        details[id] = nil
-        persistedSignals[id] = nil
-    }
-
     fileprivate mutating func listRemoval(_ ids: [UUID]) {
         if let index = removalsAt, case .remove(let listed) = storeWork[index] {
             storeWork[index] = .remove(listed + ids)

@@ -220,9 +220,11 @@ public actor AssistantEngine {
             machine.dialogStoreRead(stored)  // D18: restored on the first opening after `.ready`
         }
         // B9: a lifecycle event's answer brings a `user` too; the machine takes it as any other.
-        outbox.setIdentityListener { [weak self] user, epoch in
+        outbox.setIdentityListener { [weak self] user, epoch, asNobody in
             self?.spawn { [weak self] in
-                await self?.handle { $0.lifecycleEventAnswered(user: user, identityEpoch: epoch) }
+                await self?.handle {
+                    $0.lifecycleEventAnswered(user: user, identityEpoch: epoch, sentAsNobody: asNobody)
+                }
             }
         }
         outbox.setOwnerSource { [weak self] in await self?.currentOwner() }

@@ -80,6 +80,15 @@ enum GravityCall: Hashable, Sendable {
 
     /// The same request sent as `user`: one that waited at the session gate carries the
     /// session the first answer brought (B8).
+    /// Who it is sent as.
+    var user: GravityUser {
+        switch self {
+        case .choose(_, _, let envelope), .chooseTogether(_, let envelope), .visit(let envelope),
+            .event(_, let envelope):
+            return envelope.user
+        }
+    }
+
     func sent(as user: GravityUser) -> GravityCall {
         switch self {
         case .choose(let selector, let settings, var envelope):
@@ -170,7 +179,7 @@ enum HostCallPurpose: Hashable, Sendable {
 enum EngineAction: Hashable, Sendable {
     /// Send a Gravity request; its answer comes back under the same ID.
     indirect case sendGravity(RequestID, GravityCall, identityEpoch: UInt64)
-    /// Keep a `/visit` or `/event` that waits at the session gate (B8, DL2): a process ended
+    /// Keep an `/event` that waits at the session gate (B8, DL2): a process ended
     /// before the gate opens leaves it to the next engine. When it goes, `sendGravity` under
     /// the same ID replaces what was kept.
     indirect case keepAtGate(RequestID, GravityCall, identityEpoch: UInt64)

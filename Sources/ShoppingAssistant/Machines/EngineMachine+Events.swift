@@ -14,6 +14,19 @@ enum GravityResult: Sendable {
         }
     }
 
+    /// The same answer without its `user`, for one that is not to be taken.
+    var withoutUser: GravityResult {
+        switch self {
+        case .content(.success(var answer)):
+            answer.user = nil
+            return .content(.success(answer))
+        case .campaigns(.success(var answer)):
+            answer.user = nil
+            return .campaigns(.success(answer))
+        case .content(.failure), .campaigns(.failure): return self
+        }
+    }
+
     /// Whether the service answered: a sign the network is back (DL3).
     var succeeded: Bool {
         switch self {
@@ -41,6 +54,11 @@ enum ShoppingResult: Sendable {
 extension EngineMachine {
     /// A Gravity request answered; `identityEpoch` is the identity it was sent for.
     mutating func gravityAnswered(_ id: RequestID, _ answer: GravityResult, identityEpoch: UInt64) -> [EngineAction] {
+        var answer = answer
+        // B8: the profile a request sent as nobody opened is not taken over one known by now.
+        if sentAsNobody.remove(id) != nil, identity.wire.uid != nil || identity.wire.custom != nil {
+            answer = answer.withoutUser
+        }
         guard let deadline = gravityInFlight.removeValue(forKey: id) else {
             // B13: it already ended at its deadline; the `user` it brings still counts (B9), its
             // in-app campaigns are not shown (B15).
@@ -104,10 +122,15 @@ extension EngineMachine {
         }
     }
 
-    /// A lifecycle event's `/event` answered (the tracker sends them): its `user` is adopted
-    /// like any Gravity answer's, under the identity it was sent for (B9).
-    mutating func lifecycleEventAnswered(user: GravityAnsweredUser?, identityEpoch: UInt64) -> [EngineAction] {
-        identityAnswered(user, epoch: identityEpoch)
+    /// A lifecycle event's or a queued record's `/event` answered (the outbox sends them): its
+    /// `user` is adopted like any Gravity answer's, under the identity it was sent for (B9). One
+    /// sent as nobody opened a profile of its own, taken only while the engine knows none: two
+    /// such answers never flip the uid (B8).
+    mutating func lifecycleEventAnswered(
+        user: GravityAnsweredUser?, identityEpoch: UInt64, sentAsNobody: Bool = false
+    ) -> [EngineAction] {
+        if sentAsNobody, identity.wire.uid != nil || identity.wire.custom != nil { return [] }
+        return identityAnswered(user, epoch: identityEpoch)
     }
 
     /// Which of a reply's buttons are offered: routed (AC3) and handled (AC4).

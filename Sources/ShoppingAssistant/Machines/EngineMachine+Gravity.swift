@@ -194,10 +194,9 @@ extension EngineMachine {
         let request = SessionGate.Waiting(id: id, call: call, identityEpoch: identity.epoch)
         guard sessionGate.requested(request, needsSession: identity.needsSession) else {
             let note = EngineAction.log(.debug, "\(id) waits for the session's first Gravity answer")  // B8
-            switch call {
-            case .visit, .event: return [note, .keepAtGate(id, call, identityEpoch: identity.epoch)]  // DL2
-            case .choose, .chooseTogether: return [note]
-            }
+            // DL2, DL5: kept now, so that `triggerEvent` returns; `trackView` waits for its answer.
+            guard case .event = call else { return [note] }
+            return [note, .keepAtGate(id, call, identityEpoch: identity.epoch)]
         }
         return send(request)
     }
@@ -205,6 +204,7 @@ extension EngineMachine {
     /// The request goes now, with its own deadline (B13).
     private mutating func send(_ request: SessionGate.Waiting) -> [EngineAction] {
         gravityInFlight[request.id] = clockNow + settings.gravityTimeout
+        if request.call.user.uid == nil, request.call.user.custom == nil { sentAsNobody.insert(request.id) }
         return [
             .sendGravity(request.id, request.call, identityEpoch: request.identityEpoch),
             .startTimer(.gravity(request.id), after: settings.gravityTimeout),  // B13
@@ -216,6 +216,7 @@ extension EngineMachine {
     mutating func cancelGravity(_ id: RequestID) -> [EngineAction] {
         if let actions = withdrawContent(id) { return actions }  // B16: still waiting, or merged
         if sessionGate.withdrawn(id) { return [.forgetKeptAtGate(id)] }
+        sentAsNobody.remove(id)
         return [.cancelRequest(id), .cancelTimer(.gravity(id))] + sessionGateAnswered(id)
     }
 

@@ -85,6 +85,9 @@ struct EngineMachine: Sendable {
     /// Gravity requests sent and not answered yet, with their deadline on the engine's clock;
     /// one that passed its deadline (B13) is not.
     var gravityInFlight: [RequestID: Duration] = [:]
+    /// Gravity requests sent as nobody (`"user":{}`) and not answered yet: each opens a profile
+    /// of its own, taken only while the engine knows none (B8).
+    var sentAsNobody: Set<RequestID> = []
     /// In-app campaigns on their way to the host, one at a time (B6).
     var campaigns = InAppCampaignQueue()
     /// Completions and notes held until the host has seen what they are about (`HostMilestone`).

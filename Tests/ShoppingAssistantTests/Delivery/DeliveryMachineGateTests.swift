@@ -42,56 +42,99 @@ import Testing
         #expect(machine.snapshot.map(\.state) == [.held])
     }
 
-    // The call goes through the gate with the session it brought: the new bytes are kept, the
-    // held ones leave the store only then, and the new ones go at once.
+    /// `released`'s bytes as the machine keeps them: under the held id, with the held time.
+    private static func replacing(_ held: DeliveryRecord, with released: DeliveryRecord) -> DeliveryRecord {
+        DeliveryRecord(
+            id: held.id, kind: released.kind, target: released.target, body: released.body, createdAt: held.createdAt,
+            label: released.label, owner: released.owner)
+    }
+
+    private static func sessionRecord() -> DeliveryRecord {
+        DeliveryRecord(
+            id: UUID(), kind: .event, target: "event", body: Data(#"{"user":{"ses":"s-1","uid":"u-1"}}"#.utf8),
+            createdAt: now.addingTimeInterval(7), label: "purchase-v1", owner: "u-1")
+    }
+
+    // The call goes through the gate with the session it brought: its bytes are written over
+    // the held ones, under the same id and in one write, so a crash keeps one or the other,
+    // never both; then they go at once.
     // covers: B8, DL2, DL5
-    @Test func aReleasedRecordReplacesTheHeldOneOnceItIsInTheStore() {
-        let (held, released) = (Self.record(), Self.record())
+    @Test func aReleasedRecordIsWrittenOverTheHeldOneThenSent() {
+        let (held, released) = (Self.record(), Self.sessionRecord())
+        let kept = Self.replacing(held, with: released)
         var machine = Self.held(held)
-        #expect(machine.released(held.id, as: released, now: Self.now) == [.persist([released])])
-        #expect(machine.pendingCount == 0, "the held record is replaced; the new one is being written")
-        #expect(
-            machine.persisted(failure: nil, now: Self.now) == [.send(released, route: .host), .remove([held.id])])
-        #expect(machine.attemptFinished(released.id, .delivered, now: Self.now) == [.remove([released.id])])
+        #expect(machine.released(held.id, as: released, now: Self.now) == [.persist([kept])])
+        #expect(machine.pendingCount == 1, "still in the store, in the bytes it was held as")
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(kept, route: .host)])
+        #expect(machine.attemptFinished(held.id, .delivered, now: Self.now) == [.remove([held.id])])
         #expect(machine.pendingCount == 0)
     }
 
-    // The gate opened before the held record's write was over: the held record is written
-    // all the same, and leaves once its replacement is in the store.
+    // The gate opened before the held record's write was over: the new bytes are written once
+    // that write ends, and only then sent.
     // covers: DL5
-    @Test func aRecordReleasedDuringItsOwnWriteLeavesAfterItsReplacementIsWritten() {
-        let (held, released) = (Self.record(), Self.record())
+    @Test func aRecordReleasedDuringItsOwnWriteIsWrittenAgainOnceThatWriteEnds() {
+        let (held, released) = (Self.record(), Self.sessionRecord())
+        let kept = Self.replacing(held, with: released)
         var machine = Self.machine()
         _ = machine.heldAtGate(held, now: Self.now)  // in the write under way
-        #expect(machine.released(held.id, as: released, now: Self.now).isEmpty, "waits for the write under way")
-        #expect(machine.persisted(failure: nil, now: Self.now) == [.persist([released])])
-        #expect(
-            machine.persisted(failure: nil, now: Self.now) == [.send(released, route: .host), .remove([held.id])])
+        #expect(machine.released(held.id, as: released, now: Self.now) == [], "waits for the write under way")
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.persist([kept])])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(kept, route: .host)])
     }
 
-    // Released before it was in any write: it is never written, so nothing is removed.
+    // Released before it was in any write: only the new bytes are ever written.
     // covers: DL2
-    @Test func aRecordReleasedBeforeItsWriteIsNeverWritten() {
-        let (other, held, released) = (Self.record(), Self.record(), Self.record())
+    @Test func aRecordReleasedBeforeItsWriteIsWrittenOnlyWithItsNewBytes() {
+        let (other, held, released) = (Self.record(), Self.record(), Self.sessionRecord())
+        let kept = Self.replacing(held, with: released)
         var machine = Self.machine()
         _ = machine.accepted([other], route: .host, now: Self.now)  // the write under way
         _ = machine.heldAtGate(held, now: Self.now)
         _ = machine.released(held.id, as: released, now: Self.now)
-        #expect(machine.persisted(failure: nil, now: Self.now) == [.persist([released]), .send(other, route: .host)])
-        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(released, route: .host)])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.persist([kept]), .send(other, route: .host)])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(kept, route: .host)])
     }
 
-    // The store refused the replacement: the held bytes stay until the replacement's one
-    // unprotected attempt is over, so a crash meanwhile keeps the event (DL5).
+    // The store refused the new bytes: the held ones are still there under the id, so the
+    // record stays kept — sent, queued on failure, removed once delivered (DL5).
     // covers: DL5
-    @Test func aReplacementTheStoreRefusedKeepsTheHeldRecordUntilItIsOver() {
-        let (held, released) = (Self.record(), Self.record())
+    @Test func aReleasedRecordTheStoreRefusedIsStillKeptInItsHeldBytes() {
+        let (held, released) = (Self.record(), Self.sessionRecord())
+        let kept = Self.replacing(held, with: released)
         var machine = Self.held(held)
         _ = machine.released(held.id, as: released, now: Self.now)
         let refused = machine.persisted(failure: "disk full", now: Self.now)
-        #expect(refused.contains(.send(released, route: .host)))
-        #expect(!refused.contains(.remove([held.id])))
-        #expect(machine.attemptFinished(released.id, .delivered, now: Self.now) == [.remove([held.id])])
+        #expect(refused.contains(.send(kept, route: .host)))
+        let failed = machine.attemptFinished(held.id, .failed(.transient, reason: "offline"), now: Self.now)
+        #expect(!failed.contains { if case .drop = $0 { return true } else { return false } }, "not dropped")
+        #expect(machine.snapshot.map(\.state) == [.queued])
+        #expect(machine.pendingCount == 1)
+    }
+
+    // A release finds nothing held: the queue was cleared meanwhile, and it is not sent (DL8).
+    // covers: DL8
+    @Test func aReleaseAfterAClearSendsNothing() {
+        let held = Self.record()
+        var machine = Self.held(held)
+        _ = machine.cleared(now: Self.now)
+        #expect(machine.released(held.id, as: Self.sessionRecord(), now: Self.now) == nil)
+        #expect(machine.pendingCount == 0)
+    }
+
+    // Released records keep their place and time: the overflow drops older records first, and
+    // never a released one before it is on the wire.
+    // covers: DL4
+    @Test func anOverflowAtTheReleaseNeverDropsTheReleasedRecord() {
+        var machine = Self.machine(OfflineQueueSettings(maxEntries: 2))
+        let held = (0..<3).map { _ in Self.record() }
+        for record in held {
+            _ = machine.heldAtGate(record, now: Self.now)
+            _ = machine.persisted(failure: nil, now: Self.now)
+        }
+        let actions = machine.released(held[0].id, as: Self.sessionRecord(), now: Self.now) ?? []
+        #expect(!actions.contains { if case .drop = $0 { return true } else { return false } }, "\(actions)")
+        #expect(held.allSatisfy { machine.holds($0.id) })
     }
 
     // covers: DL4
@@ -133,6 +176,9 @@ import Testing
         var machine = Self.machine(OfflineQueueSettings(enabled: false))
         #expect(machine.heldAtGate(held, now: Self.now).isEmpty)
         #expect(machine.pendingCount == 0)
-        #expect(machine.released(held.id, as: released, now: Self.now) == [.send(released, route: .host)])
+        #expect(
+            machine.released(held.id, as: released, now: Self.now) == [
+                .send(Self.replacing(held, with: released), route: .host)
+            ])
     }
 }

@@ -180,6 +180,36 @@ import Testing
     // MARK: - Damage
 
     // covers: DL5
+    // A call let through the session gate writes its new bytes under the id it was held as:
+    // the store keeps the new record in the old one's place, and a crash that tears that write
+    // at any byte keeps the held bytes, never both.
+    // covers: DL5, B8
+    @Test func aRecordAppendedAgainReplacesItsBytesInPlaceAndATornReplacementKeepsTheOld() throws {
+        try withDirectory { directory in
+            let (first, held, last) = (record(0), record(2), record(4))
+            let store = store(directory)
+            _ = try store.open()
+            try store.append([first, held, last])
+            let before = bytes(journal(directory)).count
+            let released = DeliveryRecord(
+                id: held.id, kind: held.kind, target: held.target, body: Data(#"{"user":{"ses":"s-1"}}"#.utf8),
+                createdAt: held.createdAt, label: held.label, owner: held.owner)
+            try store.append([released])
+            try store.append([released])  // the same bytes again write nothing
+            store.close()
+            let whole = bytes(journal(directory))
+            let (reopened, _, reread) = try openOnFirstSlot(directory)
+            #expect(reread == [first, released, last])
+            reopened.close()
+            for cut in before..<whole.count {
+                write(Array(whole[..<cut]), to: journal(directory))
+                let (torn, _, opened) = try openOnFirstSlot(directory)
+                #expect(opened == [first, held, last], "cut at \(cut)")
+                torn.close()
+            }
+        }
+    }
+
     @Test func aTornLastRecordIsDroppedAtEveryCutAndLaterAppendsSurvive() throws {
         try withDirectory { directory in
             let (records, offsets) = try threeRecords(in: directory)

@@ -39,6 +39,37 @@ struct OwnerlessDeliveryTests {
         #expect(store.inner.records.isEmpty)
     }
 
+    /// A first launch's queued event and the app's first page view go as nobody at the same
+    /// time: each opens a profile; the engine takes the one answered first and keeps it.
+    private static func twoFirstAnswers(drainAnswersFirst: Bool) async throws -> (String?, [String?]) {
+        let store = OpenedWhenToldStore(records: [Self.ownerless("ORDER-1")])
+        let bed = await DeliveryEngineTests.bed(store: store, uid: nil)
+        defer { store.letOpen() }
+        let heard = Locked<[String?]>([])
+        await bed.engine.setUserIdListener { uid in heard.withLock { $0.append(uid) } }
+        let visit = bed.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
+        let drained = bed.transport.expect(DeliveryGateEngineTests.event, .deferred)
+        _ = bed.start { engine in await engine.trackView(pageContext: Fixtures.homePage) }
+        store.letOpen()  // the store's read counts as work under way until it is let go
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: visit) != nil && bed.transport.request(for: drained) != nil)
+        let (first, second) = drainAnswersFirst ? (drained, visit) : (visit, drained)
+        bed.transport.complete(first, with: Fixtures.eventResponse(uid: "u-first"))
+        try await bed.runUntilIdle()
+        bed.transport.complete(second, with: Fixtures.eventResponse(uid: "u-second"))
+        try await bed.runUntilIdle()
+        return (await bed.engine.canonicalUserId, heard.withLock { $0 })
+    }
+
+    // covers: B8, B9
+    @Test func twoFirstAnswersNeverFlipTheUidWhicheverComesFirst() async throws {
+        for drainAnswersFirst in [true, false] {
+            let (uid, heard) = try await Self.twoFirstAnswers(drainAnswersFirst: drainAnswersFirst)
+            #expect(uid == "u-first", "drain answered first: \(drainAnswersFirst)")
+            #expect(heard == ["u-first"], "drain answered first: \(drainAnswersFirst)")
+        }
+    }
+
     // covers: DL7
     @Test func aQueuedEventRaisedBeforeAnyIdentityLeavesAsTheIdentityKnownNow() async throws {
         let store = OpenedWhenToldStore(records: [Self.ownerless("ORDER-1")])
@@ -121,7 +152,7 @@ struct OwnerlessOutboxTests {
                     OwnerlessDeliveryTests.ownerless("ORDER-1"), OwnerlessDeliveryTests.ownerless("ORDER-2"),
                 ]), transport: transport)
             let adopted = Locked<[GravityAnsweredUser]>([])
-            outbox.setIdentityListener { user, _ in adopted.withLock { $0.append(user) } }
+            outbox.setIdentityListener { user, _, _ in adopted.withLock { $0.append(user) } }
             outbox.setOwnerSource { (GravityUser(), 1) }  // nobody known yet, whatever was answered
             outbox.open()
             await outbox.flushQueue()

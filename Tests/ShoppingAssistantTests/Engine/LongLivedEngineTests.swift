@@ -20,7 +20,7 @@ struct LongLivedEngineTests {
         let depths = Locked<[Int]>([])
         let engine = h.engine
         let outbox = await engine.outbox
-        outbox.setIdentityListener { _, _ in
+        outbox.setIdentityListener { _, _, _ in
             let depth = Thread.callStackReturnAddresses.count
             depths.withLock { $0.append(depth) }
         }
