@@ -8,18 +8,20 @@ import Foundation
 /// dialog comes back without decoding the replies nobody scrolls back to.
 ///
 /// One table for all of a dialog's replies, not an object each: restoring costs no allocation
-/// per reply. The bytes were replies when they were saved, and the file's checksum says they
-/// are the bytes saved; a reply that still does not read back as the file describes it (a file
-/// made by hand, a decoder that changed) is shown empty and logged at `.error`: the chat goes
+/// per reply. The bytes were replies when they were saved, and each reply's checksum, checked
+/// when it is first read rather than by the restore, says they are the bytes saved; a reply
+/// whose bytes are damaged, or that still does not read back as the file describes it (a file
+/// made by hand, a decoder that changed), is shown empty and logged at `.error`: the chat goes
 /// on (D20).
 final class RestoredReplies: @unchecked Sendable {
     // @unchecked: `replies` is filled while the file is read, before the table is shared, and
     // never changed after; `decoded` is only touched under `lock`.
 
-    /// One reply: where its bytes lie in `file`, which member names its ID, its ID, and its
-    /// run of `buttonIndices`.
+    /// One reply: where its bytes lie in `file`, their checksum as saved, which member names
+    /// its ID, its ID, and its run of `buttonIndices`.
     struct Reply {
         let bytes: Range<Int>
+        let checksum: UInt64
         let idKey: ReplyDecoder.IdentifierKey
         let assistantMessageId: String?
         let buttons: Range<Int>
@@ -46,20 +48,30 @@ final class RestoredReplies: @unchecked Sendable {
         replies.reserveCapacity(capacity)
     }
 
-    /// Adds a reply while the file is read; returns its index.
-    func append(bytes: Range<Int>, idKey: ReplyDecoder.IdentifierKey, assistantMessageId: String?, buttons: [Int])
-        -> Int
-    {
-        let start = buttonIndices.count
-        buttonIndices += buttons
+    /// Adds a button of the next reply while the file is read, before `append` adds the reply.
+    func appendButton(_ object: Int) { buttonIndices.append(object) }
+
+    /// Adds a reply while the file is read, its `buttons` the last ones `appendButton` added;
+    /// returns its index.
+    func append(
+        bytes: Range<Int>, checksum: UInt64, idKey: ReplyDecoder.IdentifierKey, assistantMessageId: String?,
+        buttons: Int
+    ) -> Int {
         replies.append(
             Reply(
-                bytes: bytes, idKey: idKey, assistantMessageId: assistantMessageId, buttons: start..<buttonIndices.count
-            ))
+                bytes: bytes, checksum: checksum, idKey: idKey, assistantMessageId: assistantMessageId,
+                buttons: (buttonIndices.count - buttons)..<buttonIndices.count))
         return replies.count - 1
     }
 
-    /// Reply `index`'s bytes as received.
+    /// Whether reply `index`'s bytes are those saved: its checksum matches them.
+    func isIntact(_ index: Int) -> Bool {
+        let reply = replies[index]
+        return file.withUnsafeBytes { Checksum.xxh64(UnsafeRawBufferPointer(rebasing: $0[reply.bytes])) }
+            == reply.checksum
+    }
+
+    /// Reply `index`'s bytes as received, unchecked: for saving them again with their checksum.
     func bytes(_ index: Int) -> Data {
         let range = replies[index].bytes
         return file[(file.startIndex + range.lowerBound)..<(file.startIndex + range.upperBound)]
@@ -87,10 +99,11 @@ final class RestoredReplies: @unchecked Sendable {
 
     /// Reply `index`'s suggests (C7): those of its decoded content once it was read, until then
     /// read from its bytes alone, so that the chat of a restored dialog shows its last reply's
-    /// suggests without decoding the reply (D18). A reply that is not one, or whose ID does not
-    /// read back as stored, offers none, as it is shown empty.
+    /// suggests without decoding the reply (D18). A reply that is damaged or not one, or whose
+    /// ID does not read back as stored, offers none, as it is shown empty.
     func suggests(_ index: Int) -> [String] {
         if let content = Self.lock.withLock({ _ in decoded[index] }) { return content.suggests }
+        guard isIntact(index) else { return [] }
         let reply = replies[index]
         let found = file.withUnsafeBytes {
             ReplyDecoder.suggests(UnsafeRawBufferPointer(rebasing: $0[reply.bytes]), idKey: reply.idKey)
@@ -105,15 +118,20 @@ final class RestoredReplies: @unchecked Sendable {
     private func decode(_ index: Int) -> ReplyContent {
         let reply = replies[index]
         let received = ReceivedReply(bytes: bytes(index), idKey: reply.idKey)
-        let decoded = ReplyDecoder.decode(received.bytes, idKey: reply.idKey, keepsReceived: false)
+        let intact = isIntact(index)
+        let decoded = intact ? ReplyDecoder.decode(received.bytes, idKey: reply.idKey, keepsReceived: false) : nil
         if var content = decoded, content.assistantMessageId == reply.assistantMessageId, sameButtons(content, index) {
             content.received = received
             return content
         }
+        let reason =
+            !intact
+            ? "damaged: its checksum does not match its bytes"
+            : decoded == nil ? "not a reply" : "another ID or other buttons"
         logger?.log(
             .error,
             "dialog store: restored reply \(reply.assistantMessageId ?? "without an ID") does not read back as "
-                + "stored (\(decoded == nil ? "not a reply" : "another ID or other buttons")); it is shown empty")
+                + "stored (\(reason)); it is shown empty")
         guard var empty = ReplyDecoder.decode(Data("{}".utf8), idKey: reply.idKey, keepsReceived: false) else {
             preconditionFailure("an empty object is a reply")
         }

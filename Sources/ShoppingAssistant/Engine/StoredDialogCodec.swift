@@ -6,26 +6,29 @@ import Foundation
 /// and out as they are, and a restore reads a long dialog without decoding its replies
 /// (`RestoredReplies` decodes each when it is first read):
 ///
-/// - a header: `SADIALOG`, the layout's version (`UInt16`), and the XXH64 of everything after
-///   the header (`UInt64`);
-/// - the dialog: identity, tenant, assistant (selector, campaign, configuration), the page as
-///   the host gave it and as it was sent (every field of each), the thread, and when it was last
-///   active;
-/// - the distinct button objects of all its replies, each once;
-/// - each turn: its message (ID, text, attempts, state and error) and its reply, if one landed:
+/// - a header: `SADIALOG`, the layout's version (`UInt16`), the XXH64 of the index (`UInt64`)
+///   and the index's length (`UInt32`);
+/// - the index: the dialog (identity, tenant, assistant (selector, campaign, configuration),
+///   the page as the host gave it and as it was sent (every field of each), the thread, and
+///   when it was last active), the distinct button objects of all its replies, each once, and
+///   each turn: its message (ID, text, attempts, state and error) and its reply, if one landed:
 ///   which member names its ID, its rating, its ID, its buttons (indices into the objects), and
-///   its bytes as received.
+///   the length and XXH64 of its bytes;
+/// - the replies' bytes as received, one after another in the order of their turns.
 ///
 /// Numbers are little-endian, texts and byte strings follow their length (`UInt32`). What the
 /// turn says about its reply (its ID, its buttons) is what this build's decoder found in its
 /// bytes; a build whose decoder finds otherwise must write another version.
 ///
-/// Bytes that are not such a dialog — foreign, of another version, truncated, damaged (the
-/// checksum), inconsistent, a reply or button that is not a JSON object — are refused with a
-/// reason (`Failure`), never a crash (a message ID held twice is the restore's to refuse, as
-/// its lookups are built); reading costs time linear in the dialog's messages, and
-/// in its bytes only for the checksum. The JSON layout of development builds (version 1) was
-/// never released and is refused as foreign.
+/// Bytes that are not such a dialog — foreign, of another version, truncated, a damaged index
+/// (its checksum), inconsistent, a reply or button that is not a JSON object — are refused with
+/// a reason (`Failure`), never a crash (a message ID held twice is the restore's to refuse, as
+/// its lookups are built). A reply's own checksum is checked when the reply is first read
+/// (`RestoredReplies`), so that a restore reads the index and not the replies' bytes: a damaged
+/// reply is then shown empty and logged, and the rest of the dialog is not lost with it.
+/// Reading costs time linear in the dialog's messages and in the index's bytes. Version 2,
+/// whose checksum covered the whole file, and the JSON layout (version 1) of development builds
+/// were never released and are refused as of another version and as foreign.
 enum StoredDialogCodec {
     /// Why stored bytes are not a dialog, for the `.error` log line (D20).
     struct Failure: Error, CustomStringConvertible {
@@ -35,9 +38,9 @@ enum StoredDialogCodec {
     /// The first bytes of every dialog file.
     static let magic: [UInt8] = Array("SADIALOG".utf8)
     /// The layout written now; another is not read.
-    static let version: UInt16 = 2
-    /// The signature, the version and the checksum.
-    static let headerBytes = magic.count + 2 + 8
+    static let version: UInt16 = 3
+    /// The signature, the version, the index's checksum and its length.
+    static let headerBytes = magic.count + 2 + 8 + 4
 
     private enum State: UInt8 {
         case sent = 0
@@ -57,7 +60,7 @@ enum StoredDialogCodec {
         let prepared = context.start.prepared
         // The replies' bytes, and their buttons' places among the distinct objects: one walk.
         var buttons = ButtonTable()
-        var received: [(bytes: Data, idKey: ReplyDecoder.IdentifierKey)?] = []
+        var received: [Received?] = []
         var replyButtons: [Range<Int>] = []
         var buttonIndices: [Int] = []
         received.reserveCapacity(dialog.turns.count)
@@ -65,10 +68,14 @@ enum StoredDialogCodec {
         var room = 4096  // everything at once: the replies' bytes and a generous bound on the rest
         dialog.turns.forEachElement { _, turn in
             let start = buttonIndices.count
-            let bytes = turn.reply?.received
-            if let reply = turn.reply, let bytes {
+            var bytes: Received?
+            if let reply = turn.reply, let kept = reply.received {
                 reply.forEachButtonObject { buttonIndices.append(buttons.index(of: $0)) }
-                room += 64 + bytes.bytes.count + 4 * (buttonIndices.count - start)
+                room += 64 + kept.bytes.count + 4 * (buttonIndices.count - start)
+                // A restored reply keeps the checksum it was read with, so that damage it came
+                // back with is still found when it is read after this save.
+                let checksum = reply.storedChecksum ?? kept.bytes.withUnsafeBytes { Checksum.xxh64($0) }
+                bytes = Received(bytes: kept.bytes, idKey: kept.idKey, checksum: checksum)
             }
             received.append(bytes)
             replyButtons.append(start..<buttonIndices.count)
@@ -78,7 +85,8 @@ enum StoredDialogCodec {
         file.bytes.reserveCapacity(room + buttons.objects.bytes.count)
         file.bytes += magic
         file.uint16(version)
-        file.uint64(0)  // the checksum, once the rest is written
+        file.uint64(0)  // the index's checksum and length, once it is written
+        file.uint32(0)
         file.string(context.start.uid)
         file.string(context.start.tenant)
         file.string(prepared.selector)
@@ -98,18 +106,29 @@ enum StoredDialogCodec {
         dialog.turns.forEachElement { index, turn in
             write(turn, received: received[index], buttons: buttonIndices[replyButtons[index]], to: &file)
         }
+        let indexLength = file.bytes.count - headerBytes
         let checksum = file.bytes.withUnsafeBytes {
             Checksum.xxh64(UnsafeRawBufferPointer(rebasing: $0[headerBytes...]))
         }
         withUnsafeBytes(of: checksum.littleEndian) {
-            file.bytes.replaceSubrange((headerBytes - 8)..<headerBytes, with: $0)
+            file.bytes.replaceSubrange((headerBytes - 12)..<(headerBytes - 4), with: $0)
         }
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: indexLength).littleEndian) {
+            file.bytes.replaceSubrange((headerBytes - 4)..<headerBytes, with: $0)
+        }
+        for case let reply? in received { reply.bytes.withUnsafeBytes { file.bytes.append(contentsOf: $0) } }
         return Data(file.bytes)
     }
 
+    /// A reply's bytes as the file keeps them.
+    private struct Received {
+        let bytes: Data
+        let idKey: ReplyDecoder.IdentifierKey
+        let checksum: UInt64
+    }
+
     private static func write(
-        _ turn: DialogTurn, received: (bytes: Data, idKey: ReplyDecoder.IdentifierKey)?, buttons: ArraySlice<Int>,
-        to file: inout ByteWriter
+        _ turn: DialogTurn, received: Received?, buttons: ArraySlice<Int>, to file: inout ByteWriter
     ) {
         file.string(turn.user.messageId)
         file.string(turn.user.text)
@@ -131,7 +150,8 @@ enum StoredDialogCodec {
         file.optionalString(reply.assistantMessageId)
         file.uint32(UInt32(buttons.count))
         for index in buttons { file.uint32(UInt32(index)) }
-        file.data(received.bytes)
+        file.uint32(UInt32(truncatingIfNeeded: received.bytes.count))
+        file.uint64(received.checksum)
     }
 
     /// The distinct button objects of a dialog's replies, each written once.
@@ -172,26 +192,37 @@ enum StoredDialogCodec {
             throw Failure(description: "is not a dialog file (\(data.count) bytes without its signature)")
         }
         do throws(ByteReader.Failure) {
-            return try ByteReader.read(data) { reader throws(ByteReader.Failure) in
-                _ = try reader.skip(magic.count)
-                let found = try reader.uint16()
+            return try ByteReader.read(data) { header throws(ByteReader.Failure) in
+                _ = try header.skip(magic.count)
+                let found = try header.uint16()
                 guard found == version else {
                     throw ByteReader.Failure(reason: "is of version \(found), which this build does not read")
                 }
-                let checksum = try reader.uint64()
-                guard Checksum.xxh64(reader.bytes(reader.offset..<data.count)) == checksum else {
-                    throw ByteReader.Failure(reason: "is damaged or truncated: its checksum does not match its bytes")
+                let checksum = try header.uint64()
+                let indexLength = Int(try header.uint32())
+                guard indexLength <= data.count - headerBytes else {
+                    throw ByteReader.Failure(reason: "is truncated: its index runs past its end")
                 }
-                return try dialog(&reader, in: data, logger: logger)
+                let index = headerBytes..<(headerBytes + indexLength)
+                guard Checksum.xxh64(header.bytes(index)) == checksum else {
+                    throw ByteReader.Failure(reason: "is damaged: its index's checksum does not match its bytes")
+                }
+                let file = header.bytes(0..<data.count)
+                // The index read on its own, so that no field of it can reach into the replies.
+                return try ByteReader.read(header.bytes(0..<index.upperBound)) { reader throws(ByteReader.Failure) in
+                    _ = try reader.skip(headerBytes)
+                    return try dialog(&reader, replies: file, from: index.upperBound, in: data, logger: logger)
+                }
             }
         } catch {
             throw Failure(description: error.reason)
         }
     }
 
-    private static func dialog(_ reader: inout ByteReader, in data: Data, logger: AssistantLogger?)
-        throws(ByteReader.Failure) -> StoredDialog
-    {
+    private static func dialog(
+        _ reader: inout ByteReader, replies file: UnsafeRawBufferPointer, from repliesStart: Int, in data: Data,
+        logger: AssistantLogger?
+    ) throws(ByteReader.Failure) -> StoredDialog {
         let uid = try reader.string()
         let tenant = try reader.string()
         let selector = try reader.string()
@@ -230,8 +261,8 @@ enum StoredDialogCodec {
         // A turn takes at least its two lengths, its attempts, its state and its reply flag.
         let count = try reader.count(minimumBytesEach: 14)
         let replies = RestoredReplies(file: data, buttonObjects: objects, capacity: count, logger: logger)
+        var replyBytes = ReplyBytes(file: file, next: repliesStart)
         var sending = false
-        var buttons: [Int] = []  // one reply's, reused
         let turns = try ChunkedVector(count: count) { index throws(ByteReader.Failure) in
             let messageId = try reader.string()
             let text = try reader.string()
@@ -244,7 +275,8 @@ enum StoredDialogCodec {
             let reply: ReplyMessage?
             switch try reader.byte() {
             case 0: reply = nil
-            case 1: reply = try self.reply(&reader, index: index, into: replies, buttons: &buttons)
+            case 1:
+                reply = try self.reply(&reader, index: index, bytes: &replyBytes, into: replies, objects: objectCount)
             default: throw ByteReader.Failure(reason: "has a malformed reply (\(index))")
             }
             return DialogTurn(
@@ -253,6 +285,7 @@ enum StoredDialogCodec {
                 reply: reply)
         }
         guard reader.isAtEnd else { throw ByteReader.Failure(reason: "has bytes after its last message") }
+        guard replyBytes.next == file.count else { throw ByteReader.Failure(reason: "has bytes after its last reply") }
         return StoredDialog(context: context, turns: turns, lastActive: Date(timeIntervalSince1970: lastActive))
     }
 
@@ -310,8 +343,24 @@ enum StoredDialogCodec {
         }
     }
 
+    /// The replies' bytes after the index, taken one reply after another.
+    private struct ReplyBytes {
+        let file: UnsafeRawBufferPointer
+        /// Where the next reply's bytes start.
+        var next: Int
+
+        mutating func take(_ count: Int) throws(ByteReader.Failure) -> Range<Int> {
+            guard count <= file.count - next else {
+                throw ByteReader.Failure(reason: "is truncated: its replies run past its end")
+            }
+            defer { next += count }
+            return next..<(next + count)
+        }
+    }
+
     private static func reply(
-        _ reader: inout ByteReader, index: Int, into replies: RestoredReplies, buttons: inout [Int]
+        _ reader: inout ByteReader, index: Int, bytes replyBytes: inout ReplyBytes, into replies: RestoredReplies,
+        objects: Int
     ) throws(ByteReader.Failure) -> ReplyMessage {
         let idKey: ReplyDecoder.IdentifierKey
         switch ReplyIdKey(rawValue: try reader.byte()) {
@@ -327,20 +376,22 @@ enum StoredDialogCodec {
             rating = known
         }
         let assistantMessageId = try reader.optionalString()
-        buttons.removeAll(keepingCapacity: true)
-        for _ in 0..<(try reader.count(minimumBytesEach: 4)) {
+        let buttons = try reader.count(minimumBytesEach: 4)
+        for _ in 0..<buttons {
             let object = Int(try reader.uint32())
-            guard object < replies.buttonObjects.count else {
+            guard object < objects else {
                 throw ByteReader.Failure(reason: "has a reply (\(index)) with a button the file does not hold")
             }
-            buttons.append(object)
+            replies.appendButton(object)
         }
-        let bytes = try reader.lengthPrefixed()
-        guard bytes.count <= ReplyDecoder.maximumSize, isObject(reader.bytes(bytes)[...]) else {
+        let length = Int(try reader.uint32())
+        let checksum = try reader.uint64()
+        let bytes = try replyBytes.take(length)
+        guard bytes.count <= ReplyDecoder.maximumSize, isObject(replyBytes.file[bytes]) else {
             throw ByteReader.Failure(reason: "has a reply (\(index)) that is not one")
         }
         let stored = replies.append(
-            bytes: bytes, idKey: idKey, assistantMessageId: assistantMessageId, buttons: buttons)
+            bytes: bytes, checksum: checksum, idKey: idKey, assistantMessageId: assistantMessageId, buttons: buttons)
         return ReplyMessage(restored: replies, index: stored, rating: rating)
     }
 

@@ -403,6 +403,7 @@ struct DialogMachine: Sendable {
         // retain and a release of every field.
         var twice = false
         var table: RestoredReplies?
+        var restored: [RestoredReplies.Reply] = []  // the table's, read once: each read is a retain
         for index in 0..<count {
             if byMessageId.updateValue(index, forKey: stored.turns[index].user.messageId) != nil { twice = true }
             switch stored.turns[index].user.status {
@@ -415,8 +416,11 @@ struct DialogMachine: Sendable {
             if case .none = stored.turns[index].reply { continue }
             if let reply = stored.turns[index].reply?.restoredIndex {
                 // The restored replies of a stored dialog are all of one table, the file's.
-                if table == nil { table = stored.turns[index].reply?.restoredReplies }
-                if let table, reply < table.replies.count, let id = table.replies[reply].assistantMessageId {
+                if table == nil {
+                    table = stored.turns[index].reply?.restoredReplies
+                    restored = table?.replies ?? []
+                }
+                if reply < restored.count, let id = restored[reply].assistantMessageId {
                     byAssistantMessageId[id] = index
                 }
             } else {

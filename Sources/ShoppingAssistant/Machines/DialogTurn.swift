@@ -135,6 +135,13 @@ struct ReplyMessage: Sendable, Hashable {
         }
     }
 
+    /// The checksum a reply read back from the dialog store was saved with, which saving it again
+    /// keeps (`StoredDialogCodec`); `nil` for a reply that landed in this run.
+    var storedChecksum: UInt64? {
+        if case .restored(let replies, let index) = source { return replies.replies[index].checksum }
+        return nil
+    }
+
     /// Whether button `index` of the reply is offered (AC3, AC4): a landed reply says so itself
     /// (`buttonsEnabled`), a restored one's buttons are looked up in `restoredOffers`.
     func isOffered(_ index: Int, restoredOffers: RestoredOffers?) -> Bool {

@@ -369,17 +369,56 @@ import Testing
     }
 
     // covers: D20
-    @Test func aFileDamagedAnywhereIsRefused() throws {
-        let (_, data) = try Self.storedBytes()
+    @Test func aFileDamagedAnywhereIsRefusedOrLosesOnlyTheDamagedReply() throws {
+        let (stored, data) = try Self.storedBytes()
+        let received = try #require(stored.turns[0].reply?.received?.bytes)
+        let reply = try #require(data.range(of: received))
+        #expect(reply.upperBound == data.count)  // the replies' bytes follow the index
+        var restoredCount = 0
         for offset in 0..<data.count {
             var damaged = data
             damaged[offset] ^= 0x20
-            #expect(throws: StoredDialogCodec.Failure.self) { try StoredDialogCodec.decode(damaged) }
+            let logs = LogCollector()
+            guard reply.contains(offset),
+                let restored = try? StoredDialogCodec.decode(damaged, logger: logs.makeLogger())
+            else {
+                #expect(throws: StoredDialogCodec.Failure.self) { try StoredDialogCodec.decode(damaged) }
+                continue
+            }
+            // The restore reads no reply's bytes: a damaged one is found when it is first read.
+            restoredCount += 1
+            let (machine, _) = try Self.restart(with: restored)
+            #expect(machine.snapshot().suggests.isEmpty)
+            let messages = machine.snapshot().messages
+            #expect(messages.map(\.id) == ["m-1", "am-1", "m-2"])
+            #expect(messages[1].text.isEmpty)
+            #expect(messages[1].productBlock == nil)
+            #expect(messages[1].buttons.isEmpty)
+            #expect(logs.errors.contains { $0.contains("damaged: its checksum does not match its bytes") })
         }
+        #expect(restoredCount >= reply.count - 2)  // only its braces, damaged, make it no object at all
     }
 
     // covers: D20
-    @Test(arguments: [UInt16(1), 3, 0xFFFF])
+    @Test func aDamagedReplySavedAgainIsStillFoundDamaged() throws {
+        let (stored, data) = try Self.storedBytes()
+        let received = try #require(stored.turns[0].reply?.received?.bytes)
+        let reply = try #require(data.range(of: received))
+        var damaged = data
+        damaged[reply.lowerBound + reply.count / 2] ^= 0x20
+        // Saved again unread, and again once read: its checksum as saved goes with it each time.
+        let restored = try StoredDialogCodec.decode(damaged)
+        #expect(StoredDialogCodec.encode(restored) == damaged)
+        #expect(restored.turns[0].reply?.content.text == "")
+        #expect(StoredDialogCodec.encode(restored) == damaged)
+        let logs = LogCollector()
+        let again = try StoredDialogCodec.decode(StoredDialogCodec.encode(restored), logger: logs.makeLogger())
+        #expect(again.turns[0].reply?.content.text == "")
+        #expect(logs.errors.contains { $0.contains("damaged: its checksum does not match its bytes") })
+    }
+
+    // covers: D20
+    @Test(arguments: [UInt16(1), 2, 4, 0xFFFF])
     func aFileOfAnotherVersionIsRefusedNamingIt(_ version: UInt16) throws {
         var (_, data) = try Self.storedBytes()
         data.replaceSubrange(8..<10, with: [UInt8(version & 0xFF), UInt8(version >> 8)])
@@ -390,16 +429,18 @@ import Testing
     @Test func aFileMadeByHandWithAGoodChecksumIsRefusedOrShownNeverACrash() throws {
         let (_, data) = try Self.storedBytes()
         let header = StoredDialogCodec.headerBytes
+        let indexLength = data[(header - 4)..<header].reversed().reduce(0) { $0 << 8 | Int($1) }
         var random = SplitMix64(seed: 20_261_207)
         var restored = 0
         for _ in 0..<300 {
-            // A few bytes changed anywhere after the header, the checksum made anew to match.
+            // A few bytes changed anywhere after the header, the index's checksum made anew to match.
             var body = Array(data[header...])
             for _ in 0...(random.next() % 4) {
                 body[Int(random.next() % UInt64(body.count))] = UInt8(truncatingIfNeeded: random.next())
             }
-            var file = Array(data[..<(header - 8)])
-            withUnsafeBytes(of: body.withUnsafeBytes(Checksum.xxh64).littleEndian) { file += $0 }
+            var file = Array(data[..<(header - 12)])
+            withUnsafeBytes(of: body[..<indexLength].withUnsafeBytes(Checksum.xxh64).littleEndian) { file += $0 }
+            file += data[(header - 4)..<header]
             file += body
             guard let dialog = try? StoredDialogCodec.decode(Data(file)) else { continue }
             restored += 1
