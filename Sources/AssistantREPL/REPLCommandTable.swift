@@ -340,7 +340,8 @@ extension REPLCommandTable {
         },
         // The delivery queue, the network and restarts (DL).
         REPLCommand(
-            "queue", "[clear]", "show what waits for delivery: kind, age, attempts, status, next try; clear empties it",
+            "queue", "[clear]",
+            "show what waits for delivery: kind, age, server failures, status, next try; clear empties it",
             group: .delivery, example: ":queue", related: ["flush", "offline", "log"], completions: [["clear"]]
         ) { session, argument in
             switch argument {

@@ -19,9 +19,10 @@ extension REPLSession {
         }
     }
 
-    /// One `:queue` line: `1. event purchase-v1 · age 12s · 0 attempts · queued · next try in 2s`.
+    /// One `:queue` line: `1. event purchase-v1 · age 12s · 0 server failures · queued · next try
+    /// in 2s`. Only server failures count towards the drop (DL3); a network failure does not.
     static func queueLine(_ entry: PendingDelivery, number: Int, now: Date) -> String {
-        let attempts = entry.attempts == 1 ? "1 attempt" : "\(entry.attempts) attempts"
+        let attempts = entry.attempts == 1 ? "1 server failure" : "\(entry.attempts) server failures"
         var line =
             "\(number). \(entry.kind.rawValue) \(entry.label) · age \(age(now.timeIntervalSince(entry.createdAt)))"
             + " · \(attempts) · \(entry.status.rawValue)"
@@ -46,11 +47,14 @@ extension REPLSession {
         }
     }
 
-    /// `:flush`: one fresh attempt at everything queued, then how much is left.
+    /// `:flush`: one fresh attempt at everything queued, then how much is left, and why when
+    /// the REPL itself cut the network.
     func flushQueue() async {
         await engine.flushQueue()
         let left = await engine.pendingDeliveries
-        output.line(.dim, left == 0 ? "(queue flushed: nothing left)" : "(queue flushed: \(Self.entries(left)) left)")
+        guard left > 0 else { return output.line(.dim, "(queue flushed: nothing left)") }
+        let why = network.isOffline ? "offline: :online to reconnect" : ":queue shows the next try"
+        output.line(.dim, "(queue tried: \(Self.entries(left)) still queued; \(why))")
     }
 
     /// At the end of a session: what is still queued stays in the store for the next start

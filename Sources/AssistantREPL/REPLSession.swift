@@ -397,6 +397,8 @@ package actor REPLSession {
             .dim,
             "(engine restarted on the same stores: identity, delivery queue and conversation kept; "
                 + "screens and cart start afresh, the chat comes back on the next :open)")
+        // The network is the device's, not the process's: a restart does not bring it back.
+        if network.isOffline { output.line(.dim, "(still offline: every request fails to connect until :online)") }
     }
 
     /// `1 entry`, `3 entries`, `no entry`.

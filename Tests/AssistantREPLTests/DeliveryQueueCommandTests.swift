@@ -31,7 +31,7 @@ import Testing
         let queue = await repl.run(":queue").printed
         let purchase = try #require(queue.first { $0.contains("event purchase-v1") }, "\(queue)")
         #expect(purchase.contains(" · age "), "\(purchase)")
-        #expect(purchase.contains(" attempt"), "\(purchase)")
+        #expect(purchase.contains(" server failures"), "\(purchase)")
         #expect(await repl.session.engine.pendingDeliveries == queue.count)
     }
 
@@ -60,6 +60,19 @@ import Testing
         let online = try await DemoREPL()
         let quiet = await online.runSession([":product KIT-1001", ":cart add KIT-1001 2", ":buy", ":quit"])
         #expect(!quiet.contains { $0.contains("still queued") }, "\(quiet)")
+    }
+
+    // The network is the device's: a restart does not bring it back, and says so; a flush that
+    // cannot reach it says why nothing left, instead of calling the queue flushed.
+    // covers: DL8
+    @Test func offlineARestartSaysSoAndAFlushSaysWhyNothingLeft() async throws {
+        let repl = try await DemoREPL()
+        await buyOffline(repl)
+        let restarted = await repl.run(":restart").printed
+        #expect(restarted.last == "(still offline: every request fails to connect until :online)", "\(restarted)")
+        let flushed = await repl.run(":flush").printed
+        let summary = flushed.first { $0.hasPrefix("(queue") }
+        #expect(summary == "(queue tried: 2 entries still queued; offline: :online to reconnect)", "\(flushed)")
     }
 
     @Test func backOnlineAFlushDeliversThePurchaseWithTheTimeItWasMade() async throws {

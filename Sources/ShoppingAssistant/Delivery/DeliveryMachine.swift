@@ -137,7 +137,9 @@ struct DeliveryMachine {
         var isDroppable: Bool {
             guard !unprotected else { return false }
             switch state {
-            case .queued, .waiting: return true
+            case .queued: return true
+            // Let through the gate, it goes at once: its call returned long ago (DL5).
+            case .waiting: return !released
             case .persisting: return !inWrite && !atGate && !released
             case .firstAttempt, .draining, .held: return false
             }
@@ -318,9 +320,14 @@ struct DeliveryMachine {
         let replacement = DeliveryRecord(
             id: heldID, kind: record.kind, target: record.target, body: record.body, createdAt: held.record.createdAt,
             label: record.label, owner: record.owner)
-        let inWrite: Bool
-        if case .persisting = held.state { inWrite = held.inWrite } else { inWrite = false }
-        let keeps = settings.enabled
+        let (persisting, inWrite): (Bool, Bool)
+        if case .persisting = held.state {
+            (persisting, inWrite) = (true, held.inWrite)
+        } else {
+            (persisting, inWrite) = (false, false)
+        }
+        // One on its way to the store goes there, though the queue was turned off meanwhile.
+        let keeps = settings.enabled || persisting
         change(heldID) { entry in
             entry.record = replacement
             entry.atGate = false
@@ -533,6 +540,8 @@ struct DeliveryMachine {
         counts.count(old, -1)
         counts.count(entry, 1)
         if old.state.isBeforeQueue, !entry.state.isBeforeQueue { firstAttemptOver(old) }
+        // A held record let through makes its first attempt after all: the flushes wait for it.
+        if !old.state.isBeforeQueue, entry.state.isBeforeQueue { firstAttemptAhead(entry) }
         if old.state != entry.state { file(entry) }
     }
 
@@ -560,6 +569,12 @@ struct DeliveryMachine {
     private mutating func firstAttemptOver(_ entry: Entry) {
         for index in flushes.indices where entry.sequence < flushes[index].before {
             flushes[index].awaited -= 1
+        }
+    }
+
+    private mutating func firstAttemptAhead(_ entry: Entry) {
+        for index in flushes.indices where entry.sequence < flushes[index].before {
+            flushes[index].awaited += 1
         }
     }
 

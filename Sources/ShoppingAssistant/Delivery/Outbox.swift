@@ -41,6 +41,9 @@ final class Outbox: Sendable {
         var eventTime: String?
         /// The identity under which its answer's `user` is taken (B9), `nil` for never.
         var identityEpoch: UInt64?
+        /// Sent as the user an earlier record raised before any identity opened, before the
+        /// engine took it: its answer counts as one to a request sent as nobody (B8).
+        var ownerBorrowed = false
     }
 
     fileprivate struct State {
@@ -222,7 +225,12 @@ final class Outbox: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 var cleared = false
+                var stopped = false
                 perform { shell in
+                    guard !shell.machine.isStopped else {
+                        stopped = true  // kept for the next engine, never sent by this one
+                        return []
+                    }
                     let now = wiring.wallClock()
                     let actions: [DeliveryMachine.Action]
                     if let held {
@@ -239,6 +247,7 @@ final class Outbox: Sendable {
                     shell.persistedSignals[id] = persisted
                     return actions
                 }
+                if stopped { return continuation.resume(returning: .failure(.cancelled)) }
                 if cleared {
                     continuation.resume(
                         returning: .failure(
@@ -606,11 +615,12 @@ final class Outbox: Sendable {
         let ownerless = route != .host && record.kind != .tracking && record.owner == nil
         let task = spawn { [self] in
             var (request, detail) = (built, kept)
-            if ownerless, let (body, user, epoch) = await owned(record) {
-                request?.body = body
+            if ownerless, let owner = await owned(record) {
+                request?.body = owner.body
                 detail = detail ?? Self.detail(ofKept: record)
-                detail?.user = user
-                detail?.identityEpoch = epoch
+                detail?.user = owner.user
+                detail?.identityEpoch = owner.epoch
+                detail?.ownerBorrowed = owner.borrowed
             }
             let result = await TrackerDeliveryScope.$isActive.withValue(delivery) { [request] in
                 await attempt(request, of: record.id, retrying: route != nil, timeout: timeout)
@@ -754,17 +764,21 @@ final class Outbox: Sendable {
     /// answer is then taken as the engine's own (B9). While nobody is known it goes as kept, and
     /// its answer opens the profile. `nil`: it goes as kept (the engine is gone, or the body
     /// does not end with an empty `user`).
-    private func owned(_ record: DeliveryRecord) async -> (Data, GravityUser, UInt64)? {
+    /// `borrowed`: the user is the one an earlier such record's answer brought, which the engine
+    /// may not take, so its answer is taken only while the engine knows nobody, as the first's.
+    private func owned(_ record: DeliveryRecord) async -> (
+        body: Data, user: GravityUser, epoch: UInt64, borrowed: Bool
+    )? {
         guard let source = ownerSource.withLock({ $0 }), let (known, epoch) = await source() else { return nil }
-        var user = known
+        var (user, borrowed) = (known, false)
         if user.uid == nil, user.custom == nil, let answer = ownerlessAnswer.withLock({ $0 }), answer.epoch == epoch {
-            user = GravityUser(uid: answer.user.uid, ses: answer.user.ses)
+            (user, borrowed) = (GravityUser(uid: answer.user.uid, ses: answer.user.ses), true)
         }
         guard user.uid != nil || user.custom != nil else {
-            return record.body.map { ($0, user, epoch) }  // goes as kept; its answer opens the profile
+            return record.body.map { ($0, user, epoch, false) }  // goes as kept; its answer opens the profile
         }
         guard let body = record.body, let sent = GravityClient.body(body, sentAs: user) else { return nil }
-        return (sent, user, epoch)
+        return (sent, user, epoch, borrowed)
     }
 
     private func finish(
@@ -790,7 +804,7 @@ final class Outbox: Sendable {
                 let (_, user) = GravityAnswer.events(response.body), let user,
                 !state.withLock({ $0.machine.isStopped })
             {
-                let asNobody = detail.user.uid == nil && detail.user.custom == nil
+                let asNobody = detail.user.uid == nil && detail.user.custom == nil || detail.ownerBorrowed
                 if asNobody, user.uid != nil {
                     ownerlessAnswer.withLock { $0 = $0?.epoch == epoch ? $0 : (user, epoch) }  // the first wins
                 }

@@ -132,9 +132,44 @@ import Testing
             _ = machine.heldAtGate(record, now: Self.now)
             _ = machine.persisted(failure: nil, now: Self.now)
         }
-        let actions = machine.released(held[0].id, as: Self.sessionRecord(), now: Self.now) ?? []
+        let released = Self.sessionRecord()
+        var actions = machine.released(held[0].id, as: released, now: Self.now) ?? []
+        actions += machine.persisted(failure: nil, now: Self.now)
         #expect(!actions.contains { if case .drop = $0 { return true } else { return false } }, "\(actions)")
+        #expect(actions.contains(.send(Self.replacing(held[0], with: released), route: .host)))
         #expect(held.allSatisfy { machine.holds($0.id) })
+    }
+
+    // A flush asked while a record is held waits for its first attempt once it is let
+    // through, and ends when the drain stops, neither before nor never.
+    // covers: DL8
+    @Test func aFlushAskedWhileARecordIsHeldEndsOnceItsFirstAttemptIsOver() {
+        let (draining, held, released) = (Self.record(), Self.record(), Self.sessionRecord())
+        var machine = DeliveryMachine(settings: OfflineQueueSettings(), seed: 7)
+        _ = machine.loaded([draining], now: Self.now)  // on the wire from the drain
+        _ = machine.heldAtGate(held, now: Self.now)
+        _ = machine.persisted(failure: nil, now: Self.now)
+        #expect(machine.flushRequested(1, kind: .queue, now: Self.now).isEmpty)
+        _ = machine.released(held.id, as: released, now: Self.now)
+        _ = machine.persisted(failure: nil, now: Self.now)
+        #expect(machine.attemptFinished(draining.id, .delivered, now: Self.now) == [.remove([draining.id])])
+        #expect(
+            machine.attemptFinished(held.id, .delivered, now: Self.now) == [.remove([held.id]), .finishFlushes([1])])
+    }
+
+    // The queue was turned off while the held record was being written: the release still
+    // writes its bytes over it, so the store forgets it once delivered (DL5).
+    // covers: DL4, DL5
+    @Test func aReleaseAfterTheQueueWasTurnedOffDuringTheHeldWriteStillKeepsIt() {
+        let (held, released) = (Self.record(), Self.sessionRecord())
+        let kept = Self.replacing(held, with: released)
+        var machine = Self.machine()
+        _ = machine.heldAtGate(held, now: Self.now)  // in the write under way
+        _ = machine.settingsChanged(OfflineQueueSettings(enabled: false), now: Self.now)
+        #expect(machine.released(held.id, as: released, now: Self.now) == [])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.persist([kept])])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(kept, route: .host)])
+        #expect(machine.attemptFinished(held.id, .delivered, now: Self.now) == [.remove([held.id])])
     }
 
     // covers: DL4

@@ -152,7 +152,11 @@ struct OwnerlessOutboxTests {
                     OwnerlessDeliveryTests.ownerless("ORDER-1"), OwnerlessDeliveryTests.ownerless("ORDER-2"),
                 ]), transport: transport)
             let adopted = Locked<[GravityAnsweredUser]>([])
-            outbox.setIdentityListener { user, _, _ in adopted.withLock { $0.append(user) } }
+            let asNobody = Locked<[Bool]>([])
+            outbox.setIdentityListener { user, _, nobody in
+                adopted.withLock { $0.append(user) }
+                asNobody.withLock { $0.append(nobody) }
+            }
             outbox.setOwnerSource { (GravityUser(), 1) }  // nobody known yet, whatever was answered
             outbox.open()
             await outbox.flushQueue()
@@ -163,6 +167,9 @@ struct OwnerlessOutboxTests {
             #expect(bodies.last?.hasSuffix(#""user":{"ses":"s-9","uid":"u-new"}}"#) == true)
             #expect(
                 adopted.withLock { $0 }.first == GravityAnsweredUser(uid: "u-new", ses: "s-9"), "handed to the engine")
+            // The second went as a user the engine may not have taken: its answer, as the
+            // first's, is taken only while the engine knows nobody (B8).
+            #expect(asNobody.withLock { $0 } == [true, true])
             return true
         }
         #expect(finished == true)
