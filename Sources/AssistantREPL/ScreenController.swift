@@ -196,7 +196,14 @@ actor ScreenController {
 
     private func showEntryButton(_ title: String) {
         entryButton = title
-        output.singleLine(.accent, prefix: "[ ", title, suffix: " ]  ← entry button (:open)")
+        let hint = "← entry button (:open)"
+        let whole = DisplayWidth.of("[ " + TerminalSanitizer.sanitize(title) + " ]  " + hint)
+        guard let width = output.width, whole > width else {
+            return output.singleLine(.accent, prefix: "[ ", title, suffix: " ]  " + hint)
+        }
+        // Narrow: the button keeps its brackets and the hint goes below, rather than cut off.
+        output.singleLine(.accent, prefix: "[ ", title, suffix: " ]")
+        output.line(.dim, "  " + hint)
     }
 
     private func hideEntryButton() {

@@ -135,6 +135,17 @@ struct ScreenControllerTests {
         #expect(await screens.page == Self.other)
         #expect(output.lines.filter { $0 == Self.entryButton }.count == 1)
     }
+
+    /// At 20 columns the button keeps both brackets, its title cut, and its hint goes below
+    /// instead of being cut off.
+    @Test func aNarrowTerminalKeepsTheEntryButtonWholeAndPutsItsHintBelow() async throws {
+        let repl = try await DemoREPL(width: 20)
+        let printed = await repl.run(":home").printed
+        #expect(printed.contains("[ Спросите помощн… ]"), "\(printed)")
+        #expect(printed.contains("  ← entry button"), "\(printed)")
+        let wide = try await DemoREPL(width: 80)
+        #expect(await wide.run(":home").printed.contains("[ Спросите помощника ]  ← entry button (:open)"))
+    }
 }
 
 /// JSON bodies of the requests a bed's transport received.
