@@ -41,9 +41,9 @@ final class Outbox: Sendable {
         var eventTime: String?
         /// The identity under which its answer's `user` is taken (B9), `nil` for never.
         var identityEpoch: UInt64?
-        /// Sent as the user an earlier record raised before any identity opened, before the
-        /// engine took it: its answer counts as one to a request sent as nobody (B8).
-        var ownerBorrowed = false
+        /// Sent alone as the session's first request (B8): its end, answered or not, is the
+        /// engine's to hear under this number (`setOpenerListener`), not the identity listener.
+        var opener: UInt64?
     }
 
     fileprivate struct State {
@@ -111,12 +111,10 @@ final class Outbox: Sendable {
     /// Requests under it log as Gravity's.
     private let gravityPrefix: String
     private let identityAnswered = Locked<IdentityListener?>(nil)
-    /// Where a record raised before any identity was known learns the one known as it leaves
-    /// the queue (DL7): the engine's identity and its epoch.
-    private let ownerSource = Locked<(@Sendable () async -> (GravityUser, UInt64)?)?>(nil)
-    /// The `user` the last answer to such a record brought, under the epoch it was sent in: the
-    /// next one carries it even before the engine has taken it (B8: one profile, not one each).
-    private let ownerlessAnswer = Locked<(user: GravityAnsweredUser, epoch: UInt64)?>(nil)
+    /// Where a record raised before any identity was known learns who it leaves as (DL7), and
+    /// whether it goes as the session's first request (B8); and where that one's end is heard.
+    private let ownerSource = Locked<(@Sendable () async -> QueuedOwner?)?>(nil)
+    private let openerFinished = Locked<(@Sendable (UInt64, GravityAnsweredUser?, UInt64) -> Void)?>(nil)
 
     /// Hears an answer's `user`, its epoch, and whether the request went as nobody (`{}`).
     private struct IdentityListener: Sendable {
@@ -143,8 +141,14 @@ final class Outbox: Sendable {
     }
 
     /// Where records raised before any identity was known find the identity they leave as.
-    func setOwnerSource(_ source: @escaping @Sendable () async -> (GravityUser, UInt64)?) {
+    func setOwnerSource(_ source: @escaping @Sendable () async -> QueuedOwner?) {
         ownerSource.withLock { $0 = source }
+    }
+
+    /// Where the end of a record sent as the session's first request is heard: its number, the
+    /// `user` its answer brought (`nil` when it failed), and the epoch it was sent under.
+    func setOpenerListener(_ listener: @escaping @Sendable (UInt64, GravityAnsweredUser?, UInt64) -> Void) {
+        openerFinished.withLock { $0 = listener }
     }
 
     // MARK: - Opening
@@ -615,12 +619,24 @@ final class Outbox: Sendable {
         let ownerless = route != .host && record.kind != .tracking && record.owner == nil
         let task = spawn { [self] in
             var (request, detail) = (built, kept)
-            if ownerless, let owner = await owned(record) {
-                request?.body = owner.body
-                detail = detail ?? Self.detail(ofKept: record)
-                detail?.user = owner.user
-                detail?.identityEpoch = owner.epoch
-                detail?.ownerBorrowed = owner.borrowed
+            if ownerless {
+                switch await owned(record) {
+                case .asKept:
+                    break
+                case .withheld:
+                    return finish(record, detail: detail, route: route, .failure(.cancelled))
+                case .owned(let body, let user, let epoch, let opener):
+                    request?.body = body
+                    detail = detail ?? Self.detail(ofKept: record)
+                    detail?.user = user
+                    detail?.identityEpoch = epoch
+                    detail?.opener = opener
+                }
+                // DL8: cleared while it waited to learn its owner, it goes no more.
+                guard state.withLock({ $0.machine.holds(record.id) }) else {
+                    let cleared = AssistantError(code: .network, message: "the queue was cleared")
+                    return finish(record, detail: detail, route: route, .failure(.failed(cleared, uncertain: false)))
+                }
             }
             let result = await TrackerDeliveryScope.$isActive.withValue(delivery) { [request] in
                 await attempt(request, of: record.id, retrying: route != nil, timeout: timeout)
@@ -759,26 +775,29 @@ final class Outbox: Sendable {
         }
     }
 
-    /// A record raised before any identity was known, as it leaves (DL7): with the
-    /// identity the engine knows now, or the one the last such record's answer brought; its
-    /// answer is then taken as the engine's own (B9). While nobody is known it goes as kept, and
-    /// its answer opens the profile. `nil`: it goes as kept (the engine is gone, or the body
-    /// does not end with an empty `user`).
-    /// `borrowed`: the user is the one an earlier such record's answer brought, which the engine
-    /// may not take, so its answer is taken only while the engine knows nobody, as the first's.
-    private func owned(_ record: DeliveryRecord) async -> (
-        body: Data, user: GravityUser, epoch: UInt64, borrowed: Bool
-    )? {
-        guard let source = ownerSource.withLock({ $0 }), let (known, epoch) = await source() else { return nil }
-        var (user, borrowed) = (known, false)
-        if user.uid == nil, user.custom == nil, let answer = ownerlessAnswer.withLock({ $0 }), answer.epoch == epoch {
-            (user, borrowed) = (GravityUser(uid: answer.user.uid, ses: answer.user.ses), true)
+    /// A record raised before any identity was known, as it leaves (DL7): as the identity the
+    /// engine knows, which may mean waiting for the session's first request (B8); with nobody
+    /// known it goes as kept, alone, as that first request (`opener`), and its answer opens
+    /// the profile.
+    private func owned(_ record: DeliveryRecord) async -> Owned {
+        // A body that cannot take a user goes as kept, and never as the session's first request.
+        guard let body = record.body, GravityClient.body(body, sentAs: GravityUser()) != nil,
+            let source = ownerSource.withLock({ $0 })
+        else { return .asKept }
+        guard let owner = await source() else { return .withheld }
+        guard owner.user.uid != nil || owner.user.custom != nil else {
+            return .owned(body: body, user: owner.user, epoch: owner.identityEpoch, opener: owner.opener)
         }
-        guard user.uid != nil || user.custom != nil else {
-            return record.body.map { ($0, user, epoch, false) }  // goes as kept; its answer opens the profile
-        }
-        guard let body = record.body, let sent = GravityClient.body(body, sentAs: user) else { return nil }
-        return (sent, user, epoch, borrowed)
+        let sent = GravityClient.body(body, sentAs: owner.user) ?? body
+        return .owned(body: sent, user: owner.user, epoch: owner.identityEpoch, opener: owner.opener)
+    }
+
+    /// What `owned` found: the record goes as kept, does not go now (the engine stopped: kept
+    /// for the next one), or goes as `user`.
+    private enum Owned {
+        case asKept
+        case withheld
+        case owned(body: Data, user: GravityUser, epoch: UInt64, opener: UInt64?)
     }
 
     private func finish(
@@ -800,14 +819,11 @@ final class Outbox: Sendable {
             // B9: the answer's `user`, for the identity the record was sent for; a host call's
             // answer is the engine's own to read.
             // Not once the engine stopped: nothing it starts may run after the shutdown (H2).
-            if route != .host, record.kind != .tracking, let epoch = detail.identityEpoch,
+            if route != .host, record.kind != .tracking, detail.opener == nil, let epoch = detail.identityEpoch,
                 let (_, user) = GravityAnswer.events(response.body), let user,
                 !state.withLock({ $0.machine.isStopped })
             {
-                let asNobody = detail.user.uid == nil && detail.user.custom == nil || detail.ownerBorrowed
-                if asNobody, user.uid != nil {
-                    ownerlessAnswer.withLock { $0 = $0?.epoch == epoch ? $0 : (user, epoch) }  // the first wins
-                }
+                let asNobody = detail.user.uid == nil && detail.user.custom == nil
                 identityAnswered.withLock { $0 }?.answered(user, epoch, asNobody)
             }
         case .failure(.cancelled):
@@ -816,6 +832,12 @@ final class Outbox: Sendable {
         case .failure(.failed(let error, let uncertain)):
             outcome = .failed(FailureClass(.failed(error, uncertain: uncertain)), reason: "\(error)")
             failure = error.code.rawValue
+        }
+        // B8: the session's first request is over, answered or not: the gate opens either way.
+        if let opener = detail.opener, let epoch = detail.identityEpoch, !stopped {
+            var user: GravityAnsweredUser?
+            if case .success(let response) = result { user = GravityAnswer.events(response.body)?.1 }
+            openerFinished.withLock { $0 }?(opener, user, epoch)
         }
         let letsWatcherRunOut = wiring.letsWatcherRunOut
         let (waiting, watcher) = state.withLock {

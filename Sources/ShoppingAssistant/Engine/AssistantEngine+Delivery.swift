@@ -37,9 +37,26 @@ extension AssistantEngine {
         spawn { [weak self] in await self?.handle { $0.gravityRequestPersisted(id) } }
     }
 
-    /// The identity a record raised before any was known leaves the queue as (DL7), with the
-    /// epoch its answer is taken under (B9).
-    func currentOwner() -> (GravityUser, UInt64) { (machine.identity.wire, machine.identity.epoch) }
+    /// Who a queued record raised before any identity was known leaves as (DL7), once the
+    /// machine says: at once, or after the session's first request (B8). `nil` once the engine
+    /// has stopped.
+    func queuedRecordOwner() async -> QueuedOwner? {
+        guard !machine.isShutDown else { return nil }  // H2: kept for the next engine
+        let owner = ownerRequests.next()
+        return await withCheckedContinuation { continuation in
+            ownerRequests.add(owner, continuation)
+            handle { $0.queuedOwnerAsked(owner) }
+            // Not answered at once: it waits for the gate's first answer, parked.
+            if ownerRequests.park(owner) { activity?.end() }
+        }
+    }
+
+    /// Resumes an owner request; one that waited parked counts as runnable work again first.
+    func answerOwner(_ owner: UInt64, with answer: QueuedOwner?) {
+        guard let (continuation, parked) = ownerRequests.take(owner) else { return }
+        if parked { activity?.begin() }
+        continuation.resume(returning: answer)
+    }
 
     /// The record a host call's `/visit` or `/event` is kept as, or `nil` for a `/choose`,
     /// which is never queued.

@@ -165,7 +165,10 @@ extension AssistantEngine {
                 complete(id, with: result)
             case .log(let level, let line):
                 logger.log(level, line.description)
+            case .answerOwner(let owner, let user, let epoch, let opens):
+                answerOwner(owner, with: QueuedOwner(user: user, identityEpoch: epoch, opener: opens ? owner : nil))
             case .stopEverything:
+                for owner in ownerRequests.waiting { answerOwner(owner, with: nil) }  // kept for the next engine
                 for request in requests.values { request.cancel() }
                 requests = [:]
                 timers = EngineTimers()

@@ -68,6 +68,9 @@ public actor AssistantEngine {
     @exclusivity(unchecked) var requests: [RequestID: Task<Void, Never>] = [:]
     /// The records kept for requests waiting at the session gate (B8), by request.
     @exclusivity(unchecked) var keptAtGate: [RequestID: UUID] = [:]
+    /// Queued records raised before any identity, waiting to learn who they leave as (DL7), and
+    /// which of them wait parked (not runnable work, for replay quiescence).
+    @exclusivity(unchecked) var ownerRequests = OwnerRequests()
     /// Every task the engine started and that has not ended, for a shutdown to wait for (H2).
     let tasks = EngineTasks()
     @exclusivity(unchecked) var timers = EngineTimers()
@@ -227,7 +230,12 @@ public actor AssistantEngine {
                 }
             }
         }
-        outbox.setOwnerSource { [weak self] in await self?.currentOwner() }
+        outbox.setOwnerSource { [weak self] in await self?.queuedRecordOwner() }
+        outbox.setOpenerListener { [weak self] owner, user, epoch in
+            self?.spawn { [weak self] in
+                await self?.handle { $0.queuedOpenerFinished(owner, user: user, identityEpoch: epoch) }
+            }
+        }
         outbox.open()
     }
 

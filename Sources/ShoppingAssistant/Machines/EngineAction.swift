@@ -33,6 +33,9 @@ enum RequestID: Hashable, Sendable, CustomStringConvertible {
     /// One `/choose` for several content calls made together (B16); `ContentBatcher` knows
     /// whose they are.
     case contents(UInt64)
+    /// A queued record raised before any identity was known, sent by the outbox as the
+    /// session's first request (B8, DL7), under the number its owner was asked by.
+    case queued(UInt64)
 
     var description: String {
         switch self {
@@ -42,6 +45,7 @@ enum RequestID: Hashable, Sendable, CustomStringConvertible {
         case .message(let tag): return "message \(tag)"
         case .history(let tag): return "history read for \(tag)"
         case .feedback(let dialog, let turn): return "rating of dialog#\(dialog) turn \(turn)"
+        case .queued(let owner): return "queued record of owner request#\(owner)"
         }
     }
 }
@@ -179,6 +183,10 @@ enum HostCallPurpose: Hashable, Sendable {
 enum EngineAction: Hashable, Sendable {
     /// Send a Gravity request; its answer comes back under the same ID.
     indirect case sendGravity(RequestID, GravityCall, identityEpoch: UInt64)
+    /// Tell the outbox who a queued record raised before any identity was known leaves as
+    /// (DL7), and whether it goes alone as the session's first request (B8): its answer is then
+    /// reported back as `queuedOpenerFinished`.
+    case answerOwner(UInt64, GravityUser, identityEpoch: UInt64, opens: Bool)
     /// Keep an `/event` that waits at the session gate (B8, DL2): a process ended
     /// before the gate opens leaves it to the next engine. When it goes, `sendGravity` under
     /// the same ID replaces what was kept.

@@ -223,11 +223,46 @@ extension EngineMachine {
     /// A Gravity request answered (its `user` already adopted): what waited at the gate goes,
     /// carrying the session it brought (B8).
     mutating func sessionGateAnswered(_ id: RequestID) -> [EngineAction] {
-        sessionGate.answered(id, needsSession: identity.needsSession).flatMap { request in
+        let actions = sessionGate.answered(id, needsSession: identity.needsSession).flatMap { request in
             // A request decided for an older identity keeps the user it was decided for (AN3).
             let call = request.identityEpoch == identity.epoch ? request.call.sent(as: identity.wire) : request.call
             return send(SessionGate.Waiting(id: request.id, call: call, identityEpoch: request.identityEpoch))
         }
+        return actions + answerOwnerWaiters()
+    }
+
+    // MARK: - Queued records raised before any identity (B8, DL7)
+
+    /// The outbox is about to send a queued record raised before any identity was known: it
+    /// leaves as the identity known now (DL7). With nobody known it goes alone as the session's
+    /// first request, or waits for the one on its way, so that one profile is opened, not one
+    /// per record (B8).
+    mutating func queuedOwnerAsked(_ owner: UInt64) -> [EngineAction] {
+        ownerWaiters.append(owner)
+        return answerOwnerWaiters()
+    }
+
+    /// A queued record that went as the session's first request is over: its answer's `user`
+    /// is taken as any first answer's (B9, taken only while nobody is known), and what waited
+    /// at the gate goes.
+    mutating func queuedOpenerFinished(_ owner: UInt64, user: GravityAnsweredUser?, identityEpoch: UInt64)
+        -> [EngineAction]
+    {
+        lifecycleEventAnswered(user: user, identityEpoch: identityEpoch, sentAsNobody: true)
+            + sessionGateAnswered(.queued(owner))
+    }
+
+    /// Owners asked while the gate had a first request on its way learn theirs once it is
+    /// over: the identity known then, or, still with nobody known, the first of them goes alone.
+    private mutating func answerOwnerWaiters() -> [EngineAction] {
+        guard !ownerWaiters.isEmpty, sessionGate.opener == nil else { return [] }
+        if identity.wire.uid != nil || identity.wire.custom != nil {
+            defer { ownerWaiters = [] }
+            return ownerWaiters.map { .answerOwner($0, identity.wire, identityEpoch: identity.epoch, opens: false) }
+        }
+        let first = ownerWaiters.removeFirst()
+        sessionGate.opened(by: .queued(first))
+        return [.answerOwner(first, identity.wire, identityEpoch: identity.epoch, opens: true)]
     }
 
     /// A Gravity call's deadline passed (B13): it ends as a timeout — an uncertain outcome,
@@ -310,6 +345,7 @@ extension EngineMachine {
         for request in sessionGate.identityChanged() {  // B8: the gate starts again for the new identity
             actions += sendGravity(request.id, request.call.sent(as: identity.wire))
         }
+        actions += answerOwnerWaiters()  // a queued first request of the old identity gates nothing
         return actions + releaseReached()  // B15: a call whose campaigns were all dropped returns
     }
 }

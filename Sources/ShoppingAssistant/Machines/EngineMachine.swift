@@ -88,6 +88,9 @@ struct EngineMachine: Sendable {
     /// Gravity requests sent as nobody (`"user":{}`) and not answered yet: each opens a profile
     /// of its own, taken only while the engine knows none (B8).
     var sentAsNobody: Set<RequestID> = []
+    /// Queued records raised before any identity was known, waiting to learn who they leave as
+    /// until the session's first request has answered (B8, DL7), by owner request.
+    var ownerWaiters: [UInt64] = []
     /// In-app campaigns on their way to the host, one at a time (B6).
     var campaigns = InAppCampaignQueue()
     /// Completions and notes held until the host has seen what they are about (`HostMilestone`).

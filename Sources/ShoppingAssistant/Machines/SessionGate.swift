@@ -29,6 +29,13 @@ struct SessionGate: Sendable, Hashable {
         return true
     }
 
+    /// A request the gate does not send goes alone as the session's first: a queued record
+    /// raised before any identity was known, which the outbox sends (B8, DL7).
+    mutating func opened(by id: RequestID) {
+        precondition(opener == nil, "the gate has a first request already")
+        opener = id
+    }
+
     /// Request `id` answered or failed. Returns the waiting requests that go now: all of them
     /// once a session is known, else the next one alone.
     mutating func answered(_ id: RequestID, needsSession: Bool) -> [Waiting] {

@@ -39,9 +39,12 @@ struct OwnerlessDeliveryTests {
         #expect(store.inner.records.isEmpty)
     }
 
-    /// A first launch's queued event and the app's first page view go as nobody at the same
-    /// time: each opens a profile; the engine takes the one answered first and keeps it.
-    private static func twoFirstAnswers(drainAnswersFirst: Bool) async throws -> (String?, [String?]) {
+    /// A first launch's queued event and the app's first page view: whichever asks first goes
+    /// alone as nobody; the other waits for its answer and carries the profile it opened, so
+    /// the server opens one profile, not two (B8).
+    private static func oneFirstRequest(queuedGoesFirst: Bool) async throws -> (
+        nobody: [String], uid: String?, heard: [String?]
+    ) {
         let store = OpenedWhenToldStore(records: [Self.ownerless("ORDER-1")])
         let bed = await DeliveryEngineTests.bed(store: store, uid: nil)
         defer { store.letOpen() }
@@ -49,25 +52,107 @@ struct OwnerlessDeliveryTests {
         await bed.engine.setUserIdListener { uid in heard.withLock { $0.append(uid) } }
         let visit = bed.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
         let drained = bed.transport.expect(DeliveryGateEngineTests.event, .deferred)
-        _ = bed.start { engine in await engine.trackView(pageContext: Fixtures.homePage) }
-        store.letOpen()  // the store's read counts as work under way until it is let go
+        if queuedGoesFirst {
+            store.letOpen()  // the store's read counts as work under way until it is let go
+            try await bed.runUntilIdle()
+            _ = bed.start { engine in await engine.trackView(pageContext: Fixtures.homePage) }
+        } else {
+            // The queue off, the store is read and nothing drains; the page view goes first.
+            await bed.engine.setOfflineQueueSettings(OfflineQueueSettings(enabled: false))
+            store.letOpen()
+            try await bed.runUntilIdle()
+            _ = bed.start { engine in await engine.trackView(pageContext: Fixtures.homePage) }
+            try await bed.runUntilIdle()
+            await bed.engine.setOfflineQueueSettings(OfflineQueueSettings())
+        }
         try await bed.runUntilIdle()
-        #expect(bed.transport.request(for: visit) != nil && bed.transport.request(for: drained) != nil)
-        let (first, second) = drainAnswersFirst ? (drained, visit) : (visit, drained)
+        let (first, second) = queuedGoesFirst ? (drained, visit) : (visit, drained)
+        #expect(bed.transport.request(for: first) != nil)
+        #expect(bed.transport.request(for: second) == nil, "the second waits for the first answer")
         bed.transport.complete(first, with: Fixtures.eventResponse(uid: "u-first"))
         try await bed.runUntilIdle()
-        bed.transport.complete(second, with: Fixtures.eventResponse(uid: "u-second"))
+        bed.transport.complete(second, with: Fixtures.eventResponse(uid: "u-first"))
         try await bed.runUntilIdle()
-        return (await bed.engine.canonicalUserId, heard.withLock { $0 })
+        let nobody = bed.transport.requests.map { DeliveryGateEngineTests.text($0.body) }.filter {
+            $0.hasSuffix(#""user":{}}"#)
+        }
+        return (nobody, await bed.engine.canonicalUserId, heard.withLock { $0 })
     }
 
-    // covers: B8, B9
-    @Test func twoFirstAnswersNeverFlipTheUidWhicheverComesFirst() async throws {
-        for drainAnswersFirst in [true, false] {
-            let (uid, heard) = try await Self.twoFirstAnswers(drainAnswersFirst: drainAnswersFirst)
-            #expect(uid == "u-first", "drain answered first: \(drainAnswersFirst)")
-            #expect(heard == ["u-first"], "drain answered first: \(drainAnswersFirst)")
+    // covers: B8, B9, DL7
+    @Test func aQueuedFirstLaunchEventAndTheAppsFirstRequestOpenOneProfile() async throws {
+        for queuedGoesFirst in [true, false] {
+            let (nobody, uid, heard) = try await Self.oneFirstRequest(queuedGoesFirst: queuedGoesFirst)
+            #expect(nobody.count == 1, "queued first: \(queuedGoesFirst); one request as nobody: \(nobody)")
+            #expect(uid == "u-first", "queued first: \(queuedGoesFirst)")
+            #expect(heard == ["u-first"], "queued first: \(queuedGoesFirst)")
         }
+    }
+
+    // The queued first request fails: the gate opens, and the next request goes alone in its
+    // turn (B8), the app's page view here.
+    // covers: B8
+    @Test func aQueuedFirstRequestThatFailsReleasesTheGate() async throws {
+        let store = OpenedWhenToldStore(records: [Self.ownerless("ORDER-1")])
+        let bed = await DeliveryEngineTests.bed(store: store, uid: nil)
+        defer { store.letOpen() }
+        let drained = bed.transport.expect(DeliveryGateEngineTests.event, .deferred)
+        let visit = bed.transport.expect(.request(.post, pathSuffix: "/visit"), .respond(Fixtures.eventResponse()))
+        store.letOpen()
+        try await bed.runUntilIdle()
+        let view = bed.start { engine in await engine.trackView(pageContext: Fixtures.homePage) }
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: visit) == nil, "behind the queued first request")
+        bed.transport.complete(drained, with: .text(503, ""))
+        try await bed.runUntilIdle()
+        #expect(bed.transport.request(for: visit) != nil)
+        #expect(view.returnedValue != nil)
+        #expect(await bed.engine.canonicalUserId == "u-8f3c")
+    }
+
+    /// An engine with nobody known whose page view is on its way, unanswered, and whose
+    /// queued first-launch record waits behind it to learn its owner.
+    private static func queuedRecordWaitingBehindThePageView() async throws -> (
+        EngineTestBed, OpenedWhenToldStore, visit: ScriptedTransport.Exchange
+    ) {
+        let store = OpenedWhenToldStore(records: [Self.ownerless("ORDER-1")])
+        let bed = await DeliveryEngineTests.bed(store: store, uid: nil)
+        await bed.engine.setOfflineQueueSettings(OfflineQueueSettings(enabled: false))
+        store.letOpen()
+        try await bed.runUntilIdle()
+        let visit = bed.transport.expect(.request(.post, pathSuffix: "/visit"), .deferred)
+        _ = bed.start { engine in await engine.trackView(pageContext: Fixtures.homePage) }
+        try await bed.runUntilIdle()
+        await bed.engine.setOfflineQueueSettings(OfflineQueueSettings())
+        try await bed.runUntilIdle()
+        #expect(bed.transport.requests.count == 1, "the record waits behind the page view")
+        return (bed, store, visit)
+    }
+
+    // A shutdown answers the record still waiting to learn its owner: it stays in the store
+    // for the next engine, is not sent as nobody beside the first request, and the shutdown
+    // does not wait for it.
+    // covers: H2, B8, DL8
+    @Test func aShutdownKeepsARecordWaitingForItsOwnerAndDoesNotWaitForIt() async throws {
+        let (bed, store, _) = try await Self.queuedRecordWaitingBehindThePageView()
+        let ended = await withinHangGuard("the shutdown returns") {
+            await bed.engine.shutdown()
+            return true
+        }
+        #expect(ended == true)
+        #expect(bed.transport.requests.count == 1, "nothing more went as nobody")
+        #expect(store.inner.records.count == 1, "kept for the next engine")
+    }
+
+    // A record cleared while it waits to learn its owner never reaches the wire (DL8).
+    // covers: DL8
+    @Test func aRecordClearedWhileItWaitsForItsOwnerIsNeverSent() async throws {
+        let (bed, store, visit) = try await Self.queuedRecordWaitingBehindThePageView()
+        await bed.engine.clearQueue()
+        bed.transport.complete(visit, with: Fixtures.eventResponse(uid: "u-first"))
+        try await bed.runUntilIdle()
+        #expect(bed.transport.requests.count == 1, "only the page view")
+        #expect(store.inner.records.isEmpty)
     }
 
     // covers: DL7
@@ -143,33 +228,30 @@ struct OwnerlessOutboxTests {
             logger: AssistantLogger(level: .none))
     }
 
-    // covers: DL7, B8
-    @Test func theNextRecordCarriesTheProfileTheLastOneOpenedBeforeTheEngineTookIt() async throws {
+    // A record sent as the session's first request reports its end, answered or not, to the
+    // engine's gate under its number, and not to the identity listener.
+    // covers: B8
+    @Test func aQueuedFirstRequestReportsItsEndToTheGate() async throws {
         let finished = await withinHangGuard("the queue drains") {
             let transport = AnsweringTransport()
             let outbox = Self.outbox(
-                on: InMemoryDeliveryStore(records: [
-                    OwnerlessDeliveryTests.ownerless("ORDER-1"), OwnerlessDeliveryTests.ownerless("ORDER-2"),
-                ]), transport: transport)
-            let adopted = Locked<[GravityAnsweredUser]>([])
-            let asNobody = Locked<[Bool]>([])
-            outbox.setIdentityListener { user, _, nobody in
-                adopted.withLock { $0.append(user) }
-                asNobody.withLock { $0.append(nobody) }
-            }
-            outbox.setOwnerSource { (GravityUser(), 1) }  // nobody known yet, whatever was answered
+                on: InMemoryDeliveryStore(records: [OwnerlessDeliveryTests.ownerless("ORDER-1")]),
+                transport: transport)
+            let identity = Locked(0)
+            let ends = Locked<[(UInt64, GravityAnsweredUser?, UInt64)]>([])
+            outbox.setIdentityListener { _, _, _ in identity.withLock { $0 += 1 } }
+            outbox.setOpenerListener { owner, user, epoch in ends.withLock { $0.append((owner, user, epoch)) } }
+            outbox.setOwnerSource { QueuedOwner(user: GravityUser(), identityEpoch: 3, opener: 7) }
             outbox.open()
             await outbox.flushQueue()
             await outbox.stop()
-            let bodies = transport.requests.map { String(decoding: $0.body ?? Data(), as: UTF8.self) }
-            #expect(bodies.count == 2)
-            #expect(bodies.first?.hasSuffix(#""user":{}}"#) == true)
-            #expect(bodies.last?.hasSuffix(#""user":{"ses":"s-9","uid":"u-new"}}"#) == true)
-            #expect(
-                adopted.withLock { $0 }.first == GravityAnsweredUser(uid: "u-new", ses: "s-9"), "handed to the engine")
-            // The second went as a user the engine may not have taken: its answer, as the
-            // first's, is taken only while the engine knows nobody (B8).
-            #expect(asNobody.withLock { $0 } == [true, true])
+            let body = transport.requests.first.map { String(decoding: $0.body ?? Data(), as: UTF8.self) }
+            #expect(body?.hasSuffix(#""user":{}}"#) == true, "as kept: nobody is known")
+            let heard = ends.withLock { $0 }
+            #expect(heard.count == 1)
+            #expect(heard.first?.0 == 7 && heard.first?.2 == 3)
+            #expect(heard.first?.1 == GravityAnsweredUser(uid: "u-new", ses: "s-9"))
+            #expect(identity.withLock { $0 } == 0)
             return true
         }
         #expect(finished == true)
@@ -182,7 +264,9 @@ struct OwnerlessOutboxTests {
         let finished = await withinHangGuard("the event is sent") {
             let transport = AnsweringTransport()
             let outbox = Self.outbox(on: InMemoryDeliveryStore(), transport: transport)
-            outbox.setOwnerSource { (GravityUser(uid: "u-8f3c", ses: "s-2"), 1) }
+            outbox.setOwnerSource {
+                QueuedOwner(user: GravityUser(uid: "u-8f3c", ses: "s-2"), identityEpoch: 1, opener: nil)
+            }
             outbox.open()
             let record = OwnerlessDeliveryTests.ownerless("ORDER-1")
             outbox.accept([(record, Outbox.detail(ofKept: record))], route: .lifecycle)
