@@ -781,11 +781,11 @@ final class Outbox: Sendable {
     /// the profile.
     private func owned(_ record: DeliveryRecord) async -> Owned {
         // A body that cannot take a user goes as kept, and never as the session's first request.
-        guard let body = record.body, GravityClient.body(body, sentAs: GravityUser()) != nil,
-            let source = ownerSource.withLock({ $0 })
-        else { return .asKept }
+        guard let body = record.body, GravityClient.takesUser(body), let source = ownerSource.withLock({ $0 }) else {
+            return .asKept
+        }
         guard let owner = await source() else { return .withheld }
-        guard owner.user.uid != nil || owner.user.custom != nil else {
+        guard !owner.user.isNobody else {
             return .owned(body: body, user: owner.user, epoch: owner.identityEpoch, opener: owner.opener)
         }
         let sent = GravityClient.body(body, sentAs: owner.user) ?? body
@@ -808,23 +808,27 @@ final class Outbox: Sendable {
         let detail = detail ?? Self.detail(ofKept: record)
         let outcome: DeliveryMachine.Outcome
         var failure: String?
+        // The `user` of a Gravity answer the outbox reads itself; a host call's answer is the
+        // engine's own to read.
+        var answeredUser: GravityAnsweredUser?
         switch result {
         case .success(let response):
             outcome = .delivered
-            // The server has it; an answer that is not Gravity's JSON is still worth a line, and
-            // sending the same bytes again could not mend it (DL1: final).
-            if record.kind != .tracking, route != .host, GravityAnswer.events(response.body) == nil {
-                failure = AssistantError.Code.invalidResponse.rawValue
+            if record.kind != .tracking, route != .host {
+                // The server has it; an answer that is not Gravity's JSON is still worth a line,
+                // and sending the same bytes again could not mend it (DL1: final).
+                guard let (_, user) = GravityAnswer.events(response.body) else {
+                    failure = AssistantError.Code.invalidResponse.rawValue
+                    break
+                }
+                answeredUser = user
             }
-            // B9: the answer's `user`, for the identity the record was sent for; a host call's
-            // answer is the engine's own to read.
+            // B9: the answer's `user`, for the identity the record was sent for.
             // Not once the engine stopped: nothing it starts may run after the shutdown (H2).
-            if route != .host, record.kind != .tracking, detail.opener == nil, let epoch = detail.identityEpoch,
-                let (_, user) = GravityAnswer.events(response.body), let user,
+            if detail.opener == nil, let epoch = detail.identityEpoch, let user = answeredUser,
                 !state.withLock({ $0.machine.isStopped })
             {
-                let asNobody = detail.user.uid == nil && detail.user.custom == nil
-                identityAnswered.withLock { $0 }?.answered(user, epoch, asNobody)
+                identityAnswered.withLock { $0 }?.answered(user, epoch, detail.user.isNobody)
             }
         case .failure(.cancelled):
             outcome = stopped ? .abandoned : .failed(.transient, reason: "timed out")
@@ -835,9 +839,7 @@ final class Outbox: Sendable {
         }
         // B8: the session's first request is over, answered or not: the gate opens either way.
         if let opener = detail.opener, let epoch = detail.identityEpoch, !stopped {
-            var user: GravityAnsweredUser?
-            if case .success(let response) = result { user = GravityAnswer.events(response.body)?.1 }
-            openerFinished.withLock { $0 }?(opener, user, epoch)
+            openerFinished.withLock { $0 }?(opener, answeredUser, epoch)
         }
         let letsWatcherRunOut = wiring.letsWatcherRunOut
         let (waiting, watcher) = state.withLock {

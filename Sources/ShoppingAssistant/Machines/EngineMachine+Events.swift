@@ -56,7 +56,7 @@ extension EngineMachine {
     mutating func gravityAnswered(_ id: RequestID, _ answer: GravityResult, identityEpoch: UInt64) -> [EngineAction] {
         var answer = answer
         // B8: the profile a request sent as nobody opened is not taken over one known by now.
-        if sentAsNobody.remove(id) != nil, identity.wire.uid != nil || identity.wire.custom != nil {
+        if sentAsNobody.remove(id) != nil, !identity.wire.isNobody {
             answer = answer.withoutUser
         }
         guard let deadline = gravityInFlight.removeValue(forKey: id) else {
@@ -129,7 +129,7 @@ extension EngineMachine {
     mutating func lifecycleEventAnswered(
         user: GravityAnsweredUser?, identityEpoch: UInt64, sentAsNobody: Bool = false
     ) -> [EngineAction] {
-        if sentAsNobody, identity.wire.uid != nil || identity.wire.custom != nil { return [] }
+        if sentAsNobody, !identity.wire.isNobody { return [] }
         return identityAnswered(user, epoch: identityEpoch)
     }
 

@@ -204,7 +204,7 @@ extension EngineMachine {
     /// The request goes now, with its own deadline (B13).
     private mutating func send(_ request: SessionGate.Waiting) -> [EngineAction] {
         gravityInFlight[request.id] = clockNow + settings.gravityTimeout
-        if request.call.user.uid == nil, request.call.user.custom == nil { sentAsNobody.insert(request.id) }
+        if request.call.user.isNobody { sentAsNobody.insert(request.id) }
         return [
             .sendGravity(request.id, request.call, identityEpoch: request.identityEpoch),
             .startTimer(.gravity(request.id), after: settings.gravityTimeout),  // B13
@@ -256,7 +256,7 @@ extension EngineMachine {
     /// over: the identity known then, or, still with nobody known, the first of them goes alone.
     private mutating func answerOwnerWaiters() -> [EngineAction] {
         guard !ownerWaiters.isEmpty, sessionGate.opener == nil else { return [] }
-        if identity.wire.uid != nil || identity.wire.custom != nil {
+        if !identity.wire.isNobody {
             defer { ownerWaiters = [] }
             return ownerWaiters.map { .answerOwner($0, identity.wire, identityEpoch: identity.epoch, opens: false) }
         }

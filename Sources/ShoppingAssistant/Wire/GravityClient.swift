@@ -75,13 +75,17 @@ struct GravityClient: Sendable {
     /// A kept body raised before any identity was known (`"user":{}`), as it leaves once `user`
     /// is (DL7); `nil` for a body that does not end with an empty `user`, which goes as kept.
     static func body(_ body: Data, sentAs user: GravityUser) -> Data? {
-        let empty = Self.emptyUserTail
-        guard body.count > empty.count, body.suffix(empty.count).elementsEqual(empty) else { return nil }
-        var sent = Data(body.prefix(body.count - empty.count))
+        guard takesUser(body) else { return nil }
+        var sent = Data(body.prefix(body.count - emptyUserTail.count))
         sent.append(contentsOf: #","user":"#.utf8)
         sent.append(WireJSON.encode(user))
         sent.append(UInt8(ascii: "}"))
         return sent
+    }
+
+    /// Whether `body` ends with an empty `user`, which `body(_:sentAs:)` can fill in.
+    static func takesUser(_ body: Data) -> Bool {
+        body.count > emptyUserTail.count && body.suffix(emptyUserTail.count).elementsEqual(emptyUserTail)
     }
 
     /// `user` is the last member of the bodies this client writes, `{}` when nobody is known.

@@ -36,6 +36,10 @@ struct GravityUser: Hashable, Sendable {
     var custom: String? { fields.custom }
     var ses: String? { fields.ses }
 
+    /// Neither an SDK-managed uid nor the app's own id: a request sent so opens a profile of
+    /// its own (B8).
+    var isNobody: Bool { uid == nil && custom == nil }
+
     static func == (lhs: GravityUser, rhs: GravityUser) -> Bool {
         lhs.fields === rhs.fields || (lhs.uid == rhs.uid && lhs.custom == rhs.custom && lhs.ses == rhs.ses)
     }
@@ -63,7 +67,7 @@ extension GravityUser {
     /// (DL7): an event of a known identity keeps it (taking the session only if it is the same
     /// identity and it had none); one raised before any identity takes `user`.
     func owner(sentAs user: GravityUser) -> GravityUser {
-        guard uid != nil || custom != nil else { return user }
+        guard !isNobody else { return user }
         let same = uid == user.uid && custom == user.custom
         return same && ses == nil ? user : self
     }
