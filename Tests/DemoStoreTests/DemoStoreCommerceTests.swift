@@ -121,6 +121,7 @@ import Testing
                 LoginEvent(hashedEmail: "e3b0c442"),
                 CustomEvent(type: "survey-completed-v1", name: "Survey Completed", customProps: ["score": "9"]),
             ], pageContext: PageContext(type: .cart, data: ["KIT-1001"], location: "app://cart"))
+        await engine.flushTracking()  // kept when the call returned; sent by now
         await engine.shutdown()
         #expect(errors.withLock { $0 } == [])
         #expect(

@@ -191,8 +191,11 @@ extension AssistantEngine {
     /// An event missing what the seed requires (an empty `productId` or `uniqueTransactionId`,
     /// an empty purchase cart, a quantity below one, a negative or non-finite amount) is not
     /// sent, and the engine's logger says why at `.error`; the call's other events are. Returns
-    /// once the answer is handled and its in-app campaigns, if any, are shown (B6) — from inside
-    /// a host callback, or once cancelled, without waiting for the campaigns (H1).
+    /// once the events are kept in the delivery store (DL5), so that a process ended right after
+    /// loses none of them; the request may still be on its way, and the in-app campaigns its
+    /// answer brings are shown when it comes (B6). With the queue disabled (DL4) nothing is
+    /// kept, and it returns once the answer is handled and its campaigns are shown — from
+    /// inside a host callback, or once cancelled, without waiting for the campaigns (H1).
     public func triggerEvent(events: [any TriggerEvent], pageContext: PageContext) async {
         _ = await call { $0.triggerEventCalled($1, events: events, page: pageContext) }
     }

@@ -32,9 +32,10 @@ extension AssistantEngine {
         outbox.accept(urls, route: .tracking)
     }
 
-    /// Tells the machine a host call's record is in the store (DL5), from the store's queue.
-    nonisolated func gravityRequestPersisted(_ id: RequestID) {
-        spawn { [weak self] in await self?.handle { $0.gravityRequestPersisted(id) } }
+    /// The completion that a host call's record being kept ends, if the machine said so (DL5).
+    func keptCompletion(of id: RequestID) -> KeptCompletion? {
+        guard case .host(let call) = id else { return nil }
+        return calls.keptCompletion(of: call)
     }
 
     /// Who a queued record raised before any identity was known leaves as (DL7), once the

@@ -46,7 +46,19 @@ extension AssistantEngine {
     @inline(__always)  // the usual, immediate result costs no async frame; parking does
     func result(of id: CallID) async -> CallResult {
         if let result = calls.takeCompleted(id) { return result }
+        if let kept = calls.takeKeptCompletion(id) { return await keptResult(of: id, kept) }
         return await parkedResult(of: id)
+    }
+
+    /// Waits for a call that completes once what it sends is kept: off the actor, so that the
+    /// store's queue resumes the caller itself.
+    private func keptResult(of id: CallID, _ kept: KeptCompletion) async -> CallResult {
+        if Task.isCancelled { handle { $0.callCancelled(id) } }
+        return await withTaskCancellationHandler {
+            await kept.result()
+        } onCancel: {
+            self.spawn { await self.handle { $0.callCancelled(id) } }
+        }
     }
 
     /// Parks the caller of call `id` until the machine completes it.
@@ -90,11 +102,12 @@ extension AssistantEngine {
                 let kept = deliveryRecord(for: request, identityEpoch: epoch)
                 let outbox = self.outbox
                 let held = keptAtGate.removeValue(forKey: id)
+                let completion = keptCompletion(of: id)
                 requests[id] = spawnRequest(id) { [weak self] in
                     let answer: GravityResult
                     if let (record, detail) = kept {
-                        let response = await outbox.deliver(record, detail: detail, replacing: held) { [weak self] in
-                            self?.gravityRequestPersisted(id)
+                        let response = await outbox.deliver(record, detail: detail, replacing: held) {
+                            completion?.complete(.done)  // DL5: from the store's queue, at once
                         }
                         answer = .campaigns(response.flatMap(gravity.decodeEvents))
                     } else if case .choose(let selector, let settings, let envelope) = request {
@@ -117,7 +130,8 @@ extension AssistantEngine {
                 guard keptAtGate[id] == nil, let (record, detail) = deliveryRecord(for: request, identityEpoch: epoch)
                 else { break }
                 keptAtGate[id] = record.id
-                outbox.hold(record, detail: detail) { [weak self] in self?.gravityRequestPersisted(id) }
+                let completion = keptCompletion(of: id)
+                outbox.hold(record, detail: detail) { completion?.complete(.done) }
             case .forgetKeptAtGate(let id):
                 if let kept = keptAtGate.removeValue(forKey: id) { outbox.withdrawHeld(kept) }
             case .sendShopping(let id, let request):
@@ -161,6 +175,8 @@ extension AssistantEngine {
                 storeDialog(dialog)
             case .forgetStoredDialog:
                 forgetStoredDialog()
+            case .completeWhenKept(let id):
+                _ = calls.completeWhenKept(id, activity: activity)
             case .complete(let id, let result):
                 complete(id, with: result)
             case .log(let level, let line):

@@ -24,6 +24,9 @@ struct CallsInProgress {
     private var parkedCounted: Set<CallID> = []
     /// The presenter each `openAssistant` call still under way offered.
     private var offeredPresenters: [CallID: any AssistantPresenter] = [:]
+    /// Calls that complete once what they send is kept, each until both its caller has taken
+    /// it and the machine has completed it.
+    private var keptCompletions: [CallID: (completion: KeptCompletion, taken: Bool, completed: Bool)] = [:]
 
     /// A new call's ID; `presenter` is kept under it until the call completes.
     mutating func begin(insideHostCallback: Bool, offering presenter: (any AssistantPresenter)?) -> CallID {
@@ -31,6 +34,28 @@ struct CallsInProgress {
         let id = CallID(value: nextCall, insideHostCallback: insideHostCallback)
         if let presenter { offeredPresenters[id] = presenter }
         return id
+    }
+
+    /// Call `id` completes once what it sends is kept, from the store's queue (DL5).
+    mutating func completeWhenKept(_ id: CallID, activity: ActivityMonitor?) -> KeptCompletion {
+        let completion = KeptCompletion(activity: activity)
+        keptCompletions[id] = (completion, false, false)
+        return completion
+    }
+
+    /// The kept completion of call `id`, if it completes that way, for the store's queue.
+    func keptCompletion(of id: CallID) -> KeptCompletion? {
+        keptCompletions.isEmpty ? nil : keptCompletions[id]?.completion
+    }
+
+    /// Kept completions still listed: for tests that none outlives its call.
+    var keptCompletionCount: Int { keptCompletions.count }
+
+    /// The kept completion of call `id` for its caller to await, if it completes that way.
+    mutating func takeKeptCompletion(_ id: CallID) -> KeptCompletion? {
+        guard !keptCompletions.isEmpty, let entry = keptCompletions[id] else { return nil }
+        if entry.completed { keptCompletions[id] = nil } else { keptCompletions[id]?.taken = true }
+        return entry.completion
     }
 
     /// What call `id` was completed with before its caller parked, if it was; taken.
@@ -57,6 +82,12 @@ struct CallsInProgress {
     /// parked yet and the result is kept for it.
     mutating func complete(_ id: CallID, with result: CallResult) -> Resumption? {
         if !offeredPresenters.isEmpty { offeredPresenters[id] = nil }
+        if !keptCompletions.isEmpty, let entry = keptCompletions[id] {
+            // Its caller waits on the completion (or will): the first result is the one.
+            if entry.taken { keptCompletions[id] = nil } else { keptCompletions[id]?.completed = true }
+            entry.completion.complete(result)
+            return nil
+        }
         // No caller parked (the usual case, a call decided in its own event): no hashing.
         guard !parked.isEmpty, let continuation = parked.removeValue(forKey: id) else {
             if completedAtOnce == nil {

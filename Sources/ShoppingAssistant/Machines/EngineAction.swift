@@ -219,6 +219,10 @@ enum EngineAction: Hashable, Sendable {
     case forgetStoredDialog
     /// Resume the caller parked under `CallID` with `CallResult`.
     case complete(CallID, CallResult)
+    /// The call completes with `.done` the moment the `/event` it sends next is kept (DL5), from
+    /// wherever the keeping ends, without waiting for the machine to hear of it; a `complete`
+    /// of it afterwards changes nothing, one before it is its result.
+    case completeWhenKept(CallID)
     /// Write a line to the engine's logger (built only if the logger takes it).
     case log(AssistantLogLevel, LogLine)
     /// The engine is shut down (H2): stop every request and deadline; nothing more will be

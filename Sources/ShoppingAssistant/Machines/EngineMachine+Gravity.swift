@@ -34,7 +34,8 @@ extension EngineMachine {
             return actions + [.log(.debug, "triggerEvent: no event to send"), .complete(call, .done)]
         }
         hostRequests[call] = (.triggerEvent, abandoned: false)
-        return actions + sendGravity(.host(call), .event(wire, envelope(page)))
+        // DL5: it returns once its events are kept, or once its answer comes, if that is first.
+        return actions + [.completeWhenKept(call)] + sendGravity(.host(call), .event(wire, envelope(page)))
     }
 
     /// `setNotificationPermissionStatus`: `device.permission` of every request decided from
@@ -353,16 +354,6 @@ extension EngineMachine {
 // MARK: - Delivery (DL5, DL8)
 
 extension EngineMachine {
-    /// A host call's `/event` is in the delivery store: `triggerEvent` returns now (DL5); its
-    /// answer, when it comes, still shows its campaigns. `trackView` waits for its answer.
-    mutating func gravityRequestPersisted(_ id: RequestID) -> [EngineAction] {
-        guard case .host(let call) = id, let (request, abandoned) = hostRequests[call], request == .triggerEvent,
-            !abandoned
-        else { return [] }
-        hostRequests[call] = (request, true)
-        return [.complete(call, .done)]
-    }
-
     /// `clearQueue()` (DL8): an event still waiting at the session gate is never sent; its
     /// caller returns.
     mutating func queueCleared() -> [EngineAction] {

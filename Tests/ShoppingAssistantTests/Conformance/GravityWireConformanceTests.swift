@@ -64,6 +64,7 @@ import Testing
                 CustomEvent(type: "add-to-cart-v1", name: "Add to Cart", customProps: ["sku": "SKU-123"]),
                 CustomEvent(type: "ping", name: "Ping"),
             ], pageContext: Fixtures.productPage)
+        await h.settle()  // kept when the call returned (DL5); sent by now
         let expected: NSDictionary = [
             "sec": Fixtures.section, "device": Peer.device, "user": ["uid": "u-8f3c"], "ctx": Peer.productContext,
             "options": Peer.options,
@@ -98,6 +99,7 @@ import Testing
             .request(.post, pathSuffix: "/event"), .respond(Fixtures.eventResponse(uid: "u-canonical")))
         await h.engine.triggerEvent(
             events: [CustomEvent(type: "ping", name: "Ping")], pageContext: Fixtures.productPage)
+        await h.settle()  // kept when the call returned (DL5); sent by now
 
         let user: NSDictionary = ["custom": "crm-42", "ses": "crm-s-7"]
         let envelope: [String: Any] = [

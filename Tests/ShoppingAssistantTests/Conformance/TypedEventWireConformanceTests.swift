@@ -218,6 +218,7 @@ import Testing
                 PurchaseEvent(uniqueTransactionId: "ORDER-1", value: 10, cart: []),
                 AddToCartEvent(value: 1990, productId: "sku-123", quantity: 1),
             ], pageContext: Fixtures.productPage)
+        await h.settle()  // kept when the call returned (DL5); sent by now
         let data = Peer.golden(h.transport.request(for: exchange))["data"] as? [[String: Any]]
         #expect(data?.map { $0["type"] as? String } == ["add-to-cart-v1"])
         #expect(h.logs.errors == ["triggerEvent: purchase-v1 refused, not sent: cart is empty"])

@@ -265,6 +265,7 @@ import Testing
             .request(.post, pathSuffix: "/event"), .respond(PrepFixtures.campaigns(["c-step"])))
         await h.engine.triggerEvent(
             events: [CustomEvent(type: "add-to-cart", name: "Add")], pageContext: Fixtures.productPage)
+        await h.settle()  // kept when the call returned (DL5); sent by now
         #expect(h.transport.request(for: event) != nil)
         // Campaign fetching continues and inline content is not blocked.
         h.transport.expect(chooseMatcher, .respond(Fixtures.choose()))

@@ -36,10 +36,11 @@ import Testing
         let actions = machine.triggerEventCalled(F.call(1), events: [addToCart, purchase, custom], page: F.page)
         #expect(
             F.withoutGravityDeadlines(actions) == [
+                .completeWhenKept(F.call(1)),  // DL5: returns once its events are kept
                 .sendGravity(
                     .host(F.call(1)),
                     .event([addToCart.wire.stamped(), purchase.wire.stamped(), custom.wire.stamped()], F.envelope()),
-                    identityEpoch: 1)
+                    identityEpoch: 1),
             ])
         #expect(addToCart.wire.type == "add-to-cart-v1")
         #expect(addToCart.wire.fields["cart"] == nil, "an optional field without a value is left out")

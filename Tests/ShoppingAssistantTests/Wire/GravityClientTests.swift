@@ -167,6 +167,7 @@ import Testing
                 CustomEvent(type: "add-to-cart", name: "Add to cart", customProps: ["sku": "SKU-123", "Qty": "2"])
             ],
             pageContext: Fixtures.productPage)
+        await h.settle()  // kept when the call returned (DL5); sent by now
         let request = h.transport.request(for: event)
         #expect(request?.url.absoluteString == "https://evs-01.gravityfield.ai/v2/event")
         #expect(request?.maximumResponseBytes == 256 * 1024)
