@@ -859,6 +859,8 @@ final class Outbox: Sendable {
                     kind: detail.kind, name: detail.name, uid: detail.user.uid, customUserId: detail.user.custom,
                     properties: detail.properties, failure: failure, eventTime: detail.eventTime,
                     deferred: route == nil))
+            // A record never written (the queue is off) never signals its persistence.
+            if !shell.persistedSignals.isEmpty { shell.persistedSignals[record.id] = nil }
             return (shell.answers.removeValue(forKey: record.id), watcher)
         }
         watcher?.cancel()

@@ -32,6 +32,9 @@ extension AssistantEngine {
         outbox.accept(urls, route: .tracking)
     }
 
+    /// Calls completing once kept that are still listed: for tests that none outlives its call.
+    var keptCompletionCount: Int { calls.keptCompletionCount }
+
     /// The completion that a host call's record being kept ends, if the machine said so (DL5).
     func keptCompletion(of id: RequestID) -> KeptCompletion? {
         guard case .host(let call) = id else { return nil }

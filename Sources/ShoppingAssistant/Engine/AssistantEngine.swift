@@ -281,8 +281,9 @@ public actor AssistantEngine {
     /// the newest `configuration.trackingLogCapacity` records.
     public var trackingLog: [TrackingRecord] { outbox.log }
 
-    /// Suspends until every lifecycle event and tracking URL queued before this call has had
-    /// its first attempt (retries within its deadline included, DL1).
+    /// Suspends until every record kept before this call — the app's events and page views,
+    /// lifecycle events, tracking URLs — has had its first attempt (retries within its deadline
+    /// included, DL1): a `triggerEvent` returns once its events are kept, before they leave.
     public func flushTracking() async {
         handle { $0.flushRequested() }  // tracking held for the presenter leaves now
         await outbox.flushFirstAttempts()

@@ -76,6 +76,27 @@ import Testing
         #expect(store.storageCapacity < Self.drained, "room for \(store.storageCapacity) records")
     }
 
+    // With the queue off nothing is written, so nothing signals a host call's persistence: the
+    // call's bookkeeping goes with its attempt, not with a write that never comes.
+    // covers: DL4
+    @Test func hostCallsWithTheQueueOffLeaveNothingBehind() async {
+        let outbox = Self.outbox(store: InMemoryDeliveryStore(), settings: OfflineQueueSettings(enabled: false))
+        outbox.open()
+        let detail = Outbox.Detail(
+            kind: .event, name: "purchase-v1", user: GravityUser(uid: "u-1"), properties: [:], eventTime: nil,
+            identityEpoch: nil)
+        for _ in 0..<Self.burst {
+            let result = await outbox.deliver(Self.record(.event), detail: detail, persisted: {})
+            guard case .success = result else {
+                Issue.record("an attempt failed: \(result)")
+                return
+            }
+        }
+        #expect(outbox.detailCount == 0)
+        #expect(outbox.storageCapacity < Self.drained, "room for \(outbox.storageCapacity) records")
+        await outbox.stop()
+    }
+
     // covers: DL2
     @Test func theInMemoryStoreGivesBackWhatABurstGrewOnceItIsRemoved() throws {
         let store = InMemoryDeliveryStore()
@@ -101,10 +122,12 @@ import Testing
     }
 
     /// An outbox whose every request is answered at once, on a clock that never moves.
-    private static func outbox(store: InMemoryDeliveryStore) -> Outbox {
+    private static func outbox(
+        store: InMemoryDeliveryStore, settings: OfflineQueueSettings = OfflineQueueSettings(maxEntries: 10_000)
+    ) -> Outbox {
         let call = WireCall(transport: Answering(), logger: AssistantLogger(), service: "tracking", userAgent: "tests")
         return Outbox(
-            store: store, settings: OfflineQueueSettings(maxEntries: 10_000),
+            store: store, settings: settings,
             wiring: Outbox.Wiring(
                 call: call, gravityCall: call, gravityBaseURL: URL(string: "https://gravity.example")!,
                 apiKey: "key", clock: ManualClock(), wallClock: { now }, activity: nil, eventTimeout: .seconds(10),

@@ -165,11 +165,15 @@ struct DeliveryEngineTests {
         await before.engine.shutdown()
         #expect(store.records.count == 1, "a shutdown leaves it for the next engine")
 
-        let after = await Self.bed(store: store, uid: "u-other")
+        // What the first engine left, read by the next only once its answer is scripted: an
+        // engine drains its store as it starts (DL3).
+        let survivor = OpenedWhenToldStore(records: store.records)
+        let after = await Self.bed(store: survivor, uid: "u-other")
         let delivered = after.transport.expect(Self.event, .respond(Fixtures.eventResponse(uid: "u-other")))
+        survivor.letOpen()
         try await after.runUntilIdle()
         #expect(after.transport.request(for: delivered)?.body == kept, "byte for byte, as u-8f3c")
-        #expect(store.records.isEmpty)
+        #expect(survivor.inner.records.isEmpty)
         #expect(await after.engine.canonicalUserId == "u-other", "its answer does not adopt the old user")
     }
 
@@ -358,6 +362,8 @@ struct DeliveryEngineTests {
         _ = Self.buy(bed)
         try await bed.runUntilIdle()
         #expect(await bed.engine.outbox.detailCount == 0, "delivered unprotected")
+        #expect(await bed.engine.outbox.storageCapacity < 16, "nothing waits for a write that never comes")
+        #expect(await bed.engine.keptCompletionCount == 0, "the call is over for the engine too")
 
         await bed.engine.setOfflineQueueSettings(OfflineQueueSettings(enabled: true))
         let onTheWire = bed.transport.expect(Self.event, .deferred)
@@ -368,6 +374,7 @@ struct DeliveryEngineTests {
         bed.transport.complete(onTheWire, with: Fixtures.eventResponse())
         try await bed.runUntilIdle()
         #expect(await bed.engine.outbox.detailCount == 0, "cleared while on the wire")
+        #expect(await bed.engine.keptCompletionCount == 0, "the calls are over for the engine too")
     }
 
     // The key goes to the Gravity origin only: a tracking URL there carries it, a third-party
