@@ -252,13 +252,7 @@ final class Outbox: Sendable {
                     return actions
                 }
                 if stopped { return continuation.resume(returning: .failure(.cancelled)) }
-                if cleared {
-                    continuation.resume(
-                        returning: .failure(
-                            .failed(
-                                AssistantError(code: .network, message: "the queue was cleared"), uncertain: false)))
-                    return
-                }
+                if cleared { return continuation.resume(returning: .failure(Self.cleared)) }
                 // Parked until the attempt is over: not runnable work, for replay quiescence,
                 // once what it started is counted; counted again before it is resumed.
                 activity?.end()
@@ -317,11 +311,14 @@ final class Outbox: Sendable {
             shell.details = [:]
             return shell.machine.cleared(now: wiring.wallClock())
         }
-        answer(
-            unanswered,
-            with: .failed(AssistantError(code: .network, message: "the queue was cleared"), uncertain: false))
+        answer(unanswered, with: Self.cleared)
         await withCheckedContinuation { continuation in storeQueue.async { continuation.resume() } }
     }
+
+    /// What a host call, or a send, whose record was cleared (DL8) ends with: nothing is lost
+    /// that the app did not ask to lose, and nothing cleared is tried again.
+    private static let cleared = WireFailure.failed(
+        AssistantError(code: .network, message: "the queue was cleared"), uncertain: false)
 
     /// New limits or on/off at run time (DL4).
     func setSettings(_ settings: OfflineQueueSettings) {
@@ -634,8 +631,7 @@ final class Outbox: Sendable {
                 }
                 // DL8: cleared while it waited to learn its owner, it goes no more.
                 guard state.withLock({ $0.machine.holds(record.id) }) else {
-                    let cleared = AssistantError(code: .network, message: "the queue was cleared")
-                    return finish(record, detail: detail, route: route, .failure(.failed(cleared, uncertain: false)))
+                    return finish(record, detail: detail, route: route, .failure(Self.cleared))
                 }
             }
             let result = await TrackerDeliveryScope.$isActive.withValue(delivery) { [request] in
@@ -785,10 +781,8 @@ final class Outbox: Sendable {
             return .asKept
         }
         guard let owner = await source() else { return .withheld }
-        guard !owner.user.isNobody else {
-            return .owned(body: body, user: owner.user, epoch: owner.identityEpoch, opener: owner.opener)
-        }
-        let sent = GravityClient.body(body, sentAs: owner.user) ?? body
+        // With nobody known it goes as kept (`{}`): the session's first request opens a profile.
+        let sent = owner.user.isNobody ? body : GravityClient.body(body, sentAs: owner.user) ?? body
         return .owned(body: sent, user: owner.user, epoch: owner.identityEpoch, opener: owner.opener)
     }
 

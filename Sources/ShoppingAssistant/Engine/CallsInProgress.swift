@@ -14,14 +14,13 @@ struct CallsInProgress {
     }
 
     private var nextCall: UInt64 = 0
-    private var parked: [CallID: CheckedContinuation<CallResult, Never>] = [:]
+    /// Parked callers, and those of them no longer counted as runnable work.
+    private var parked = CountedParking<CallID, CallResult>()
     /// The usual completion — a call decided in its own event, taken back right after — waits
     /// here, without a dictionary; any other (a page view begun now and awaited later) in
     /// `completedBeforeParking`.
     private var completedAtOnce: (id: CallID, result: CallResult)?
     private var completedBeforeParking: [CallID: CallResult] = [:]
-    /// Parked callers no longer counted as runnable work.
-    private var parkedCounted: Set<CallID> = []
     /// The presenter each `openAssistant` call still under way offered.
     private var offeredPresenters: [CallID: any AssistantPresenter] = [:]
     /// Calls that complete once what they send is kept, each until both its caller has taken
@@ -67,15 +66,13 @@ struct CallsInProgress {
 
     /// The caller of call `id` waits for it.
     mutating func park(_ id: CallID, _ continuation: CheckedContinuation<CallResult, Never>) {
-        parked[id] = continuation
+        parked.park(id, continuation)
     }
 
     /// The caller of `id`, still parked, stops counting as runnable; `false` when the call
     /// completed meanwhile (it never waited).
     mutating func countParked(_ id: CallID) -> Bool {
-        guard parked[id] != nil else { return false }
-        parkedCounted.insert(id)
-        return true
+        parked.countOut(id)
     }
 
     /// Call `id` ends with `result`: its parked caller to resume, or `nil` when it has not
@@ -89,7 +86,7 @@ struct CallsInProgress {
             return nil
         }
         // No caller parked (the usual case, a call decided in its own event): no hashing.
-        guard !parked.isEmpty, let continuation = parked.removeValue(forKey: id) else {
+        guard !parked.isEmpty, let (continuation, wasCounted) = parked.take(id) else {
             if completedAtOnce == nil {
                 completedAtOnce = (id, result)
             } else {
@@ -97,7 +94,7 @@ struct CallsInProgress {
             }
             return nil
         }
-        return Resumption(continuation: continuation, wasCounted: parkedCounted.remove(id) != nil)
+        return Resumption(continuation: continuation, wasCounted: wasCounted)
     }
 
     /// The presenter that `openAssistant` call `call` offered, while it is under way.

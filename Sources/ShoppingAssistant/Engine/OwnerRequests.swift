@@ -10,8 +10,7 @@ struct QueuedOwner: Sendable {
 /// The outbox's questions about owners that the machine has not answered yet, numbered; an
 /// answer given in the same event as the question never parks its asker.
 struct OwnerRequests {
-    private var continuations: [UInt64: CheckedContinuation<QueuedOwner?, Never>] = [:]
-    private var parked: Set<UInt64> = []
+    private var questions = CountedParking<UInt64, QueuedOwner?>()
     private var counter: UInt64 = 0
 
     /// The number of the next question.
@@ -21,22 +20,17 @@ struct OwnerRequests {
     }
 
     mutating func add(_ owner: UInt64, _ continuation: CheckedContinuation<QueuedOwner?, Never>) {
-        continuations[owner] = continuation
+        questions.park(owner, continuation)
     }
 
     /// Marks a question still unanswered as parked; returns whether it was.
-    mutating func park(_ owner: UInt64) -> Bool {
-        guard continuations[owner] != nil else { return false }
-        parked.insert(owner)
-        return true
-    }
+    mutating func park(_ owner: UInt64) -> Bool { questions.countOut(owner) }
 
     /// The question's continuation and whether it waited parked; `nil` if answered already.
     mutating func take(_ owner: UInt64) -> (CheckedContinuation<QueuedOwner?, Never>, Bool)? {
-        guard let continuation = continuations.removeValue(forKey: owner) else { return nil }
-        return (continuation, parked.remove(owner) != nil)
+        questions.take(owner).map { ($0.continuation, $0.wasCounted) }
     }
 
     /// The questions not answered yet.
-    var waiting: [UInt64] { Array(continuations.keys) }
+    var waiting: [UInt64] { questions.keys }
 }
