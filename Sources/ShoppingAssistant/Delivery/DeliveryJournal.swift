@@ -13,9 +13,11 @@ import Foundation
 /// `UInt16` schema version), so that a foreign file or one from a future schema is recognised
 /// and set aside instead of being misread. Then come frames, each a little-endian `UInt32`
 /// payload length, the payload's CRC-32 and the payload: one operation, written whole by one
-/// `write` and flushed before the store returns. A crash can therefore only cut the last frame
-/// short, which the checksum and length reveal; damage anywhere else is reported, never guessed
-/// around, because a wrong length leaves no way to find where the next frame starts.
+/// `write` and flushed before the store returns. Zeros may follow the last frame: the space a
+/// store writes ahead, read as the journal's end. A crash can therefore only cut the last frame
+/// short, which the checksum and length reveal, with nothing but zeros after it; damage
+/// anywhere else is reported, never guessed around, because a wrong length leaves no way to
+/// find where the next frame starts.
 package enum DeliveryJournal {
     /// The first bytes of every journal.
     package static let magic: [UInt8] = Array("SAOUTBOX".utf8)
@@ -201,6 +203,8 @@ package enum DeliveryJournal {
         /// Where the last good frame ends (the header's end when there is none): what a torn
         /// journal is truncated to.
         package var validBytes: Int64 = 0
+        /// The file's size, zeros written ahead of the next frame included.
+        package var fileBytes: Int64 = 0
         /// The damage that ended the reading, if any.
         package var damage: Damage?
         /// Frames skipped for a payload that decoded badly, as `(offset, reason)`.
@@ -232,6 +236,7 @@ package enum DeliveryJournal {
         guard fstat(fd, &info) == 0 else { throw ReadFailure(reason: "cannot stat (errno \(errno))") }
         var file = ChunkedReader(fd: fd, size: Int64(info.st_size))
         var contents = Contents()
+        contents.fileBytes = file.size
 
         guard file.size >= Int64(header.count) else {
             let bytes = try file.bytes(at: 0, count: Int(file.size)) ?? []
@@ -262,11 +267,11 @@ package enum DeliveryJournal {
             let checksum = littleEndianUInt32(frameHeader, at: 4)
             let end = offset + Int64(frameHeaderBytes + length)
             guard length > 0, length <= maximumPayloadBytes else {
-                // A crash can leave zeros where a frame was being written; anything else
-                // here is damage, not a torn write.
-                contents.damage =
-                    try file.isZero(from: offset)
-                    ? .tornTail(offset: offset) : .corrupt(offset: offset, reason: "an impossible length \(length)")
+                // Zeros to the end are the space written ahead of the next frame, or a frame a
+                // crash cut before any of it reached the file: either way the journal ends here.
+                if try !file.isZero(from: offset) {
+                    contents.damage = .corrupt(offset: offset, reason: "an impossible length \(length)")
+                }
                 break
             }
             guard let payload = try file.bytes(at: offset + Int64(frameHeaderBytes), count: length) else {
@@ -274,8 +279,9 @@ package enum DeliveryJournal {
                 break
             }
             guard Checksum.crc32(payload) == checksum else {
+                // Only the last frame can be cut short: nothing but zeros may follow it.
                 contents.damage =
-                    end == file.size
+                    try file.isZero(from: end)
                     ? .tornTail(offset: offset) : .corrupt(offset: offset, reason: "a checksum mismatch")
                 break
             }

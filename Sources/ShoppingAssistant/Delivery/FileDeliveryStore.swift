@@ -18,12 +18,14 @@ import Foundation
 /// in between leaves a record in two journals, which is why records are recognised by id
 /// and kept once.
 ///
-/// Every change is one frame appended with one `write` and flushed with one `fsync` before
-/// the method returns (see `DeliveryJournal` for the format). What a crash can do to a
-/// journal (a torn last frame) is repaired on opening, and what it cannot (damage in the
-/// middle, a foreign or future file) is set aside as `<name>.corrupt` for inspection; both
-/// are reported through the warning handler and never stop the engine. A journal that grows
-/// past twice what its live records need is rewritten with only them.
+/// Every change is one frame written after the last with one `write` and flushed before the
+/// method returns (see `DeliveryJournal` for the format). The file grows in steps, with zeros
+/// written ahead of its frames, so that most flushes are `fdatasync`s of bytes that change no
+/// size: they need no metadata commit, which an append's `fsync` waits for. What a crash can do
+/// to a journal (a torn last frame) is repaired on opening, and what it cannot (damage in the
+/// middle, a foreign or future file) is set aside as `<name>.corrupt` for inspection; both are
+/// reported through the warning handler and never stop the engine. A journal that grows past
+/// twice what its live records need is rewritten with only them.
 ///
 /// Methods block on the disk and are meant to be called off the engine's actor; one lock
 /// guards all state, so calls from several threads are safe.
@@ -38,6 +40,10 @@ public final class FileDeliveryStore: DeliveryStore {
     /// Bytes a journal may hold beyond twice its live records before it is compacted, so that
     /// a short queue is not rewritten on every few changes.
     static let compactionSlackBytes: Int64 = 64 * 1024
+    /// Zeros written ahead of the last frame. Overwriting bytes already on disk changes no
+    /// size, so a frame's flush is a data flush without a metadata commit; the file grows in
+    /// steps of this size, each paying one full `fsync`.
+    static let writtenAheadBytes = 64 * 1024
 
     /// Nothing is read, created or locked until `open()`, so creating a store is free and
     /// cannot fail.
@@ -71,10 +77,13 @@ public final class FileDeliveryStore: DeliveryStore {
         let slot: Int
         /// Holds the slot's `flock` until the store closes.
         let lockFD: Int32
-        /// Opened with `O_APPEND`; `-1` after a compaction could not reopen it, until a write does.
+        /// Written at `size`; `-1` after a compaction could not reopen it, until a write does.
         var fd: Int32
         /// Where the next frame goes: the end of the last good one.
         var size: Int64
+        /// Where the file ends: the bytes from `size` to here are zeros written ahead, so that a
+        /// frame written into them changes no file size and its flush needs no metadata.
+        var allocated: Int64
         var live: DeliveryJournal.LiveRecords
         /// Set when a failed write could not be undone, so the next write undoes it first:
         /// a frame after leftover bytes would read as damage in the middle.
@@ -179,7 +188,7 @@ public final class FileDeliveryStore: DeliveryStore {
     }
 
     /// Closes the journal and lets go of its lock, so the next engine can take the slot or
-    /// adopt its records; later calls throw. The files stay.
+    /// adopt its records; later calls throw. The files stay, without the zeros written ahead.
     public func close() {
         state.withLock { state in
             state.isClosed = true
@@ -237,7 +246,9 @@ public final class FileDeliveryStore: DeliveryStore {
             throw DeliveryStoreError(reason: "the outbox journal \(file) cannot be read: \(error.reason)")
         }
         warnings += skippedWarnings(contents, file: file)
-        var journal = Journal(slot: slot, lockFD: lockFD, fd: fd, size: contents.validBytes, live: contents.live)
+        var journal = Journal(
+            slot: slot, lockFD: lockFD, fd: fd, size: contents.validBytes, allocated: contents.fileBytes,
+            live: contents.live)
         switch contents.damage {
         case nil:
             return journal
@@ -255,6 +266,7 @@ public final class FileDeliveryStore: DeliveryStore {
             warnings.append(
                 "the outbox journal \(file) ended with a record cut short at byte offset \(offset), as a crash"
                     + " during a write leaves it; it was dropped and the \(contents.live.count) records before it kept")
+            journal.allocated = contents.validBytes
             if ftruncate(fd, off_t(contents.validBytes)) == 0, POSIX.flush(fd) == nil { return journal }
             // The stray tail must go before anything is appended; rewriting the file also does it.
             try rewrite(&journal)
@@ -272,7 +284,8 @@ public final class FileDeliveryStore: DeliveryStore {
 
     /// An empty journal with its header, created atomically so that no reader sees a half header.
     private func freshJournal(slot: Int, lockFD: Int32) throws -> Journal {
-        var journal = Journal(slot: slot, lockFD: lockFD, fd: -1, size: 0, live: DeliveryJournal.LiveRecords())
+        var journal = Journal(
+            slot: slot, lockFD: lockFD, fd: -1, size: 0, allocated: 0, live: DeliveryJournal.LiveRecords())
         try rewrite(&journal)
         return journal
     }
@@ -427,12 +440,24 @@ public final class FileDeliveryStore: DeliveryStore {
                 throw DeliveryStoreError(reason: "the outbox journal \(file) cannot be truncated (errno \(errno))")
             }
             journal.hasStrayTail = false
+            journal.allocated = journal.size
         }
-        if let failure = POSIX.writeAll(frame, to: journal.fd) ?? POSIX.flush(journal.fd) {
+        let end = journal.size + Int64(frame.count)
+        // Past the zeros written ahead, the file grows by a frame and the next zeros in the same
+        // write, and that once its flush must carry the new size.
+        let grows = end > journal.allocated
+        let bytes = grows ? frame + [UInt8](repeating: 0, count: Self.writtenAheadBytes) : frame
+        let failure =
+            POSIX.writeAll(bytes, to: journal.fd, at: journal.size)
+            ?? (grows ? POSIX.flush(journal.fd) : POSIX.flushData(journal.fd))
+        if let failure {
+            // Truncating drops the zeros ahead too; the next write grows the file again.
             journal.hasStrayTail = ftruncate(journal.fd, off_t(journal.size)) != 0 || POSIX.flush(journal.fd) != nil
+            journal.allocated = journal.size
             throw DeliveryStoreError(reason: "the outbox journal \(file) could not be written: \(failure)")
         }
-        journal.size += Int64(frame.count)
+        if grows { journal.allocated = journal.size + Int64(bytes.count) }
+        journal.size = end
         journal.live.apply(operation)
         compactIfNeeded(&journal, warnings: &warnings)
     }
@@ -459,11 +484,14 @@ public final class FileDeliveryStore: DeliveryStore {
         var bytes = DeliveryJournal.header
         bytes.reserveCapacity(bytes.count + journal.live.framedBytes)
         for record in journal.live.ordered { bytes += DeliveryJournal.frame(.add([record])) }
+        let used = bytes.count
+        bytes += [UInt8](repeating: 0, count: Self.writtenAheadBytes)
         if let failure = AtomicFile.replace(file, with: Data(bytes)) {
             throw DeliveryStoreError(reason: "the outbox journal \(file) could not be rewritten: \(failure)")
         }
         if journal.fd >= 0 { POSIX.release(journal.fd) }
-        journal.size = Int64(bytes.count)
+        journal.size = Int64(used)
+        journal.allocated = Int64(bytes.count)
         journal.hasStrayTail = false
         journal.nextCompactionSize = 0
         // The lock is on the separate lock file, so the slot stays owned across the rename.
@@ -476,7 +504,11 @@ public final class FileDeliveryStore: DeliveryStore {
     private func release(_ journal: inout Journal?) {
         guard let open = journal else { return }
         journal = nil
-        if open.fd >= 0 { POSIX.release(open.fd) }
+        if open.fd >= 0 {
+            // A journal at rest ends at its last frame; a crash that keeps either size keeps every frame.
+            if open.allocated > open.size, !open.hasStrayTail { _ = ftruncate(open.fd, off_t(open.size)) }
+            POSIX.release(open.fd)
+        }
         POSIX.release(open.lockFD)
     }
 
@@ -556,19 +588,21 @@ private enum POSIX {
         return .locked(fd)
     }
 
-    /// The journal for appending and reading back; never created here (see `rewrite`).
-    static func openJournal(_ file: String) -> Int32 { open(file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW) }
+    /// The journal for writing at an offset and reading back; never created here (see `rewrite`).
+    static func openJournal(_ file: String) -> Int32 { open(file, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
 
     static func openForReading(_ file: String) -> Int32 { open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
 
     static func release(_ fd: Int32) { close(fd) }
 
-    /// Writes all of `bytes`, retrying interrupted and partial writes; what failed, or `nil`.
-    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> String? {
+    /// Writes all of `bytes` at `position`, retrying interrupted and partial writes; what
+    /// failed, or `nil`.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32, at position: Int64) -> String? {
         bytes.withUnsafeBytes { buffer -> String? in
             var offset = 0
             while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = pwrite(
+                    fd, buffer.baseAddress! + offset, buffer.count - offset, off_t(position) + off_t(offset))
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else { return "cannot write (errno \(written < 0 ? errno : EIO))" }
                 offset += written
@@ -583,6 +617,20 @@ private enum POSIX {
             return "cannot flush (errno \(errno))"
         }
         return nil
+    }
+
+    /// Flushes the file's data and only the metadata needed to read it back, which, when its
+    /// size has not changed, is none. Darwin's `fsync` is the counterpart.
+    static func flushData(_ fd: Int32) -> String? {
+        #if canImport(Glibc)
+            while fdatasync(fd) != 0 {
+                if errno == EINTR { continue }
+                return "cannot flush (errno \(errno))"
+            }
+            return nil
+        #else
+            return flush(fd)
+        #endif
     }
 
     static func syncDirectory(_ directory: String) {

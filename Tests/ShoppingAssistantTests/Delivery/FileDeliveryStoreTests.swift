@@ -79,10 +79,13 @@ import Testing
         _ = try store.open()
         var records: [DeliveryRecord] = []
         var offsets: [Int] = []
+        // Counted from the frames: the file holds zeros written ahead while the store is open.
+        var offset = DeliveryJournal.header.count
         for number in 0..<3 {
-            offsets.append(bytes(journal(directory)).count)
+            offsets.append(offset)
             records.append(record(number))
             try store.append([records[number]])
+            offset += DeliveryJournal.frame(.add([records[number]])).count
         }
         store.close()
         return (records, offsets)
@@ -164,7 +167,10 @@ import Testing
             #expect(store.ownJournalPath == directory.path + "/outbox/journal-0.log")
             let journal = try FileManager.default.attributesOfItem(atPath: directory.path + "/outbox/journal-0.log")
             #expect((journal[.posixPermissions] as? Int) == 0o600)
-            #expect(bytes(directory.path + "/outbox/journal-0.log") == Array("SAOUTBOX".utf8) + [1, 0])
+            #expect(
+                bytes(directory.path + "/outbox/journal-0.log")
+                    == Array("SAOUTBOX".utf8) + [1, 0]
+                    + [UInt8](repeating: 0, count: FileDeliveryStore.writtenAheadBytes))
         }
     }
 
@@ -190,7 +196,7 @@ import Testing
             let store = store(directory)
             _ = try store.open()
             try store.append([first, held, last])
-            let before = bytes(journal(directory)).count
+            let before = DeliveryJournal.header.count + DeliveryJournal.frame(.add([first, held, last])).count
             let released = DeliveryRecord(
                 id: held.id, kind: held.kind, target: held.target, body: Data(#"{"user":{"ses":"s-1"}}"#.utf8),
                 createdAt: held.createdAt, label: held.label, owner: held.owner)
@@ -234,16 +240,74 @@ import Testing
     }
 
     // covers: DL5
-    @Test func zerosAfterTheLastRecordAreATornTail() throws {
+    @Test func zerosAfterTheLastRecordAreTheJournalsEndAndTheNextRecordGoesBeforeThem() throws {
         try withDirectory { directory in
-            let (records, _) = try threeRecords(in: directory)
-            write(bytes(journal(directory)) + [UInt8](repeating: 0, count: 4096), to: journal(directory))
+            let (records, offsets) = try threeRecords(in: directory)
+            let whole = bytes(journal(directory))
+            write(whole + [UInt8](repeating: 0, count: 4096), to: journal(directory))
             let warnings = Warnings()
             let store = store(directory, warnings)
             #expect(try store.open() == records)
-            #expect(warnings.all.count == 1)
+            #expect(warnings.all.isEmpty, "zeros are what a store writes ahead, not damage")
             #expect(!exists(journal(directory) + ".corrupt"))
+            let added = record(7)
+            try store.append([added])
+            #expect(Array(bytes(journal(directory))[..<whole.count]) == whole)
             store.close()
+            #expect(bytes(journal(directory)).count == whole.count + DeliveryJournal.frame(.add([added])).count)
+            #expect(offsets[0] == DeliveryJournal.header.count)
+
+            let (reopened, clean, reread) = try openOnFirstSlot(directory)
+            #expect(reread == records + [added])
+            #expect(clean.all.isEmpty)
+            reopened.close()
+        }
+    }
+
+    // covers: DL5
+    @Test func aRecordCutShortBeforeTheZerosWrittenAheadIsATornTail() throws {
+        try withDirectory { directory in
+            let (records, offsets) = try threeRecords(in: directory)
+            let whole = bytes(journal(directory))
+            for cut in [offsets[2] + 1, offsets[2] + DeliveryJournal.frameHeaderBytes + 3, whole.count - 1] {
+                // A kill during the write leaves the frame's first bytes and the zeros after them.
+                let torn = Array(whole[..<cut]) + [UInt8](repeating: 0, count: FileDeliveryStore.writtenAheadBytes)
+                write(torn, to: journal(directory))
+                let (store, warnings, opened) = try openOnFirstSlot(directory)
+                #expect(opened == Array(records[0..<2]), "cut at \(cut)")
+                #expect(warnings.all.count == 1, "cut at \(cut)")
+                #expect(warnings.all.first?.contains("cut short at byte offset \(offsets[2])") == true, "cut at \(cut)")
+                #expect(!exists(journal(directory) + ".corrupt"), "cut at \(cut)")
+                store.close()
+            }
+        }
+    }
+
+    // covers: DL5
+    @Test func framesAreWrittenIntoZerosWrittenAheadAndAJournalAtRestEndsAtItsLastFrame() throws {
+        try withDirectory { directory in
+            let (store, _, _) = try openOnFirstSlot(directory)
+            let ahead = FileDeliveryStore.writtenAheadBytes
+            #expect(bytes(journal(directory)).count == DeliveryJournal.header.count + ahead, "created with zeros ahead")
+            let first = record(0)
+            try store.append([first])
+            #expect(bytes(journal(directory)).count == DeliveryJournal.header.count + ahead, "written into them")
+            let small = record(1)
+            let large = DeliveryRecord(
+                id: UUID(), kind: .event, target: "event", body: Data(repeating: 7, count: ahead),
+                createdAt: small.createdAt, label: small.label, owner: small.owner)
+            try store.append([large])
+            let used =
+                DeliveryJournal.header.count + DeliveryJournal.frame(.add([first])).count
+                + DeliveryJournal.frame(.add([large])).count
+            #expect(bytes(journal(directory)).count == used + ahead, "grown by the frame and a step of zeros")
+            store.close()
+            #expect(bytes(journal(directory)).count == used, "at rest without the zeros")
+
+            let (reopened, warnings, reread) = try openOnFirstSlot(directory)
+            #expect(reread == [first, large])
+            #expect(warnings.all.isEmpty)
+            reopened.close()
         }
     }
 
