@@ -446,10 +446,15 @@ public final class FileDeliveryStore: DeliveryStore {
         // Past the zeros written ahead, the file grows by a frame and the next zeros in the same
         // write, and that once its flush must carry the new size.
         let grows = end > journal.allocated
-        let bytes = grows ? frame + [UInt8](repeating: 0, count: Self.writtenAheadBytes) : frame
-        let failure =
+        var bytes = grows ? frame + [UInt8](repeating: 0, count: Self.writtenAheadBytes) : frame
+        var failure =
             POSIX.writeAll(bytes, to: journal.fd, at: journal.size)
             ?? (grows ? POSIX.flush(journal.fd) : POSIX.flushData(journal.fd))
+        if failure != nil, grows, ftruncate(journal.fd, off_t(journal.size)) == 0 {
+            // A disk with room for the frame but not for the zeros ahead still takes the frame.
+            bytes = frame
+            failure = POSIX.writeAll(bytes, to: journal.fd, at: journal.size) ?? POSIX.flush(journal.fd)
+        }
         if let failure {
             // Truncating drops the zeros ahead too; the next write grows the file again.
             journal.hasStrayTail = ftruncate(journal.fd, off_t(journal.size)) != 0 || POSIX.flush(journal.fd) != nil
@@ -486,8 +491,12 @@ public final class FileDeliveryStore: DeliveryStore {
         for record in journal.live.ordered { bytes += DeliveryJournal.frame(.add([record])) }
         let used = bytes.count
         bytes += [UInt8](repeating: 0, count: Self.writtenAheadBytes)
-        if let failure = AtomicFile.replace(file, with: Data(bytes)) {
-            throw DeliveryStoreError(reason: "the outbox journal \(file) could not be rewritten: \(failure)")
+        if AtomicFile.replace(file, with: Data(bytes)) != nil {
+            // A disk with room for the records but not for the zeros ahead still takes them.
+            bytes.removeLast(Self.writtenAheadBytes)
+            if let failure = AtomicFile.replace(file, with: Data(bytes)) {
+                throw DeliveryStoreError(reason: "the outbox journal \(file) could not be rewritten: \(failure)")
+            }
         }
         if journal.fd >= 0 { POSIX.release(journal.fd) }
         journal.size = Int64(used)

@@ -190,6 +190,7 @@ enum IdentityWriterRole {
         switch ChildProcess.role {
         case "identity-writer": IdentityWriterRole.run()
         case DeliveryWriterRole.role: await DeliveryWriterRole.run()
+        case FullDiskWriterRole.role: FullDiskWriterRole.run()
         case "partial-headers": await PartialHeadersCrashTests.childRun()
         case "footprint": await TransportFootprintTests.childRun()
         case "curl-proxy": await CurlTransportTests.proxyChildRun()
