@@ -270,7 +270,13 @@ package enum DeliveryJournal {
                 // Zeros to the end are the space written ahead of the next frame, or a frame a
                 // crash cut before any of it reached the file: either way the journal ends here.
                 if try !file.isZero(from: offset) {
-                    contents.damage = .corrupt(offset: offset, reason: "an impossible length \(length)")
+                    // A power cut during a write can keep a frame's later bytes and lose its first.
+                    let reason =
+                        length == 0
+                        ? "a record whose length reads 0 with bytes after it, as a power cut during its write can"
+                            + " leave it"
+                        : "an impossible length \(length)"
+                    contents.damage = .corrupt(offset: offset, reason: reason)
                 }
                 break
             }

@@ -84,6 +84,12 @@ public final class FileDeliveryStore: DeliveryStore {
         /// Where the file ends: the bytes from `size` to here are zeros written ahead, so that a
         /// frame written into them changes no file size and its flush needs no metadata.
         var allocated: Int64
+        /// Set by a rewrite: the next frame is flushed with `fsync`, whose journal commit also
+        /// carries the rename, in case the directory's own flush failed.
+        var renamePending = false
+        /// Cleared when the disk had no room for the zeros: frames are then appended, each
+        /// growing the file by itself, until a rewrite finds room for them again.
+        var writesAhead = true
         var live: DeliveryJournal.LiveRecords
         /// Set when a failed write could not be undone, so the next write undoes it first:
         /// a frame after leftover bytes would read as damage in the middle.
@@ -269,7 +275,7 @@ public final class FileDeliveryStore: DeliveryStore {
             journal.allocated = contents.validBytes
             if ftruncate(fd, off_t(contents.validBytes)) == 0, POSIX.flush(fd) == nil { return journal }
             // The stray tail must go before anything is appended; rewriting the file also does it.
-            try rewrite(&journal)
+            try rewriteOrRelease(&journal)
             return journal
         case .corrupt(let offset, let reason):
             let preserved = preserveAside(file)
@@ -277,8 +283,19 @@ public final class FileDeliveryStore: DeliveryStore {
                 "the outbox journal \(file) has \(reason) at byte offset \(offset); the \(contents.live.count)"
                     + " records before it were kept and the rest is lost"
                     + (preserved ? " (the file as it was is in \(file).corrupt)" : ""))
-            try rewrite(&journal)
+            try rewriteOrRelease(&journal)
             return journal
+        }
+    }
+
+    /// A repair that fails while opening closes the journal it was repairing: `open()` lets
+    /// go of the slot's lock, and the file must not stay open behind it.
+    private func rewriteOrRelease(_ journal: inout Journal) throws {
+        do {
+            try rewrite(&journal)
+        } catch {
+            if journal.fd >= 0 { POSIX.release(journal.fd) }
+            throw error
         }
     }
 
@@ -418,9 +435,9 @@ public final class FileDeliveryStore: DeliveryStore {
 
     // MARK: - Writing
 
-    /// Appends one operation with one `write` loop and one `fsync`, and applies it only once
-    /// both succeeded. A failure truncates the file back, so that a frame the caller was told
-    /// is lost does not come back after a restart.
+    /// Writes one operation after the last frame with one `write` loop and one flush, and
+    /// applies it only once both succeeded. A failure truncates the file back, so that a frame
+    /// the caller was told is lost does not come back after a restart.
     private func commit(
         _ operation: DeliveryJournal.Operation, to journal: inout Journal, warnings: inout [String]
     ) throws {
@@ -446,14 +463,17 @@ public final class FileDeliveryStore: DeliveryStore {
         // Past the zeros written ahead, the file grows by a frame and the next zeros in the same
         // write, and that once its flush must carry the new size.
         let grows = end > journal.allocated
-        var bytes = grows ? frame + [UInt8](repeating: 0, count: Self.writtenAheadBytes) : frame
+        let writesAhead = grows && journal.writesAhead
+        var bytes = writesAhead ? frame + [UInt8](repeating: 0, count: Self.writtenAheadBytes) : frame
         var failure =
             POSIX.writeAll(bytes, to: journal.fd, at: journal.size)
-            ?? (grows ? POSIX.flush(journal.fd) : POSIX.flushData(journal.fd))
-        if failure != nil, grows, ftruncate(journal.fd, off_t(journal.size)) == 0 {
-            // A disk with room for the frame but not for the zeros ahead still takes the frame.
+            ?? (grows || journal.renamePending ? POSIX.flush(journal.fd) : POSIX.flushData(journal.fd))
+        if failure != nil, writesAhead, ftruncate(journal.fd, off_t(journal.size)) == 0 {
+            // A disk with room for the frame but not for the zeros ahead still takes the frame;
+            // later frames do not fill the disk with zeros again to learn the same.
             bytes = frame
             failure = POSIX.writeAll(bytes, to: journal.fd, at: journal.size) ?? POSIX.flush(journal.fd)
+            journal.writesAhead = false
         }
         if let failure {
             // Truncating drops the zeros ahead too; the next write grows the file again.
@@ -463,6 +483,7 @@ public final class FileDeliveryStore: DeliveryStore {
         }
         if grows { journal.allocated = journal.size + Int64(bytes.count) }
         journal.size = end
+        journal.renamePending = false
         journal.live.apply(operation)
         compactIfNeeded(&journal, warnings: &warnings)
     }
@@ -491,13 +512,17 @@ public final class FileDeliveryStore: DeliveryStore {
         for record in journal.live.ordered { bytes += DeliveryJournal.frame(.add([record])) }
         let used = bytes.count
         bytes += [UInt8](repeating: 0, count: Self.writtenAheadBytes)
+        var writesAhead = true
         if AtomicFile.replace(file, with: Data(bytes)) != nil {
             // A disk with room for the records but not for the zeros ahead still takes them.
             bytes.removeLast(Self.writtenAheadBytes)
+            writesAhead = false
             if let failure = AtomicFile.replace(file, with: Data(bytes)) {
                 throw DeliveryStoreError(reason: "the outbox journal \(file) could not be rewritten: \(failure)")
             }
         }
+        journal.writesAhead = writesAhead
+        journal.renamePending = true
         if journal.fd >= 0 { POSIX.release(journal.fd) }
         journal.size = Int64(used)
         journal.allocated = Int64(bytes.count)
