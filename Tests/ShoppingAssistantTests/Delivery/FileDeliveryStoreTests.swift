@@ -490,6 +490,32 @@ import Testing
         }
     }
 
+    // covers: DL5
+    @Test func anOrphanLeftWithItsZerosAheadIsAdoptedWholeOrWithoutItsTornLastRecord() throws {
+        for tornBeforeTheZeros in [false, true] {
+            try withDirectory { directory in
+                let (records, offsets) = try threeRecords(in: directory)
+                let whole = bytes(journal(directory))
+                // What a killed owner leaves: its frames, then the zeros it wrote ahead of them.
+                let frames = tornBeforeTheZeros ? Array(whole[..<(whole.count - 5)]) : whole
+                let orphan = frames + [UInt8](repeating: 0, count: FileDeliveryStore.writtenAheadBytes)
+                #expect(unlink(journal(directory)) == 0)
+                write(orphan, to: journal(directory, slot: 1))
+
+                let warnings = Warnings()
+                let store = store(directory, warnings)
+                #expect(try store.open() == Array(records[0..<(tornBeforeTheZeros ? 2 : 3)]))
+                #expect(warnings.all.count == (tornBeforeTheZeros ? 1 : 0), "\(warnings.all)")
+                if tornBeforeTheZeros {
+                    #expect(warnings.all.first?.contains("cut short at byte offset \(offsets[2])") == true)
+                }
+                #expect(!exists(journal(directory, slot: 1)))
+                #expect(!exists(journal(directory, slot: 1) + ".corrupt"))
+                store.close()
+            }
+        }
+    }
+
     // MARK: - Compaction
 
     @Test func theJournalStaysSmallThroughTenThousandAddAndRemoveCycles() throws {
