@@ -224,19 +224,60 @@ private struct LineBuilder {
     }
 
     /// Breaks a word between grapheme clusters, or between code points inside a cluster that
-    /// is wider than a whole line.
+    /// is wider than a whole line. A break goes after the word's last hyphen on the line, as
+    /// an identifier or an order number reads best, and a closing mark such as `,` takes the
+    /// character before it along rather than start a line alone.
     private mutating func breakWord(_ word: Substring) {
+        // The word's characters on this line, and where a break after a hyphen would go.
+        var onLine: [(text: String, width: Int)] = []
+        var afterHyphen: Int?
         for character in word {
             guard !isFull else { return }
             visited += character.unicodeScalars.count
             let characterWidth = DisplayWidth.of(character)
-            if characterWidth <= width - continuationWidth || characterWidth <= width - currentWidth {
-                place(String(character), characterWidth)
-            } else {
+            guard characterWidth <= width - continuationWidth || characterWidth <= width - currentWidth else {
                 breakCluster(character)
+                (onLine, afterHyphen) = ([], nil)
+                continue
             }
+            if hasContent, currentWidth + characterWidth > width {
+                let carried = takeBack(from: &onLine, afterHyphen: afterHyphen, before: character, characterWidth)
+                startLine()
+                guard !isFull else { return }
+                for piece in carried { place(piece.text, piece.width) }
+                (onLine, afterHyphen) = (carried, nil)
+            }
+            place(String(character), characterWidth)
+            onLine.append((String(character), characterWidth))
+            if character == "-", onLine.count > 1 { afterHyphen = onLine.count }
         }
     }
+
+    /// The characters of this line's end that go to the next line with `next`: those after the
+    /// last hyphen, or the one before a closing mark; none when they would not fit there.
+    /// Each character is taken back at most once, so breaking stays linear in the word.
+    private mutating func takeBack(
+        from onLine: inout [(text: String, width: Int)], afterHyphen: Int?, before next: Character,
+        _ nextWidth: Int
+    ) -> [(text: String, width: Int)] {
+        let count: Int
+        if let afterHyphen, afterHyphen < onLine.count {
+            count = onLine.count - afterHyphen
+        } else if Self.closingMarks.contains(next), onLine.count > 1 {
+            count = 1
+        } else {
+            return []
+        }
+        let taken = Array(onLine.suffix(count))
+        guard taken.reduce(nextWidth, { $0 + $1.width }) <= width - continuationWidth else { return [] }
+        onLine.removeLast(count)
+        current.unicodeScalars.removeLast(taken.reduce(0) { $0 + $1.text.unicodeScalars.count })
+        currentWidth -= taken.reduce(0) { $0 + $1.width }
+        return taken
+    }
+
+    /// Marks that close what comes before them, never to start a line.
+    private static let closingMarks: Set<Character> = [",", ".", ";", ":", "!", "?", ")", "]", "}", "»", "”", "’"]
 
     /// A cluster wider than a line: each code point with the zero-width ones after it.
     private mutating func breakCluster(_ character: Character) {

@@ -20,6 +20,26 @@ import Testing
         #expect(TextLayout.wrap("ab👨\u{200d}👩\u{200d}👧", width: 4) == ["ab👨\u{200d}👩\u{200d}👧"])
     }
 
+    @Test func aLongWordBreaksAfterItsLastHyphenThatFits() {
+        #expect(
+            TextLayout.wrap("order 5c6bf593-d1cf-47c1-88f1-2650c4b8ced3, 2 units", width: 20) == [
+                "order", "5c6bf593-d1cf-47c1-", "88f1-2650c4b8ced3, 2", "units",
+            ])
+        // A word that starts mid-line (after `shown:`) breaks there too, not mid-name.
+        #expect(
+            TextLayout.fit("(in-app campaign shown: demo-c-purchase-thanks)", width: 20) == [
+                "(in-app campaign", "  shown: demo-c-", "  purchase-thanks)",
+            ])
+        // A hyphen that starts the word is no place to break; with nothing better, the break
+        // falls where the line ends.
+        #expect(TextLayout.wrap("-abcdefgh", width: 4) == ["-abc", "defg", "h"])
+    }
+
+    @Test func aClosingMarkTakesTheCharacterBeforeItToTheNextLine() {
+        #expect(TextLayout.wrap("abcdefghij, k", width: 5) == ["abcde", "fghi", "j, k"])
+        #expect(TextLayout.wrap("abcdefghij.", width: 5) == ["abcde", "fghi", "j."])
+    }
+
     @Test func aClusterWiderThanTheLineBreaksBetweenItsCodePointsWithoutADanglingJoiner() {
         // One grapheme cluster, 6 columns: the skin tones are wide code points of their own.
         let hands = "🧑\u{1F3FB}\u{200D}🤝\u{200D}🧑\u{1F3FF}"
@@ -38,6 +58,19 @@ import Testing
         #expect(TextLayout.wrap(long, width: 8, maxLines: 2) == ["xxxxxxxx", "xxxxxxx…"])
         // The whole text is split once; nothing after the second line is measured.
         #expect(work { _ = TextLayout.wrap(long, width: 8, maxLines: 2) } <= 10_000 + 100)
+    }
+
+    @Test func wrappingIsLinearInAWordWithoutSpacesWhereverItsHyphensFall() {
+        for count in [1_000, 10_000, 20_000] {
+            // Each line's end goes back to a hyphen: every character moves at most once.
+            let word = String(repeating: "Щ-Щ", count: count / 3)
+            var lines: [String] = []
+            let visited = work { lines = TextLayout.wrap(word, width: 20) }
+            #expect(lines.joined() == word)
+            #expect(lines.allSatisfy { DisplayWidth.of($0) <= 20 })
+            #expect(lines.dropLast().allSatisfy { $0.hasSuffix("-") })
+            #expect(visited <= 3 * count, "\(visited) code points visited for \(count)")
+        }
     }
 
     @Test func wrappingIsLinearInAWordWithoutSpaces() {
