@@ -68,13 +68,18 @@ enum FullDiskWriterRole {
         guard let directory = ProcessInfo.processInfo.environment[directoryVariable] else { return }
         // A write past the limit then fails with EFBIG instead of ending the process.
         signal(SIGXFSZ, SIG_IGN)
-        var bound = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
         #if canImport(Glibc)
-            let limited = setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &bound) == 0
+            let resource = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
         #else
-            let limited = setrlimit(RLIMIT_FSIZE, &bound) == 0
+            let resource = RLIMIT_FSIZE
         #endif
-        guard limited else { return ChildProcess.report("no limit (errno \(errno))") }
+        var original = rlimit()
+        guard getrlimit(resource, &original) == 0 else { return ChildProcess.report("no limit (errno \(errno))") }
+        // Only the soft limit, lifted again before the process ends: what else it writes on its
+        // way out (a coverage profile) must not be cut short.
+        var bound = rlimit(rlim_cur: rlim_t(limit), rlim_max: original.rlim_max)
+        guard setrlimit(resource, &bound) == 0 else { return ChildProcess.report("no limit (errno \(errno))") }
+        defer { setrlimit(resource, &original) }
         let store = FileDeliveryStore(directory: URL(fileURLWithPath: directory, isDirectory: true))
         do {
             _ = try store.open()
