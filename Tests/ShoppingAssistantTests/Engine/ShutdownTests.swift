@@ -190,13 +190,17 @@ struct ShutdownTests {
         let child = try ChildProcess(
             role: EnginesChurn.role, filter: "aThousandEnginesCreatedUsedAndShutDownLeaveNoTaskOrMemoryBehind",
             environment: ["SWT_SWIFT_ERROR_BACKTRACING_ENABLED": "0"], capturesStandardError: true)
+        // Its end and its output's close are waited for apart, so that a hang says which it was.
         let ended =
             await withinHangGuard("the engines' own process ends", seconds: 2 * childProcessGuardSeconds) {
-                let status = await child.exit()
-                await child.outputClosed()
-                return status
+                await child.exit()
             } ?? nil
         if ended == nil { child.kill() }
+        // As in `DeliveryCrashTests`: a child another suite starts at that moment has been seen
+        // to keep the output open after this one ended; what it wrote is read either way.
+        await withKnownIssue("a child's output stays open after it ended", isIntermittent: true) {
+            _ = await withinHangGuard("the engines' process's output closes") { await child.outputClosed() }
+        }
         for line in child.lines { print(line) }
         let issues = child.output.filter { $0.hasPrefix("✘") || $0.hasPrefix("↳") }.prefix(40)
         #expect(
