@@ -228,12 +228,14 @@ private struct LineBuilder {
     /// an identifier or an order number reads best, and a closing mark such as `,` takes the
     /// character before it along rather than start a line alone.
     private mutating func breakWord(_ word: Substring) {
-        // The word's characters on this line, and where a break after a hyphen would go.
-        var onLine: [(text: String, width: Int)] = []
+        // The word's characters on this line, as code points and columns, and where a break
+        // after a hyphen would go.
+        var onLine: [(scalars: Int, width: Int)] = []
         var afterHyphen: Int?
         for character in word {
             guard !isFull else { return }
-            visited += character.unicodeScalars.count
+            let scalars = character.unicodeScalars.count
+            visited += scalars
             let characterWidth = DisplayWidth.of(character)
             guard characterWidth <= width - continuationWidth || characterWidth <= width - currentWidth else {
                 breakCluster(character)
@@ -244,36 +246,44 @@ private struct LineBuilder {
                 let carried = takeBack(from: &onLine, afterHyphen: afterHyphen, before: character, characterWidth)
                 startLine()
                 guard !isFull else { return }
-                for piece in carried { place(piece.text, piece.width) }
-                (onLine, afterHyphen) = (carried, nil)
+                if let carried { place(carried.text, carried.width) }
+                afterHyphen = nil
             }
             place(String(character), characterWidth)
-            onLine.append((String(character), characterWidth))
+            onLine.append((scalars, characterWidth))
             if character == "-", onLine.count > 1 { afterHyphen = onLine.count }
         }
     }
 
-    /// The characters of this line's end that go to the next line with `next`: those after the
-    /// last hyphen, or the one before a closing mark; none when they would not fit there.
-    /// Each character is taken back at most once, so breaking stays linear in the word.
+    /// The end of this line that goes to the next line with `next`: the characters after the
+    /// last hyphen, or the one before a closing mark; `nil` when they would not fit there.
+    /// `onLine` is left with what the next line starts with. Each character is taken back at
+    /// most once, so breaking stays linear in the word.
     private mutating func takeBack(
-        from onLine: inout [(text: String, width: Int)], afterHyphen: Int?, before next: Character,
+        from onLine: inout [(scalars: Int, width: Int)], afterHyphen: Int?, before next: Character,
         _ nextWidth: Int
-    ) -> [(text: String, width: Int)] {
+    ) -> (text: String, width: Int)? {
         let count: Int
         if let afterHyphen, afterHyphen < onLine.count {
             count = onLine.count - afterHyphen
         } else if Self.closingMarks.contains(next), onLine.count > 1 {
             count = 1
         } else {
-            return []
+            onLine = []
+            return nil
         }
-        let taken = Array(onLine.suffix(count))
-        guard taken.reduce(nextWidth, { $0 + $1.width }) <= width - continuationWidth else { return [] }
-        onLine.removeLast(count)
-        current.unicodeScalars.removeLast(taken.reduce(0) { $0 + $1.text.unicodeScalars.count })
-        currentWidth -= taken.reduce(0) { $0 + $1.width }
-        return taken
+        let taken = onLine.suffix(count)
+        let takenWidth = taken.reduce(0) { $0 + $1.width }
+        guard takenWidth + nextWidth <= width - continuationWidth else {
+            onLine = []
+            return nil
+        }
+        let scalars = taken.reduce(0) { $0 + $1.scalars }
+        let text = String(current.unicodeScalars.suffix(scalars))
+        current.unicodeScalars.removeLast(scalars)
+        currentWidth -= takenWidth
+        onLine = Array(taken)
+        return (text, takenWidth)
     }
 
     /// Marks that close what comes before them, never to start a line.
