@@ -216,25 +216,32 @@ import Testing
         }
     }
 
-    @Test func aTornLastRecordIsDroppedAtEveryCutAndLaterAppendsSurvive() throws {
+    // covers: DL5
+    @Test func aTornLastRecordIsDroppedAtEveryCutWithOrWithoutZerosAfterItAndLaterAppendsSurvive() throws {
         try withDirectory { directory in
             let (records, offsets) = try threeRecords(in: directory)
             let whole = bytes(journal(directory))
             let added = record(9)
+            // A kill during an append leaves the frame's first bytes; one during a write into
+            // the zeros written ahead leaves them followed by those zeros.
+            let zeros = [UInt8](repeating: 0, count: FileDeliveryStore.writtenAheadBytes)
             for cut in (offsets[2] + 1)..<whole.count {
-                write(Array(whole[..<cut]), to: journal(directory))
-                let (store, warnings, opened) = try openOnFirstSlot(directory)
-                #expect(opened == Array(records[0..<2]), "cut at \(cut)")
-                #expect(warnings.all.count == 1, "cut at \(cut)")
-                #expect(warnings.all.first?.contains("byte offset \(offsets[2])") == true)
-                #expect(bytes(journal(directory)).count == offsets[2], "truncated to the last good record")
-                try store.append([added])
-                store.close()
+                for after in [[], zeros] {
+                    write(Array(whole[..<cut]) + after, to: journal(directory))
+                    let (store, warnings, opened) = try openOnFirstSlot(directory)
+                    #expect(opened == Array(records[0..<2]), "cut at \(cut)")
+                    #expect(warnings.all.count == 1, "cut at \(cut)")
+                    #expect(warnings.all.first?.contains("cut short at byte offset \(offsets[2])") == true)
+                    #expect(!exists(journal(directory) + ".corrupt"), "cut at \(cut)")
+                    #expect(bytes(journal(directory)).count == offsets[2], "truncated to the last good record")
+                    try store.append([added])
+                    store.close()
 
-                let (reopened, clean, reread) = try openOnFirstSlot(directory)
-                #expect(reread == Array(records[0..<2]) + [added], "cut at \(cut)")
-                #expect(clean.all.isEmpty)
-                reopened.close()
+                    let (reopened, clean, reread) = try openOnFirstSlot(directory)
+                    #expect(reread == Array(records[0..<2]) + [added], "cut at \(cut)")
+                    #expect(clean.all.isEmpty)
+                    reopened.close()
+                }
             }
         }
     }
@@ -261,25 +268,6 @@ import Testing
             #expect(reread == records + [added])
             #expect(clean.all.isEmpty)
             reopened.close()
-        }
-    }
-
-    // covers: DL5
-    @Test func aRecordCutShortBeforeTheZerosWrittenAheadIsATornTail() throws {
-        try withDirectory { directory in
-            let (records, offsets) = try threeRecords(in: directory)
-            let whole = bytes(journal(directory))
-            for cut in [offsets[2] + 1, offsets[2] + DeliveryJournal.frameHeaderBytes + 3, whole.count - 1] {
-                // A kill during the write leaves the frame's first bytes and the zeros after them.
-                let torn = Array(whole[..<cut]) + [UInt8](repeating: 0, count: FileDeliveryStore.writtenAheadBytes)
-                write(torn, to: journal(directory))
-                let (store, warnings, opened) = try openOnFirstSlot(directory)
-                #expect(opened == Array(records[0..<2]), "cut at \(cut)")
-                #expect(warnings.all.count == 1, "cut at \(cut)")
-                #expect(warnings.all.first?.contains("cut short at byte offset \(offsets[2])") == true, "cut at \(cut)")
-                #expect(!exists(journal(directory) + ".corrupt"), "cut at \(cut)")
-                store.close()
-            }
         }
     }
 
