@@ -67,8 +67,11 @@ struct DeliveryMachine {
         /// Send the record: its first attempt on `route` (retried within the deadline, DL1),
         /// or with `route` `nil` one attempt of the drain; `attemptFinished` follows.
         case send(DeliveryRecord, route: Route?)
-        /// Forget delivered records in the store.
+        /// Forget delivered records in the store: written at once, flushed by a later `sync`
+        /// or by the next write that flushes.
         case remove([UUID])
+        /// Flush the removals written so far (DL5: a power cut then brings none of them back).
+        case sync
         /// Keep a record's new count of server failures.
         case updateAttempts(UUID, Int)
         /// Give a record up: logged at `.error` with the reason, and forgotten by the store
@@ -205,6 +208,9 @@ struct DeliveryMachine {
     ]
     /// Server failures a record may meet; the last drops it (DL3).
     static let maximumServerFailures = 5
+    /// Removals written before they are flushed while deliveries go on: a power cut sends at
+    /// most so many delivered records again, and a drain pays one flush for so many records.
+    static let removalsPerSync = 64
 
     private(set) var settings: OfflineQueueSettings
     private var entries: [UUID: Entry] = [:]
@@ -229,6 +235,8 @@ struct DeliveryMachine {
     private var flushes: [Flush] = []
     private var random: SplitMix64
     private(set) var isStopped = false
+    /// Removals asked since the last write that flushes them.
+    private var unsyncedRemovals = 0
     /// The store has been read: until then a flush cannot know what waits (DL3).
     private(set) var hasLoaded = false
 
@@ -352,7 +360,7 @@ struct DeliveryMachine {
     mutating func heldWithdrawn(_ id: UUID, now: Date) -> [Action] {
         guard let held = entries[id], held.atGate, !isStopped else { return [] }
         forget(id)
-        return (held.inStoreOrWrite ? [.remove([id])] : []) + pump(now: now)
+        return (held.inStoreOrWrite ? [removal(id)] : []) + pump(now: now)
     }
 
     private mutating func persistAccepted(_ records: [DeliveryRecord], now: Date) -> [Action] {
@@ -405,7 +413,7 @@ struct DeliveryMachine {
         switch outcome {
         case .delivered:
             forget(id)
-            if !entry.unprotected { actions.append(.remove([id])) }
+            if !entry.unprotected { actions.append(removal(id)) }
             pauses[entry.lane]?.level = 0
             actions += somethingGotThrough()
         case .abandoned:
@@ -419,20 +427,21 @@ struct DeliveryMachine {
             switch failure {
             case .final:
                 forget(id)
-                actions.append(.drop(entry.record, .rejected, detail: reason, inStore: true))
+                actions.append(removal(dropping: entry.record, .rejected, detail: reason))
             case .server:
                 let attempts = entry.record.attempts + 1
                 if attempts >= Self.maximumServerFailures {
                     forget(id)
                     var record = entry.record
                     record.attempts = attempts
-                    actions.append(.drop(record, .rejected, detail: "\(reason) (\(attempts) attempts)", inStore: true))
+                    actions.append(removal(dropping: record, .rejected, detail: "\(reason) (\(attempts) attempts)"))
                 } else {
                     change(id) {
                         $0.record.attempts = attempts
                         $0.state = .queued
                     }
                     actions.append(.updateAttempts(id, attempts))
+                    unsyncedRemovals = 0  // its flush carries them
                 }
                 actions += startPause(entry.lane, afterNetworkFailure: false, now: now)
             case .transient:
@@ -485,6 +494,7 @@ struct DeliveryMachine {
         toPersist = []
         for index in flushes.indices { flushes[index].awaited = 0 }
         for lane in Lane.allCases { pauses[lane] = Pause() }
+        unsyncedRemovals = 0  // emptied with a flush
         return [.removeAll] + pump(now: now)
     }
 
@@ -510,7 +520,10 @@ struct DeliveryMachine {
         if !unwritten.isEmpty { persistingBatches.append(unwritten.map(\.id)) }
         let ids = flushes.map(\.id)
         flushes = []
-        return (unwritten.isEmpty ? [] : [.persist(unwritten)]) + (ids.isEmpty ? [] : [.finishFlushes(ids)])
+        // What the next engine finds is what the store made durable.
+        let sync: [Action] = unsyncedRemovals > 0 && unwritten.isEmpty ? [.sync] : []
+        unsyncedRemovals = 0
+        return sync + (unwritten.isEmpty ? [] : [.persist(unwritten)]) + (ids.isEmpty ? [] : [.finishFlushes(ids)])
     }
 
     // MARK: - Entries
@@ -601,6 +614,7 @@ struct DeliveryMachine {
         guard !batch.isEmpty else { return [] }
         for id in batch { change(id) { $0.inWrite = true } }
         persistingBatches.append(batch)
+        unsyncedRemovals = 0  // its flush carries them
         return [.persist(batch.compactMap { entries[$0]?.record })]
     }
 
@@ -614,6 +628,7 @@ struct DeliveryMachine {
             forget(entry.record.id)
             var inStore = true
             if case .persisting = entry.state { inStore = false }  // never written
+            if inStore { unsyncedRemovals += 1 }
             actions.append(
                 .drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: inStore))
         }
@@ -691,17 +706,40 @@ struct DeliveryMachine {
             case .queued:
                 if now.timeIntervalSince(next.record.createdAt) > settings.maxAge.seconds {
                     forget(next.record.id)
-                    actions.append(.drop(next.record, .expired, detail: "older than \(settings.maxAge)", inStore: true))
+                    actions.append(removal(dropping: next.record, .expired, detail: "older than \(settings.maxAge)"))
                 } else {
                     change(next.record.id) { $0.state = .draining }
                     actions.append(.send(next.record, route: nil))
                 }
             case .persisting, .firstAttempt, .draining, .held:
                 // Not filed anywhere `nextToStart` looks.
-                return actions + finishedFlushes()
+                return actions + syncIfDue() + finishedFlushes()
             }
         }
-        return actions + finishedFlushes()
+        return actions + syncIfDue() + finishedFlushes()
+    }
+
+    /// A removal of the store, flushed later (`syncIfDue`).
+    private mutating func removal(_ id: UUID) -> Action {
+        unsyncedRemovals += 1
+        return .remove([id])
+    }
+
+    /// A drop of a record in the store, whose removal is flushed later (`syncIfDue`).
+    private mutating func removal(dropping record: DeliveryRecord, _ reason: DropReason, detail: String) -> Action {
+        unsyncedRemovals += 1
+        return .drop(record, reason, detail: detail, inStore: true)
+    }
+
+    /// Flushes the removals once nothing more is on its way (the deliveries ended or paused,
+    /// so no write soon carries them), or once enough wait for it. A drain of many records
+    /// thus pays one flush for many, not one each.
+    private mutating func syncIfDue() -> [Action] {
+        guard unsyncedRemovals > 0 else { return [] }
+        let idle = counts.beforeQueue == 0 && counts.draining.total == 0
+        guard idle || unsyncedRemovals >= Self.removalsPerSync else { return [] }
+        unsyncedRemovals = 0
+        return [.sync]
     }
 
     /// The oldest entry that may start now: waiting on a route with room, or queued on a lane

@@ -55,8 +55,9 @@ public struct DeliveryRecord: Sendable, Hashable {
 /// queue with the process.
 ///
 /// The engine calls a store from one task at a time, never from its actor, so a store may
-/// block on the disk. Every method that changes the store returns once the change is durable:
-/// after `append` returns, a process killed at any moment keeps the records (DL5). An error
+/// block on the disk. Every method that changes the store returns once the change outlives
+/// the process, and all but `remove` once it outlives a power cut too: after `append`
+/// returns, a process killed at any moment keeps the records (DL5). An error
 /// thrown by `append` means the records are not protected; the engine logs it and still sends
 /// them once (DL5).
 ///
@@ -76,8 +77,13 @@ public protocol DeliveryStore: Sendable {
     func append(_ records: [DeliveryRecord]) throws
     /// Keeps a record's new count of server failures (DL3).
     func updateAttempts(of id: UUID, to attempts: Int) throws
-    /// Forgets records: delivered, dropped or cleared.
+    /// Forgets records: delivered, dropped or cleared. A removal must outlive the process at
+    /// once, but may wait for `sync()` (or the next `append`) to outlive a power cut: a record
+    /// a power cut brings back is only sent again.
     func remove(_ ids: [UUID]) throws
+    /// Makes the removals written so far durable. The engine calls it when its deliveries
+    /// pause and after every few dozen removals, so a drain pays one flush for many records.
+    func sync() throws
     /// Forgets every record (DL8's `clearQueue`).
     func removeAll() throws
     /// Lets go of the store (its lock, its files) for the next engine; later calls fail.
@@ -90,6 +96,9 @@ public protocol DeliveryStore: Sendable {
 extension DeliveryStore {
     /// Ignores the handler, for stores that never recover from anything on their own.
     public func setWarningHandler(_ handler: @escaping @Sendable (String) -> Void) {}
+
+    /// Nothing to do, for stores whose removals are as durable as they will be at once.
+    public func sync() throws {}
 }
 
 /// Keeps the queue in memory only: for tests, and for apps that accept that a queue does not

@@ -87,6 +87,10 @@ public final class FileDeliveryStore: DeliveryStore {
         /// Set by a rewrite: the next frame is flushed with `fsync`, whose journal commit also
         /// carries the rename, in case the directory's own flush failed.
         var renamePending = false
+        /// Set by a removal written without its flush (`sync`): the next flush carries it.
+        var removalsUnflushed = false
+        /// Flushes of the journal so far, for tests that removals share one.
+        var flushes = 0
         /// Cleared when the disk had no room for the zeros: frames are then appended, each
         /// growing the file by itself, until a rewrite finds room for them again.
         var writesAhead = true
@@ -175,13 +179,27 @@ public final class FileDeliveryStore: DeliveryStore {
         }
     }
 
-    /// Forgets the records durably; ids not kept here are ignored.
+    /// Forgets the records; ids not kept here are ignored. The frame is written at once, so a
+    /// killed process keeps the removal, and flushed by the next `sync()` or the next change
+    /// that flushes: a drain's removals share one flush, and a power cut before it brings a
+    /// delivered record back, to be sent again, never loses one.
     public func remove(_ ids: [UUID]) throws {
         try withJournal { journal, warnings in
             var seen = Set<UUID>()
             let known = ids.filter { journal.live.contains($0) && seen.insert($0).inserted }
             guard !known.isEmpty else { return }
-            try commit(.remove(known), to: &journal, warnings: &warnings)
+            try commit(.remove(known), to: &journal, warnings: &warnings, flushing: false)
+        }
+    }
+
+    /// Flushes the removals written since the last flush, if any.
+    public func sync() throws {
+        try withJournal { journal, _ in
+            guard journal.removalsUnflushed, journal.fd >= 0 else { return }
+            if let failure = Self.flushAfterWrite(&journal) {
+                throw DeliveryStoreError(
+                    reason: "the outbox journal \(journalPath(journal.slot)) could not be flushed: \(failure)")
+            }
         }
     }
 
@@ -211,6 +229,9 @@ public final class FileDeliveryStore: DeliveryStore {
 
     /// The journal this store writes, while it is open: for tests and diagnostics.
     var ownJournalPath: String? { state.withLock { $0.journal.map { journalPath($0.slot) } } }
+
+    /// How many times the open journal was flushed: for tests that removals share a flush.
+    var flushCount: Int { state.withLock { $0.journal?.flushes ?? 0 } }
 
     private var closedError: DeliveryStoreError { DeliveryStoreError(reason: "the outbox \(path) is closed") }
 
@@ -439,7 +460,8 @@ public final class FileDeliveryStore: DeliveryStore {
     /// applies it only once both succeeded. A failure truncates the file back, so that a frame
     /// the caller was told is lost does not come back after a restart.
     private func commit(
-        _ operation: DeliveryJournal.Operation, to journal: inout Journal, warnings: inout [String]
+        _ operation: DeliveryJournal.Operation, to journal: inout Journal, warnings: inout [String],
+        flushing: Bool = true
     ) throws {
         let file = journalPath(journal.slot)
         let frame = DeliveryJournal.frame(operation)
@@ -465,14 +487,17 @@ public final class FileDeliveryStore: DeliveryStore {
         let grows = end > journal.allocated
         let writesAhead = grows && journal.writesAhead
         var bytes = writesAhead ? frame + [UInt8](repeating: 0, count: Self.writtenAheadBytes) : frame
+        // A frame that grows the file is flushed whatever it holds: its size needs the commit.
+        let defers = !flushing && !grows
         var failure =
             POSIX.writeAll(bytes, to: journal.fd, at: journal.size)
-            ?? (grows || journal.renamePending ? POSIX.flush(journal.fd) : POSIX.flushData(journal.fd))
+            ?? (defers ? nil : Self.flushAfterWrite(&journal, grown: grows))
         if failure != nil, writesAhead, ftruncate(journal.fd, off_t(journal.size)) == 0 {
             // A disk with room for the frame but not for the zeros ahead still takes the frame;
             // later frames do not fill the disk with zeros again to learn the same.
             bytes = frame
-            failure = POSIX.writeAll(bytes, to: journal.fd, at: journal.size) ?? POSIX.flush(journal.fd)
+            failure =
+                POSIX.writeAll(bytes, to: journal.fd, at: journal.size) ?? Self.flushAfterWrite(&journal, grown: true)
             journal.writesAhead = false
         }
         if let failure {
@@ -483,9 +508,21 @@ public final class FileDeliveryStore: DeliveryStore {
         }
         if grows { journal.allocated = journal.size + Int64(bytes.count) }
         journal.size = end
-        journal.renamePending = false
+        if defers { journal.removalsUnflushed = true }
         journal.live.apply(operation)
         compactIfNeeded(&journal, warnings: &warnings)
+    }
+
+    /// Flushes what was written: with `fsync` when the file grew or a rename waits for its
+    /// commit, else with `fdatasync`, which flushes no metadata. Every frame written before is
+    /// then durable, the removals left unflushed among them.
+    private static func flushAfterWrite(_ journal: inout Journal, grown: Bool = false) -> String? {
+        let failure = grown || journal.renamePending ? POSIX.flush(journal.fd) : POSIX.flushData(journal.fd)
+        journal.flushes += 1
+        guard failure == nil else { return failure }
+        journal.renamePending = false
+        journal.removalsUnflushed = false
+        return nil
     }
 
     /// Rewrites the journal with only its live records once it holds more than twice what
@@ -523,6 +560,7 @@ public final class FileDeliveryStore: DeliveryStore {
         }
         journal.writesAhead = writesAhead
         journal.renamePending = true
+        journal.removalsUnflushed = false  // the new file was flushed whole
         if journal.fd >= 0 { POSIX.release(journal.fd) }
         journal.size = Int64(used)
         journal.allocated = Int64(bytes.count)
@@ -539,6 +577,8 @@ public final class FileDeliveryStore: DeliveryStore {
         guard let open = journal else { return }
         journal = nil
         if open.fd >= 0 {
+            var open = open
+            if open.removalsUnflushed { _ = Self.flushAfterWrite(&open) }
             // A journal at rest ends at its last frame; a crash that keeps either size keeps every frame.
             if open.allocated > open.size, !open.hasStrayTail { _ = ftruncate(open.fd, off_t(open.size)) }
             POSIX.release(open.fd)

@@ -90,6 +90,7 @@ final class Outbox: Sendable {
         case remove([UUID])
         case updateAttempts(UUID, Int)
         case removeAll
+        case sync
     }
 
     private let state: Locked<State>
@@ -472,6 +473,9 @@ final class Outbox: Sendable {
             case .removeAll:
                 shell.storeWork.append(.removeAll)
                 shell.removalsAt = nil
+            case .sync:
+                // A removal asked later may still join those before it: it is flushed sooner.
+                shell.storeWork.append(.sync)
             case .drop(let record, _, let detail, let inStore):
                 if inStore { shell.listRemoval([record.id]) }
                 // Forgotten here, under the lock already held: an overflow drops records by
@@ -538,6 +542,8 @@ final class Outbox: Sendable {
             }
         case .removeAll:
             do { try store.removeAll() } catch { logger.log(.error, "delivery store: cannot be emptied (\(error))") }
+        case .sync:
+            do { try store.sync() } catch { logger.log(.error, "delivery store: \(error)") }
         }
     }
 
@@ -588,7 +594,7 @@ final class Outbox: Sendable {
                 }
             case .log(let level, let line):
                 logger.log(level, line)
-            case .persist, .remove, .updateAttempts, .removeAll:
+            case .persist, .remove, .updateAttempts, .removeAll, .sync:
                 // The store's work, queued under the lock by `queueStoreWork`.
                 assertionFailure("store work reached run: \(action)")
             }

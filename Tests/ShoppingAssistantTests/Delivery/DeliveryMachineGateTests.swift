@@ -66,7 +66,7 @@ import Testing
         #expect(machine.released(held.id, as: released, now: Self.now) == [.persist([kept])])
         #expect(machine.pendingCount == 1, "still in the store, in the bytes it was held as")
         #expect(machine.persisted(failure: nil, now: Self.now) == [.send(kept, route: .host)])
-        #expect(machine.attemptFinished(held.id, .delivered, now: Self.now) == [.remove([held.id])])
+        #expect(machine.attemptFinished(held.id, .delivered, now: Self.now) == [.remove([held.id]), .sync])
         #expect(machine.pendingCount == 0)
     }
 
@@ -154,7 +154,9 @@ import Testing
         _ = machine.persisted(failure: nil, now: Self.now)
         #expect(machine.attemptFinished(draining.id, .delivered, now: Self.now) == [.remove([draining.id])])
         #expect(
-            machine.attemptFinished(held.id, .delivered, now: Self.now) == [.remove([held.id]), .finishFlushes([1])])
+            machine.attemptFinished(held.id, .delivered, now: Self.now) == [
+                .remove([held.id]), .sync, .finishFlushes([1]),
+            ])
     }
 
     // The queue was turned off while the held record was being written: the release still
@@ -169,7 +171,7 @@ import Testing
         #expect(machine.released(held.id, as: released, now: Self.now) == [])
         #expect(machine.persisted(failure: nil, now: Self.now) == [.persist([kept])])
         #expect(machine.persisted(failure: nil, now: Self.now) == [.send(kept, route: .host)])
-        #expect(machine.attemptFinished(held.id, .delivered, now: Self.now) == [.remove([held.id])])
+        #expect(machine.attemptFinished(held.id, .delivered, now: Self.now) == [.remove([held.id]), .sync])
     }
 
     // covers: DL4
@@ -191,7 +193,7 @@ import Testing
     @Test func aRecordWithdrawnFromTheGateLeavesTheStore() {
         let held = Self.record()
         var machine = Self.held(held)
-        #expect(machine.heldWithdrawn(held.id, now: Self.now) == [.remove([held.id])])
+        #expect(machine.heldWithdrawn(held.id, now: Self.now) == [.remove([held.id]), .sync])
         #expect(machine.pendingCount == 0)
         #expect(machine.heldWithdrawn(held.id, now: Self.now).isEmpty, "once")
     }

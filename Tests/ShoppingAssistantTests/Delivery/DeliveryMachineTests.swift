@@ -83,7 +83,7 @@ import Testing
         let record = Self.record()
         #expect(machine.accepted([record], route: .host, now: Self.now) == [.persist([record])])
         #expect(machine.persisted(failure: nil, now: Self.now) == [.send(record, route: .host)])
-        #expect(machine.attemptFinished(record.id, .delivered, now: Self.now) == [.remove([record.id])])
+        #expect(machine.attemptFinished(record.id, .delivered, now: Self.now) == [.remove([record.id]), .sync])
         #expect(machine.snapshot.isEmpty)
     }
 
@@ -229,7 +229,7 @@ import Testing
         #expect(machine.pendingCount == 1)
         #expect(
             machine.pauseEnded(.gravity, generation: pause.generation, now: Self.now) == [.send(record, route: nil)])
-        #expect(machine.attemptFinished(record.id, .delivered, now: Self.now) == [.remove([record.id])])
+        #expect(machine.attemptFinished(record.id, .delivered, now: Self.now) == [.remove([record.id]), .sync])
         #expect(machine.pendingCount == 0)
     }
 
@@ -292,7 +292,7 @@ import Testing
         actions = machine.attemptFinished(record.id, Self.unavailable, now: Self.now)
         #expect(
             Self.withoutPauses(actions) == [
-                .drop(Self.counted(record, 5), .rejected, detail: "HTTP 503 (5 attempts)", inStore: true)
+                .drop(Self.counted(record, 5), .rejected, detail: "HTTP 503 (5 attempts)", inStore: true), .sync,
             ])
         #expect(machine.snapshot.isEmpty)
         #expect(machine.pendingCount == 0)
@@ -304,7 +304,7 @@ import Testing
         var machine = Self.onTheWire(record)
         #expect(
             machine.attemptFinished(record.id, Self.refused, now: Self.now) == [
-                .drop(record, .rejected, detail: "HTTP 400", inStore: true)
+                .drop(record, .rejected, detail: "HTTP 400", inStore: true), .sync,
             ])
         #expect(machine.snapshot.isEmpty)
 
@@ -314,7 +314,7 @@ import Testing
         #expect(drain.loaded([queued], now: Self.now) == [.send(queued, route: nil)])
         #expect(
             drain.attemptFinished(queued.id, Self.refused, now: Self.now) == [
-                .drop(queued, .rejected, detail: "HTTP 400", inStore: true)
+                .drop(queued, .rejected, detail: "HTTP 400", inStore: true), .sync,
             ])
     }
 
@@ -371,7 +371,9 @@ import Testing
         let pause = try #require(Self.pause(in: machine.attemptFinished(purchase.id, Self.offline, now: Self.now)))
         let held = (0..<3).map { _ in Self.record(createdAt: Self.now.addingTimeInterval(-3600)) }
         #expect(
-            machine.loaded(held, now: Self.now) == [.drop(held[0], .overflow, detail: "over 3 records", inStore: true)])
+            machine.loaded(held, now: Self.now) == [
+                .drop(held[0], .overflow, detail: "over 3 records", inStore: true), .sync,
+            ])
         #expect(machine.snapshot.map(\.record) == [held[1], held[2], purchase])
         #expect(
             machine.pauseEnded(.gravity, generation: pause.generation, now: Self.now) == [.send(held[1], route: nil)])
@@ -449,6 +451,69 @@ import Testing
             Self.pause(in: machine.attemptFinished(impression.id, Self.offline, now: Self.now)))
         #expect(trackingPause.lane == .tracking)
         #expect(Self.isJittered(trackingPause.duration, around: 5))
+    }
+
+    // MARK: - DL5: removals flushed in groups
+
+    /// A drain's removals are written one by one and flushed together: after every 64 while
+    /// the drain goes on, and once it stops, so a drain of many records pays few flushes and
+    /// a power cut sends at most 64 delivered records again.
+    // covers: DL5
+    @Test func aDrainFlushesItsRemovalsEverySixtyFourAndOnceItStops() {
+        var machine = Self.machine()
+        let records = (0..<150).map { _ in Self.record() }
+        #expect(machine.loaded(records, now: Self.now) == [.send(records[0], route: nil)])
+        var syncedAfter: [Int] = []
+        for (index, record) in records.enumerated() {
+            let actions = machine.attemptFinished(record.id, .delivered, now: Self.now)
+            let next = index + 1 < records.count ? [M.Action.send(records[index + 1], route: nil)] : []
+            let sync = actions.contains(.sync)
+            if sync { syncedAfter.append(index + 1) }
+            #expect(actions == [.remove([record.id])] + next + (sync ? [.sync] : []))
+        }
+        #expect(syncedAfter == [64, 128, 150])
+    }
+
+    /// A record delivered on its own leaves nothing on the way: its removal is flushed at once.
+    /// One delivered while another is being written waits for that write, whose flush carries
+    /// it; dropped records count as removals too.
+    // covers: DL5
+    @Test func removalsAreFlushedWhenNothingElseIsOnItsWayOrByTheNextWrite() {
+        let record = Self.record()
+        var machine = Self.onTheWire(record)
+        #expect(machine.attemptFinished(record.id, .delivered, now: Self.now) == [.remove([record.id]), .sync])
+
+        let (first, second) = (Self.record(), Self.record())
+        _ = machine.accepted([first], route: .host, now: Self.now)
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(first, route: .host)])
+        #expect(machine.accepted([second], route: .host, now: Self.now) == [.persist([second])])
+        #expect(machine.attemptFinished(first.id, .delivered, now: Self.now) == [.remove([first.id])])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(second, route: .host)])
+        #expect(
+            machine.attemptFinished(second.id, Self.refused, now: Self.now) == [
+                .drop(second, .rejected, detail: "HTTP 400", inStore: true), .sync,
+            ])
+    }
+
+    /// A removal still unflushed when the engine stops is flushed before the store closes;
+    /// records written by the shutdown carry it in their own flush.
+    // covers: DL5, DL8
+    @Test func theShutdownFlushesTheRemovalsLeft() {
+        var machine = Self.machine()
+        let (first, second, third) = (Self.record(), Self.record(), Self.record())
+        #expect(machine.loaded([first, second], now: Self.now) == [.send(first, route: nil)])
+        #expect(
+            machine.attemptFinished(first.id, .delivered, now: Self.now) == [
+                .remove([first.id]), .send(second, route: nil),
+            ])
+        #expect(machine.stopped() == [.sync])
+        #expect(machine.stopped() == [])
+
+        var writing = Self.machine()
+        #expect(writing.loaded([first, second], now: Self.now) == [.send(first, route: nil)])
+        _ = writing.attemptFinished(first.id, .delivered, now: Self.now)
+        #expect(writing.accepted([third], route: .host, now: Self.now) == [.persist([third])])
+        #expect(writing.stopped() == [])
     }
 
     // MARK: - DL4: limits
@@ -676,7 +741,7 @@ import Testing
         _ = machine.attemptFinished(first.id, Self.offline, now: Self.now)
         #expect(
             machine.settingsChanged(OfflineQueueSettings(maxEntries: 1), now: Self.now) == [
-                .drop(first, .overflow, detail: "over 1 records", inStore: true)
+                .drop(first, .overflow, detail: "over 1 records", inStore: true), .sync,
             ])
         #expect(machine.pendingCount == 1)
     }
@@ -699,7 +764,7 @@ import Testing
         var (machine, generation) = Self.paused(record, settings: OfflineQueueSettings(maxAge: .seconds(60)))
         #expect(
             machine.pauseEnded(.gravity, generation: generation, now: Self.now.addingTimeInterval(120)) == [
-                .drop(record, .expired, detail: "older than \(Duration.seconds(60))", inStore: true)
+                .drop(record, .expired, detail: "older than \(Duration.seconds(60))", inStore: true), .sync,
             ])
         #expect(machine.pendingCount == 0)
     }
@@ -757,7 +822,7 @@ import Testing
         #expect(machine.flushRequested(7, kind: .queue, now: Self.now) == [.send(record, route: nil)])
         #expect(
             machine.attemptFinished(record.id, .delivered, now: Self.now) == [
-                .remove([record.id]), .finishFlushes([7]),
+                .remove([record.id]), .sync, .finishFlushes([7]),
             ])
         #expect(machine.pauseEnded(.gravity, generation: generation, now: Self.now) == [])
     }

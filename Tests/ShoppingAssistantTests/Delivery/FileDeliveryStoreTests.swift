@@ -163,6 +163,45 @@ import Testing
         }
     }
 
+    /// A removal is in the file as soon as `remove` returns, so a process killed then keeps it
+    /// (the copy below is the file as the next process would read it), but it is flushed only
+    /// by `sync()` or by the next write that flushes: removals share one flush.
+    // covers: DL5
+    @Test func removalsAreInTheFileAtOnceAndShareTheNextFlush() throws {
+        try withDirectory { directory in
+            let store = store(directory)
+            #expect(try store.open().isEmpty)
+            let records = (0..<4).map { record($0) }
+            try store.append(Array(records[0..<3]))
+            #expect(store.flushCount == 1)
+            try store.remove([records[0].id])
+            try store.remove([records[1].id])
+            #expect(store.flushCount == 1)
+
+            let copy = URL(fileURLWithPath: directory.path + "-copy", isDirectory: true)
+            defer { try? FileManager.default.removeItem(at: copy) }
+            try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: journal(directory), toPath: journal(copy))
+            let next = self.store(copy)
+            #expect(try next.open() == [records[2]])
+            next.close()
+
+            try store.sync()
+            #expect(store.flushCount == 2)
+            try store.sync()  // nothing left to flush
+            #expect(store.flushCount == 2)
+            try store.remove([records[2].id])
+            try store.append([records[3]])  // its flush carries the removal before it
+            #expect(store.flushCount == 3)
+            try store.sync()
+            #expect(store.flushCount == 3)
+            store.close()
+            let reopened = self.store(directory)
+            #expect(try reopened.open() == [records[3]])
+            reopened.close()
+        }
+    }
+
     @Test func openCreatesAPrivateDirectoryAndOneJournal() throws {
         try withDirectory { directory in
             let store = store(directory.appendingPathComponent("outbox"))

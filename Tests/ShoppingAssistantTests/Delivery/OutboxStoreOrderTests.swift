@@ -204,6 +204,34 @@ import Testing
         #expect(store.ids == Set(records.map(\.id)), "both are kept for the next engine")
     }
 
+    /// A drain's removals reach the store before the flushes that make them durable: one after
+    /// the 64th and one as the drain stops, the store's last work, not a flush per record.
+    // covers: DL5
+    @Test func aDrainsRemovalsAreFlushedEverySixtyFourAndOnceMoreWhenItStops() async {
+        let kept = (0..<100).map { _ in Self.record().0 }
+        let store = RemovalRecordingStore(kept)
+        let outbox = Self.outbox(store: store)
+        outbox.open()
+        let drained = await withinHangGuard("the drain delivers every record") {
+            await outbox.flushQueue()
+            return await Self.until { outbox.pendingCount == 0 }
+        }
+        #expect(drained == true)
+        await outbox.stop()
+        var removed: [UUID] = []
+        var syncedAt: [Int] = []
+        for operation in store.operations {
+            switch operation {
+            case .remove(let ids): removed += ids
+            case .sync: syncedAt.append(removed.count)
+            }
+        }
+        #expect(Set(removed) == Set(kept.map { $0.id }))
+        #expect(syncedAt.count == 2)
+        #expect(syncedAt.first.map { $0 >= 64 } == true, "the first flush follows 64 removals at least")
+        #expect(syncedAt.last == kept.count, "the last flush follows the last removal")
+    }
+
     /// An outbox with two host calls in it: the first one's record held in its write by the
     /// store, the second one's waiting for the next write.
     private static func twoHostCallsWithTheFirstBeingWritten() async -> (
@@ -270,6 +298,28 @@ import Testing
         func send(_ request: HTTPRequest) async throws -> HTTPResponse {
             HTTPResponse(status: 200, body: Data(#"{"data":[]}"#.utf8))
         }
+    }
+
+    /// Starts with `kept`, as an earlier engine left them, and lists the removals and flushes it
+    /// meets, in the order it meets them.
+    private final class RemovalRecordingStore: DeliveryStore {
+        enum Operation: Sendable {
+            case remove([UUID])
+            case sync
+        }
+        private let kept: [DeliveryRecord]
+        private let log = Locked<[Operation]>([])
+        var operations: [Operation] { log.withLock { $0 } }
+
+        init(_ kept: [DeliveryRecord]) { self.kept = kept }
+
+        func open() throws -> [DeliveryRecord] { kept }
+        func append(_ records: [DeliveryRecord]) throws {}
+        func updateAttempts(of id: UUID, to attempts: Int) throws {}
+        func remove(_ ids: [UUID]) throws { log.withLock { $0.append(.remove(ids)) } }
+        func sync() throws { log.withLock { $0.append(.sync) } }
+        func removeAll() throws {}
+        func close() {}
     }
 
     /// Holds its first write on the store's own queue until `release()`; keeps what it is given.
