@@ -823,13 +823,6 @@ final class Outbox: Sendable {
                 }
                 answeredUser = user
             }
-            // B9: the answer's `user`, for the identity the record was sent for.
-            // Not once the engine stopped: nothing it starts may run after the shutdown (H2).
-            if detail.opener == nil, let epoch = detail.identityEpoch, let user = answeredUser,
-                !state.withLock({ $0.machine.isStopped })
-            {
-                identityAnswered.withLock { $0 }?.answered(user, epoch, detail.user.isNobody)
-            }
         case .failure(.cancelled):
             outcome = stopped ? .abandoned : .failed(.transient, reason: "timed out")
             failure = stopped ? "cancelled" : "timeout"
@@ -884,8 +877,17 @@ final class Outbox: Sendable {
             return (actions, over)
         }
         // What the machine decided (a drop's log line among it) comes before the caller's own
-        // account of its failure.
+        // account of its failure. The next send starts first: handing the answer's `user` over
+        // is a task of the engine's, which the drain need not wait for.
         run(actions)
+        // B9: the answer's `user`, for the identity the record was sent for. Not once the
+        // engine stopped, and before a stop waiting for this send hears it ended: nothing the
+        // engine starts may run after the shutdown (H2).
+        if detail.opener == nil, let epoch = detail.identityEpoch, let user = answeredUser,
+            !state.withLock({ $0.machine.isStopped })
+        {
+            identityAnswered.withLock { $0 }?.answered(user, epoch, detail.user.isNobody)
+        }
         if let waiting {
             activity?.begin()
             waiting.resume(returning: Self.saying(result, keptFor: record.id, unless: actions.actions))
