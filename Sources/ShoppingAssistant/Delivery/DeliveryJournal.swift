@@ -13,11 +13,12 @@ import Foundation
 /// `UInt16` schema version), so that a foreign file or one from a future schema is recognised
 /// and set aside instead of being misread. Then come frames, each a little-endian `UInt32`
 /// payload length, the payload's CRC-32 and the payload: one operation, written whole by one
-/// `write` and flushed before the store returns. Zeros may follow the last frame: the space a
-/// store writes ahead, read as the journal's end. A crash can therefore only cut the last frame
-/// short, which the checksum and length reveal, with nothing but zeros after it; damage
-/// anywhere else is reported, never guessed around, because a wrong length leaves no way to
-/// find where the next frame starts.
+/// `write` and flushed before the store returns, but a removal, which the next flush carries.
+/// Zeros may follow the last frame: the space a store writes ahead, read as the journal's end.
+/// A crash can therefore only cut the last frame short, which the checksum and length reveal,
+/// with nothing but zeros after it; a power cut can also leave damage among the removals
+/// written since the last flush, which costs only those removals. Damage is reported, never
+/// guessed around, because a wrong length leaves no way to find where the next frame starts.
 package enum DeliveryJournal {
     /// The first bytes of every journal.
     package static let magic: [UInt8] = Array("SAOUTBOX".utf8)
@@ -270,11 +271,12 @@ package enum DeliveryJournal {
                 // Zeros to the end are the space written ahead of the next frame, or a frame a
                 // crash cut before any of it reached the file: either way the journal ends here.
                 if try !file.isZero(from: offset) {
-                    // A power cut during a write can keep a frame's later bytes and lose its first.
+                    // A power cut during a write, or before removals written after it were flushed,
+                    // can keep a frame's later bytes and lose its first.
                     let reason =
                         length == 0
-                        ? "a record whose length reads 0 with bytes after it, as a power cut during its write can"
-                            + " leave it"
+                        ? "a record whose length reads 0 with bytes after it, as a power cut during its write or"
+                            + " before the removals after it were flushed can leave it"
                         : "an impossible length \(length)"
                     contents.damage = .corrupt(offset: offset, reason: reason)
                 }

@@ -78,11 +78,14 @@ public protocol DeliveryStore: Sendable {
     /// Keeps a record's new count of server failures (DL3).
     func updateAttempts(of id: UUID, to attempts: Int) throws
     /// Forgets records: delivered, dropped or cleared. A removal must outlive the process at
-    /// once, but may wait for `sync()` (or the next `append`) to outlive a power cut: a record
-    /// a power cut brings back is only sent again.
+    /// once, but may wait to outlive a power cut until `sync()`, the next `append`,
+    /// `updateAttempts` or `removeAll` (which make the removals before them durable too, even
+    /// when they have nothing to write), or `close()`: a record a power cut brings back is
+    /// only sent again.
     func remove(_ ids: [UUID]) throws
-    /// Makes the removals written so far durable. The engine calls it when its deliveries
-    /// pause and after every few dozen removals, so a drain pays one flush for many records.
+    /// Makes the removals written so far durable. The engine calls it after every 64 removals,
+    /// when its deliveries pause, and before it closes the store, so a drain pays one flush
+    /// for many records. A store that wraps another must pass it on.
     func sync() throws
     /// Forgets every record (DL8's `clearQueue`).
     func removeAll() throws

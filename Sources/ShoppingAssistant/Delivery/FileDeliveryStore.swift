@@ -19,7 +19,8 @@ import Foundation
 /// and kept once.
 ///
 /// Every change is one frame written after the last with one `write` and flushed before the
-/// method returns (see `DeliveryJournal` for the format). The file grows in steps, with zeros
+/// method returns, but a removal, which the next flush carries (`sync()`): see
+/// `DeliveryJournal` for the format. The file grows in steps, with zeros
 /// written ahead of its frames, so that most flushes are `fdatasync`s of bytes that change no
 /// size: they need no metadata commit, which an append's `fsync` waits for. What a crash can do
 /// to a journal (a torn last frame) is repaired on opening, and what it cannot (damage in the
@@ -49,7 +50,7 @@ public final class FileDeliveryStore: DeliveryStore {
     /// cannot fail.
     public init(directory: URL) { self.directory = directory }
 
-    deinit { state.withLock { release(&$0.journal) } }
+    deinit { close() }
 
     /// `$XDG_STATE_HOME/shopping-assistant/outbox`, else under `~/.local/state`: per user, next
     /// to `FileIdentityStore`'s `identity.json`, so two users of one machine never share a queue.
@@ -89,6 +90,10 @@ public final class FileDeliveryStore: DeliveryStore {
         var renamePending = false
         /// Set by a removal written without its flush (`sync`): the next flush carries it.
         var removalsUnflushed = false
+        /// Set when a flush failed with removals unflushed and the rewrite that repairs that
+        /// failed too: the kernel may have dropped their pages, leaving a hole that would hide
+        /// every later frame, so the next change rewrites the journal from its records first.
+        var needsRewrite = false
         /// Flushes of the journal so far, for tests that removals share one.
         var flushes = 0
         /// Cleared when the disk had no room for the zeros: frames are then appended, each
@@ -160,21 +165,25 @@ public final class FileDeliveryStore: DeliveryStore {
         try withJournal { journal, warnings in adoptOrphans(into: &journal, warnings: &warnings) }
     }
 
-    /// Appends the records as one frame, flushed before it returns: after a crash all of them
-    /// are kept or none. A record whose id is kept replaces it, in that same frame.
+    /// Appends the records as one frame, flushed before it returns with the removals written
+    /// before it: after a crash all of them are kept or none. A record whose id is kept
+    /// replaces it, in that same frame.
     public func append(_ records: [DeliveryRecord]) throws {
         try withJournal { journal, warnings in
             var seen = Set<UUID>()
             let fresh = records.filter { journal.live[$0.id] != $0 && seen.insert($0.id).inserted }
-            guard !fresh.isEmpty else { return }
+            guard !fresh.isEmpty else { return try flushRemovals(&journal, warnings: &warnings) }
             try commit(.add(fresh), to: &journal, warnings: &warnings)
         }
     }
 
-    /// Keeps the new count durably; an id not kept here is ignored, as the record is gone.
+    /// Keeps the new count durably, with the removals written before it; an id not kept here
+    /// is ignored, as the record is gone.
     public func updateAttempts(of id: UUID, to attempts: Int) throws {
         try withJournal { journal, warnings in
-            guard let record = journal.live[id], record.attempts != attempts else { return }
+            guard let record = journal.live[id], record.attempts != attempts else {
+                return try flushRemovals(&journal, warnings: &warnings)
+            }
             try commit(.attempts(id, attempts), to: &journal, warnings: &warnings)
         }
     }
@@ -194,19 +203,13 @@ public final class FileDeliveryStore: DeliveryStore {
 
     /// Flushes the removals written since the last flush, if any.
     public func sync() throws {
-        try withJournal { journal, _ in
-            guard journal.removalsUnflushed, journal.fd >= 0 else { return }
-            if let failure = Self.flushAfterWrite(&journal) {
-                throw DeliveryStoreError(
-                    reason: "the outbox journal \(journalPath(journal.slot)) could not be flushed: \(failure)")
-            }
-        }
+        try withJournal { journal, warnings in try flushRemovals(&journal, warnings: &warnings) }
     }
 
     /// Forgets every record of this store durably.
     public func removeAll() throws {
         try withJournal { journal, warnings in
-            guard journal.live.count > 0 else { return }
+            guard journal.live.count > 0 else { return try flushRemovals(&journal, warnings: &warnings) }
             try commit(.clearAll, to: &journal, warnings: &warnings)
         }
     }
@@ -214,8 +217,15 @@ public final class FileDeliveryStore: DeliveryStore {
     /// Closes the journal and lets go of its lock, so the next engine can take the slot or
     /// adopt its records; later calls throw. The files stay, without the zeros written ahead.
     public func close() {
+        var warnings: [String] = []
+        defer { deliver(warnings) }
         state.withLock { state in
             state.isClosed = true
+            // The removals written without a flush are flushed before the lock goes.
+            if var open = state.journal {
+                do { try flushRemovals(&open, warnings: &warnings) } catch { warnings.append("\(error)") }
+                state.journal = open
+            }
             release(&state.journal)
         }
     }
@@ -456,9 +466,11 @@ public final class FileDeliveryStore: DeliveryStore {
 
     // MARK: - Writing
 
-    /// Writes one operation after the last frame with one `write` loop and one flush, and
-    /// applies it only once both succeeded. A failure truncates the file back, so that a frame
-    /// the caller was told is lost does not come back after a restart.
+    /// Writes one operation after the last frame with one `write` loop and, unless `flushing`
+    /// is off (a removal), one flush, and applies it only once both succeeded. A failure
+    /// truncates the file back, so that a frame the caller was told is lost does not come back
+    /// after a restart; one that may have cost removals written without a flush rewrites the
+    /// journal from its records.
     private func commit(
         _ operation: DeliveryJournal.Operation, to journal: inout Journal, warnings: inout [String],
         flushing: Bool = true
@@ -468,6 +480,7 @@ public final class FileDeliveryStore: DeliveryStore {
         guard frame.count - DeliveryJournal.frameHeaderBytes <= DeliveryJournal.maximumPayloadBytes else {
             throw DeliveryStoreError(reason: "the records are too large for one outbox journal entry")
         }
+        if journal.needsRewrite { try repair(&journal) }
         if journal.fd < 0 {
             journal.fd = POSIX.openJournal(file)
             guard journal.fd >= 0 else {
@@ -489,21 +502,22 @@ public final class FileDeliveryStore: DeliveryStore {
         var bytes = writesAhead ? frame + [UInt8](repeating: 0, count: Self.writtenAheadBytes) : frame
         // A frame that grows the file is flushed whatever it holds: its size needs the commit.
         let defers = !flushing && !grows
-        var failure =
-            POSIX.writeAll(bytes, to: journal.fd, at: journal.size)
-            ?? (defers ? nil : Self.flushAfterWrite(&journal, grown: grows))
+        var failure = POSIX.writeAll(bytes, to: journal.fd, at: journal.size)
         if failure != nil, writesAhead, ftruncate(journal.fd, off_t(journal.size)) == 0 {
             // A disk with room for the frame but not for the zeros ahead still takes the frame;
-            // later frames do not fill the disk with zeros again to learn the same.
+            // later frames do not fill the disk with zeros again to learn the same. Only after a
+            // write that failed: a flush that failed is no matter of room.
             bytes = frame
-            failure =
-                POSIX.writeAll(bytes, to: journal.fd, at: journal.size) ?? Self.flushAfterWrite(&journal, grown: true)
+            failure = POSIX.writeAll(bytes, to: journal.fd, at: journal.size)
             journal.writesAhead = false
         }
+        let unflushedBefore = journal.removalsUnflushed
+        if failure == nil, !defers { failure = Self.flushAfterWrite(&journal, grown: grows) }
         if let failure {
             // Truncating drops the zeros ahead too; the next write grows the file again.
             journal.hasStrayTail = ftruncate(journal.fd, off_t(journal.size)) != 0 || POSIX.flush(journal.fd) != nil
             journal.allocated = journal.size
+            if unflushedBefore { repairLosingNothing(&journal, after: failure, warnings: &warnings) }
             throw DeliveryStoreError(reason: "the outbox journal \(file) could not be written: \(failure)")
         }
         if grows { journal.allocated = journal.size + Int64(bytes.count) }
@@ -511,6 +525,38 @@ public final class FileDeliveryStore: DeliveryStore {
         if defers { journal.removalsUnflushed = true }
         journal.live.apply(operation)
         compactIfNeeded(&journal, warnings: &warnings)
+    }
+
+    /// Flushes the removals written without a flush, if any. A flush that fails may have cost
+    /// their pages (the kernel reports a lost write once, and may then drop it), leaving a
+    /// hole that would hide every frame after it: the journal is rewritten from its records,
+    /// which makes the removals durable after all.
+    private func flushRemovals(_ journal: inout Journal, warnings: inout [String]) throws {
+        if journal.needsRewrite { return try repair(&journal) }
+        guard journal.removalsUnflushed, journal.fd >= 0, let failure = Self.flushAfterWrite(&journal) else { return }
+        repairLosingNothing(&journal, after: failure, warnings: &warnings)
+        if journal.needsRewrite {
+            throw DeliveryStoreError(
+                reason: "the outbox journal \(journalPath(journal.slot)) could not be flushed: \(failure)")
+        }
+    }
+
+    /// After a flush failed with removals unflushed: rewrites the journal from its records, or
+    /// leaves that to the next change when the rewrite fails too.
+    private func repairLosingNothing(_ journal: inout Journal, after failure: String, warnings: inout [String]) {
+        do {
+            try repair(&journal)
+            warnings.append(
+                "the outbox journal \(journalPath(journal.slot)) could not be flushed (\(failure)); rewritten whole")
+        } catch {
+            warnings.append("\(error); it is rewritten before its next change")
+        }
+    }
+
+    private func repair(_ journal: inout Journal) throws {
+        journal.needsRewrite = true
+        try rewrite(&journal)
+        journal.needsRewrite = false
     }
 
     /// Flushes what was written: with `fsync` when the file grew or a rename waits for its
@@ -577,8 +623,6 @@ public final class FileDeliveryStore: DeliveryStore {
         guard let open = journal else { return }
         journal = nil
         if open.fd >= 0 {
-            var open = open
-            if open.removalsUnflushed { _ = Self.flushAfterWrite(&open) }
             // A journal at rest ends at its last frame; a crash that keeps either size keeps every frame.
             if open.allocated > open.size, !open.hasStrayTail { _ = ftruncate(open.fd, off_t(open.size)) }
             POSIX.release(open.fd)

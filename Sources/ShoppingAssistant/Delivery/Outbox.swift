@@ -401,7 +401,9 @@ final class Outbox: Sendable {
         // the caller itself is parked meanwhile, as a flush's is.
         activity?.begin()
         await withCheckedContinuation { continuation in
-            storeQueue.async { [store] in
+            storeQueue.async { [store, logger] in
+                // Removals of sends that ended after the machine stopped are flushed too.
+                do { try store.sync() } catch { logger.log(.error, "delivery store: \(error)") }
                 store.close()
                 continuation.resume()
             }
@@ -552,6 +554,17 @@ final class Outbox: Sendable {
     private struct Performing {
         var actions: [DeliveryMachine.Action] = []
         var failed: [(CheckedContinuation<Result<HTTPResponse, WireFailure>, Never>, String)] = []
+
+        /// The work before the flushes that end, and those flushes with the answers to dropped
+        /// calls, in the order `run` would have performed them in one.
+        func splitAtFinishedFlushes() -> (Performing, Performing) {
+            var first = Performing()
+            var last = Performing(failed: failed)
+            for action in actions {
+                if case .finishFlushes = action { last.actions.append(action) } else { first.actions.append(action) }
+            }
+            return (first, last)
+        }
     }
 
     /// Performs what is not the store's work, outside the state lock.
@@ -862,31 +875,34 @@ final class Outbox: Sendable {
                 .info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later"
             )
         }
-        let (actions, sendsOver) = state.withLock { shell -> (Performing, OneTimeSignal?) in
+        let actions = state.withLock { shell -> Performing in
             defer {
                 // Whatever the machine forgot (delivered, unprotected or cleared), the log forgets.
                 if !shell.machine.holds(record.id) { shell.details[record.id] = nil }
                 shell.releaseSpareCapacity()
             }
             // The store work of this end is queued before a waiting stop hears of it.
-            let actions = queueStoreWork(
-                shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()), &shell)
-            shell.sendsUnderWay -= 1
-            guard shell.sendsUnderWay == 0, let over = shell.sendsOver else { return (actions, nil) }
-            shell.sendsOver = nil
-            return (actions, over)
+            return queueStoreWork(shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()), &shell)
         }
         // What the machine decided (a drop's log line among it) comes before the caller's own
         // account of its failure. The next send starts first: handing the answer's `user` over
         // is a task of the engine's, which the drain need not wait for.
-        run(actions)
+        let (first, last) = actions.splitAtFinishedFlushes()
+        run(first)
         // B9: the answer's `user`, for the identity the record was sent for. Not once the
-        // engine stopped, and before a stop waiting for this send hears it ended: nothing the
-        // engine starts may run after the shutdown (H2).
+        // engine stopped, and before a flush or a stop hears this send ended: nothing the
+        // engine starts may run after its shutdown (H2), whose first step is such a flush.
         if detail.opener == nil, let epoch = detail.identityEpoch, let user = answeredUser,
             !state.withLock({ $0.machine.isStopped })
         {
             identityAnswered.withLock { $0 }?.answered(user, epoch, detail.user.isNobody)
+        }
+        run(last)
+        let sendsOver = state.withLock { shell -> OneTimeSignal? in
+            shell.sendsUnderWay -= 1
+            guard shell.sendsUnderWay == 0, let over = shell.sendsOver else { return nil }
+            shell.sendsOver = nil
+            return over
         }
         if let waiting {
             activity?.begin()

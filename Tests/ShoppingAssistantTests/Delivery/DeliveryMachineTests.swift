@@ -475,32 +475,52 @@ import Testing
     }
 
     /// A record delivered on its own leaves nothing on the way: its removal is flushed at once.
-    /// One delivered while another is being written waits for that write, whose flush carries
-    /// it; dropped records count as removals too.
+    /// One delivered while another is on the wire waits; dropped records count as removals too.
     // covers: DL5
-    @Test func removalsAreFlushedWhenNothingElseIsOnItsWayOrByTheNextWrite() {
+    @Test func removalsAreFlushedWhenNothingElseIsOnItsWay() {
         let record = Self.record()
         var machine = Self.onTheWire(record)
         #expect(machine.attemptFinished(record.id, .delivered, now: Self.now) == [.remove([record.id]), .sync])
 
         let (first, second) = (Self.record(), Self.record())
-        _ = machine.accepted([first], route: .host, now: Self.now)
-        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(first, route: .host)])
-        #expect(machine.accepted([second], route: .host, now: Self.now) == [.persist([second])])
+        _ = machine.accepted([first, second], route: .host, now: Self.now)
+        #expect(
+            machine.persisted(failure: nil, now: Self.now) == [
+                .send(first, route: .host), .send(second, route: .host),
+            ])
         #expect(machine.attemptFinished(first.id, .delivered, now: Self.now) == [.remove([first.id])])
-        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(second, route: .host)])
         #expect(
             machine.attemptFinished(second.id, Self.refused, now: Self.now) == [
                 .drop(second, .rejected, detail: "HTTP 400", inStore: true), .sync,
             ])
     }
 
+    /// A write asked after removals flushes them with its own frame, so the count towards the
+    /// next flush starts over there: 63 removals, a write, then one more are not 64.
+    // covers: DL5
+    @Test func aWriteAskedAfterRemovalsCarriesThemAndTheCountStartsOver() {
+        var machine = Self.machine()
+        let onTheWire = Self.record()
+        _ = machine.accepted([onTheWire], route: .host, now: Self.now)
+        _ = machine.persisted(failure: nil, now: Self.now)  // keeps the deliveries under way
+        let queued = (0..<63).map { _ in Self.record() }
+        _ = machine.loaded(queued, now: Self.now)
+        for record in queued {
+            #expect(!machine.attemptFinished(record.id, .delivered, now: Self.now).contains(.sync))
+        }
+        let accepted = Self.record()
+        #expect(machine.accepted([accepted], route: .host, now: Self.now) == [.persist([accepted])])
+        #expect(machine.persisted(failure: nil, now: Self.now) == [.send(accepted, route: .host)])
+        #expect(machine.attemptFinished(accepted.id, .delivered, now: Self.now) == [.remove([accepted.id])])
+        #expect(machine.attemptFinished(onTheWire.id, .delivered, now: Self.now) == [.remove([onTheWire.id]), .sync])
+    }
+
     /// A removal still unflushed when the engine stops is flushed before the store closes;
-    /// records written by the shutdown carry it in their own flush.
+    /// records the shutdown writes carry it in their own flush.
     // covers: DL5, DL8
     @Test func theShutdownFlushesTheRemovalsLeft() {
         var machine = Self.machine()
-        let (first, second, third) = (Self.record(), Self.record(), Self.record())
+        let (first, second, third, fourth) = (Self.record(), Self.record(), Self.record(), Self.record())
         #expect(machine.loaded([first, second], now: Self.now) == [.send(first, route: nil)])
         #expect(
             machine.attemptFinished(first.id, .delivered, now: Self.now) == [
@@ -510,10 +530,11 @@ import Testing
         #expect(machine.stopped() == [])
 
         var writing = Self.machine()
-        #expect(writing.loaded([first, second], now: Self.now) == [.send(first, route: nil)])
-        _ = writing.attemptFinished(first.id, .delivered, now: Self.now)
+        #expect(writing.loaded([first], now: Self.now) == [.send(first, route: nil)])
         #expect(writing.accepted([third], route: .host, now: Self.now) == [.persist([third])])
-        #expect(writing.stopped() == [])
+        #expect(writing.attemptFinished(first.id, .delivered, now: Self.now) == [.remove([first.id])])
+        #expect(writing.accepted([fourth], route: .host, now: Self.now) == [])
+        #expect(writing.stopped() == [.persist([fourth])])
     }
 
     // MARK: - DL4: limits

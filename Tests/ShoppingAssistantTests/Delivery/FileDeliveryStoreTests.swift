@@ -195,9 +195,44 @@ import Testing
             #expect(store.flushCount == 3)
             try store.sync()
             #expect(store.flushCount == 3)
+            // A write with nothing to write still flushes the removals before it.
+            try store.remove([records[3].id])
+            try store.append([])
+            #expect(store.flushCount == 4)
+            try store.updateAttempts(of: records[3].id, to: 2)  // gone: nothing to write or flush
+            try store.removeAll()  // empty already: likewise
+            #expect(store.flushCount == 4)
             store.close()
-            let reopened = self.store(directory)
-            #expect(try reopened.open() == [records[3]])
+            let (reopened, _, read) = try openOnFirstSlot(directory)
+            #expect(read.isEmpty)
+            reopened.close()
+        }
+    }
+
+    /// A compaction right after a removal written without its flush rewrites the journal
+    /// whole, flushed: the removal is durable with it, and nothing is left to flush.
+    // covers: DL5
+    @Test func aCompactionAfterUnflushedRemovalsLeavesNothingToFlush() throws {
+        try withDirectory(inMemory: true) { directory in
+            let (store, _, read) = try openOnFirstSlot(directory)
+            #expect(read.isEmpty)
+            let kept = record(0)
+            try store.append([kept])
+            var compacted = false
+            for number in 1...2_000 where !compacted {
+                let passing = record(number)
+                try store.append([passing])
+                let sizeBefore = try #require(store.ownJournalPath.map(bytes)).count
+                try store.remove([passing.id])
+                compacted = try #require(store.ownJournalPath.map(bytes)).count < sizeBefore
+            }
+            #expect(compacted, "the journal was compacted")
+            let flushes = store.flushCount
+            try store.sync()
+            #expect(store.flushCount == flushes, "the compaction flushed the removal")
+            store.close()
+            let (reopened, _, records) = try openOnFirstSlot(directory)
+            #expect(records == [kept])
             reopened.close()
         }
     }

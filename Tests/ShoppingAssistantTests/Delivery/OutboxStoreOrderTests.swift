@@ -205,7 +205,8 @@ import Testing
     }
 
     /// A drain's removals reach the store before the flushes that make them durable: one after
-    /// the 64th and one as the drain stops, the store's last work, not a flush per record.
+    /// the 64th and one as the drain stops, not a flush per record; the stop flushes once more
+    /// before it closes the store, for removals of sends that end as it stops.
     // covers: DL5
     @Test func aDrainsRemovalsAreFlushedEverySixtyFourAndOnceMoreWhenItStops() async {
         let kept = (0..<100).map { _ in Self.record().0 }
@@ -220,16 +221,19 @@ import Testing
         await outbox.stop()
         var removed: [UUID] = []
         var syncedAt: [Int] = []
+        var closedAfter: [RemovalRecordingStore.Operation] = []
         for operation in store.operations {
             switch operation {
             case .remove(let ids): removed += ids
             case .sync: syncedAt.append(removed.count)
+            case .close: closedAfter = Array(store.operations.suffix(2))
             }
         }
         #expect(Set(removed) == Set(kept.map { $0.id }))
-        #expect(syncedAt.count == 2)
+        #expect(syncedAt.count == 3)
         #expect(syncedAt.first.map { $0 >= 64 } == true, "the first flush follows 64 removals at least")
-        #expect(syncedAt.last == kept.count, "the last flush follows the last removal")
+        #expect(syncedAt.dropFirst().allSatisfy { $0 == kept.count }, "then one after the last removal")
+        #expect(closedAfter == [.sync, .close], "the store is flushed before it closes")
     }
 
     /// An outbox with two host calls in it: the first one's record held in its write by the
@@ -303,9 +307,10 @@ import Testing
     /// Starts with `kept`, as an earlier engine left them, and lists the removals and flushes it
     /// meets, in the order it meets them.
     private final class RemovalRecordingStore: DeliveryStore {
-        enum Operation: Sendable {
+        enum Operation: Equatable, Sendable {
             case remove([UUID])
             case sync
+            case close
         }
         private let kept: [DeliveryRecord]
         private let log = Locked<[Operation]>([])
@@ -319,7 +324,7 @@ import Testing
         func remove(_ ids: [UUID]) throws { log.withLock { $0.append(.remove(ids)) } }
         func sync() throws { log.withLock { $0.append(.sync) } }
         func removeAll() throws {}
-        func close() {}
+        func close() { log.withLock { $0.append(.close) } }
     }
 
     /// Holds its first write on the store's own queue until `release()`; keeps what it is given.
