@@ -96,6 +96,8 @@ public final class FileDeliveryStore: DeliveryStore {
         var needsRewrite = false
         /// Flushes of the journal so far, for tests that removals share one.
         var flushes = 0
+        /// Flushes that are to fail as a lost write makes them fail, for tests of the repair.
+        var flushesToFail = 0
         /// Cleared when the disk had no room for the zeros: frames are then appended, each
         /// growing the file by itself, until a rewrite finds room for them again.
         var writesAhead = true
@@ -242,6 +244,10 @@ public final class FileDeliveryStore: DeliveryStore {
 
     /// How many times the open journal was flushed: for tests that removals share a flush.
     var flushCount: Int { state.withLock { $0.journal?.flushes ?? 0 } }
+
+    /// Makes the next `count` flushes of the open journal fail with `EIO`, as one does after
+    /// the kernel lost a write: for tests of the repair that follows.
+    func failNextFlushes(_ count: Int) { state.withLock { $0.journal?.flushesToFail = count } }
 
     private var closedError: DeliveryStoreError { DeliveryStoreError(reason: "the outbox \(path) is closed") }
 
@@ -563,8 +569,12 @@ public final class FileDeliveryStore: DeliveryStore {
     /// commit, else with `fdatasync`, which flushes no metadata. Every frame written before is
     /// then durable, the removals left unflushed among them.
     private static func flushAfterWrite(_ journal: inout Journal, grown: Bool = false) -> String? {
-        let failure = grown || journal.renamePending ? POSIX.flush(journal.fd) : POSIX.flushData(journal.fd)
+        var failure = grown || journal.renamePending ? POSIX.flush(journal.fd) : POSIX.flushData(journal.fd)
         journal.flushes += 1
+        if journal.flushesToFail > 0 {
+            journal.flushesToFail -= 1
+            failure = failure ?? "errno \(EIO)"
+        }
         guard failure == nil else { return failure }
         journal.renamePending = false
         journal.removalsUnflushed = false

@@ -209,6 +209,38 @@ import Testing
         }
     }
 
+    /// A flush that fails while removals wait for it may mean the kernel dropped their pages
+    /// (it reports a lost write once): the journal is rewritten whole from its records, so no
+    /// hole can hide the frames after it. A sync that meets it reports the repair and
+    /// succeeds; a write that meets it fails, and the journal keeps everything before it.
+    // covers: DL5
+    @Test func aFailedFlushOfUnflushedRemovalsRewritesTheJournalFromItsRecords() throws {
+        try withDirectory { directory in
+            let (store, warnings, read) = try openOnFirstSlot(directory)
+            #expect(read.isEmpty)
+            let records = (0..<4).map { record($0) }
+            try store.append(Array(records[0..<3]))
+            try store.remove([records[0].id])
+            store.failNextFlushes(1)
+            try store.sync()
+            #expect(warnings.all.contains { $0.contains("could not be flushed") && $0.contains("rewritten whole") })
+            let rewritten = try #require(store.ownJournalPath.map(bytes))
+            let expected =
+                DeliveryJournal.header + [records[1], records[2]].flatMap { DeliveryJournal.frame(.add([$0])) }
+            #expect(rewritten.starts(with: expected), "the journal holds its records")
+            #expect(rewritten.dropFirst(expected.count).allSatisfy { $0 == 0 }, "and no more: zeros after them")
+
+            try store.remove([records[1].id])
+            store.failNextFlushes(1)
+            #expect(throws: DeliveryStoreError.self) { try store.append([records[3]]) }
+            #expect(warnings.all.filter { $0.contains("rewritten whole") }.count == 2)
+            store.close()
+            let (reopened, _, kept) = try openOnFirstSlot(directory)
+            #expect(kept == [records[2]])
+            reopened.close()
+        }
+    }
+
     /// A compaction right after a removal written without its flush rewrites the journal
     /// whole, flushed: the removal is durable with it, and nothing is left to flush.
     // covers: DL5
