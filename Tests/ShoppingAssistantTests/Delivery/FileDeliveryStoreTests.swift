@@ -169,8 +169,9 @@ import Testing
     // covers: DL5
     @Test func removalsAreInTheFileAtOnceAndShareTheNextFlush() throws {
         try withDirectory { directory in
-            let store = store(directory)
-            #expect(try store.open().isEmpty)
+            // On the first slot: the journal copied below is that slot's.
+            let (store, _, opened) = try openOnFirstSlot(directory)
+            #expect(opened.isEmpty)
             let records = (0..<4).map { record($0) }
             try store.append(Array(records[0..<3]))
             #expect(store.flushCount == 1)
