@@ -38,9 +38,11 @@ public final class FileDeliveryStore: DeliveryStore {
     /// Slots tried before `open()` gives up: far more engines than one user runs at once, and
     /// few enough that a directory full of stuck locks fails quickly.
     static let maximumSlots = 256
-    /// Bytes a journal may hold beyond twice its live records before it is compacted, so that
-    /// a short queue is not rewritten on every few changes.
-    static let compactionSlackBytes: Int64 = 64 * 1024
+    /// Bytes a journal may hold beyond twice its live records before it is compacted. A
+    /// compaction costs two flushes and a rename, which every event arriving meanwhile waits
+    /// for, so a short queue is rewritten once per few hundred events, not once per few dozen;
+    /// reading a journal this size back at start costs milliseconds.
+    static let compactionSlackBytes: Int64 = 1024 * 1024
     /// Zeros written ahead of the last frame. Overwriting bytes already on disk changes no
     /// size, so a frame's flush is a data flush without a metadata commit; the file grows in
     /// steps of this size, each paying one full `fsync`.
@@ -48,7 +50,10 @@ public final class FileDeliveryStore: DeliveryStore {
 
     /// Nothing is read, created or locked until `open()`, so creating a store is free and
     /// cannot fail.
-    public init(directory: URL) { self.directory = directory }
+    public init(directory: URL) {
+        self.directory = directory
+        path = directory.path
+    }
 
     deinit { close() }
 
@@ -234,7 +239,8 @@ public final class FileDeliveryStore: DeliveryStore {
 
     // MARK: - Paths
 
-    private var path: String { directory.path }
+    /// The directory's path, spelled once: every write names its journal in case it fails.
+    private let path: String
     private func journalName(_ slot: Int) -> String { "journal-\(slot).log" }
     private func journalPath(_ slot: Int) -> String { path + "/" + journalName(slot) }
     private func lockPath(_ slot: Int) -> String { path + "/journal-\(slot).lock" }

@@ -205,7 +205,7 @@ extension GravityEvent.Field: JSONBodyWritable {
         switch self {
         case .text(let value): json.string(value)
         case .integer(let value): value.write(to: &json)
-        case .amount(let value): json.raw(value.description)
+        case .amount(let value): json.raw(value.plainSpelling)
         case .cart(let items): items.write(to: &json)
         case .properties(let value): value.write(to: &json)
         }

@@ -36,4 +36,26 @@ import Testing
             #expect(uuid.lowercasedString == uuid.uuidString.lowercased())
         }
     }
+
+    /// Amounts travel digit for digit: every significand up to 64 bits at every exponent a
+    /// decimal can have, either sign, and what lies past 64 bits, NaN and zero.
+    // covers: B10
+    @Test func anAmountIsSpelledAsFoundationSpellsTheDecimal() {
+        var random = SplitMix64(seed: 1_990)
+        var amounts: [Decimal] = [
+            0, Decimal.nan, 1990, Decimal(string: "19.99") ?? 0, Decimal(string: "-0.05") ?? 0,
+            Decimal(string: "1590.10") ?? 0, Decimal(string: "123456789012345678901234567890.5") ?? 0,
+            Decimal(sign: .plus, exponent: 0, significand: Decimal(UInt64.max)),
+        ]
+        for _ in 0..<5_000 {
+            let bits = Int(random.next() % 64) + 1
+            let significand = random.next() >> UInt64(64 - bits)
+            let exponent = Int(random.next() % 80) - 40
+            let sign: FloatingPointSign = random.next() % 2 == 0 ? .plus : .minus
+            amounts.append(Decimal(sign: sign, exponent: exponent, significand: Decimal(significand)))
+        }
+        for amount in amounts {
+            #expect(amount.plainSpelling == amount.description, "\(amount.description)")
+        }
+    }
 }
