@@ -639,8 +639,11 @@ public final class FileDeliveryStore: DeliveryStore {
         guard let open = journal else { return }
         journal = nil
         if open.fd >= 0 {
-            // A journal at rest ends at its last frame; a crash that keeps either size keeps every frame.
-            if open.allocated > open.size, !open.hasStrayTail { _ = ftruncate(open.fd, off_t(open.size)) }
+            // A journal at rest ends at its last frame; a crash that keeps either size keeps every
+            // frame. One with nothing live is cut to its header, so that the next start reads no
+            // history; a crash that keeps the old size keeps frames that leave nothing live too.
+            let end = open.live.count == 0 ? Int64(DeliveryJournal.header.count) : open.size
+            if max(open.allocated, open.size) > end, !open.hasStrayTail { _ = ftruncate(open.fd, off_t(end)) }
             POSIX.release(open.fd)
         }
         POSIX.release(open.lockFD)

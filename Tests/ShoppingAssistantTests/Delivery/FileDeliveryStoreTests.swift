@@ -441,6 +441,30 @@ import Testing
         }
     }
 
+    /// Everything delivered, the journal at rest is its header alone: the next start reads no
+    /// history, however much the slack before a compaction let it hold.
+    @Test func aJournalClosedWithNothingLiveIsItsHeaderAlone() throws {
+        try withDirectory { directory in
+            let (store, _, _) = try openOnFirstSlot(directory)
+            let records = (0..<50).map { record($0) }
+            for record in records { try store.append([record]) }
+            try store.remove(records.map(\.id))
+            store.close()
+            let atRest = bytes(journal(directory))
+            #expect(atRest.count == DeliveryJournal.header.count, "\(atRest.count) bytes at rest")
+            #expect(atRest.starts(with: DeliveryJournal.header))
+
+            let (reopened, warnings, reread) = try openOnFirstSlot(directory)
+            #expect(reread.isEmpty)
+            #expect(warnings.all.isEmpty)
+            let kept = record(50)
+            try reopened.append([kept])
+            reopened.close()
+            let written = DeliveryJournal.header + DeliveryJournal.frame(.add([kept]))
+            #expect(bytes(journal(directory)).count == written.count, "the kept record's frame after the header")
+        }
+    }
+
     // covers: DL5
     @Test func aFlippedByteInTheMiddleKeepsTheRecordsBeforeItAndSetsTheFileAside() throws {
         try withDirectory { directory in
