@@ -40,7 +40,7 @@ public final class FileDeliveryStore: DeliveryStore {
     static let maximumSlots = 256
     /// Bytes a journal may hold beyond twice its live records before it is compacted. A
     /// compaction costs two flushes and a rename, which every event arriving meanwhile waits
-    /// for, so a short queue is rewritten once per few hundred events, not once per few dozen;
+    /// for, so a short queue is rewritten about once per thousand events, not once per few dozen;
     /// reading a journal this size back at start costs milliseconds.
     static let compactionSlackBytes: Int64 = 1024 * 1024
     /// Zeros written ahead of the last frame. Overwriting bytes already on disk changes no
@@ -222,7 +222,8 @@ public final class FileDeliveryStore: DeliveryStore {
     }
 
     /// Closes the journal and lets go of its lock, so the next engine can take the slot or
-    /// adopt its records; later calls throw. The files stay, without the zeros written ahead.
+    /// adopt its records; later calls throw. The files stay, without the zeros written ahead, and a
+    /// journal with nothing live is cut to its header.
     public func close() {
         var warnings: [String] = []
         defer { deliver(warnings) }

@@ -442,7 +442,8 @@ import Testing
     }
 
     /// Everything delivered, the journal at rest is its header alone: the next start reads no
-    /// history, however much the slack before a compaction let it hold.
+    /// history, however much the slack before a compaction let it hold, and a close whose
+    /// flush fails leaves the same.
     @Test func aJournalClosedWithNothingLiveIsItsHeaderAlone() throws {
         try withDirectory { directory in
             let (store, _, _) = try openOnFirstSlot(directory)
@@ -462,6 +463,17 @@ import Testing
             reopened.close()
             let written = DeliveryJournal.header + DeliveryJournal.frame(.add([kept]))
             #expect(bytes(journal(directory)).count == written.count, "the kept record's frame after the header")
+
+            // The close's flush of the last removal fails: the journal is rewritten, then cut.
+            let (last, _, again) = try openOnFirstSlot(directory)
+            #expect(again == [kept])
+            try last.remove([kept.id])
+            last.failNextFlushes(1)
+            last.close()
+            #expect(bytes(journal(directory)).count == DeliveryJournal.header.count)
+            let (emptied, _, none) = try openOnFirstSlot(directory)
+            #expect(none.isEmpty)
+            emptied.close()
         }
     }
 

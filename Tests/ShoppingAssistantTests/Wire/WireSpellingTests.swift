@@ -37,25 +37,31 @@ import Testing
         }
     }
 
-    /// Amounts travel digit for digit: every significand up to 64 bits at every exponent a
-    /// decimal can have, either sign, and what lies past 64 bits, NaN and zero.
+    /// Amounts travel digit for digit: significands of up to 64 bits at exponents across a
+    /// decimal's whole range, either sign, and what lies past 64 bits, NaN and zero; a price
+    /// takes the integer conversion, not Foundation's spelling.
     // covers: B10
     @Test func anAmountIsSpelledAsFoundationSpellsTheDecimal() {
         var random = SplitMix64(seed: 1_990)
+        let pastSixtyFourBits = Decimal(UInt64.max) + 1
         var amounts: [Decimal] = [
             0, Decimal.nan, 1990, Decimal(string: "19.99") ?? 0, Decimal(string: "-0.05") ?? 0,
             Decimal(string: "1590.10") ?? 0, Decimal(string: "123456789012345678901234567890.5") ?? 0,
-            Decimal(sign: .plus, exponent: 0, significand: Decimal(UInt64.max)),
+            Decimal(UInt64.max), pastSixtyFourBits, pastSixtyFourBits + 1,
+            Decimal(sign: .plus, exponent: -128, significand: 7), Decimal(sign: .minus, exponent: 127, significand: 3),
         ]
         for _ in 0..<5_000 {
             let bits = Int(random.next() % 64) + 1
             let significand = random.next() >> UInt64(64 - bits)
-            let exponent = Int(random.next() % 80) - 40
+            let exponent = Int(random.next() % 256) - 128
             let sign: FloatingPointSign = random.next() % 2 == 0 ? .plus : .minus
             amounts.append(Decimal(sign: sign, exponent: exponent, significand: Decimal(significand)))
         }
         for amount in amounts {
             #expect(amount.plainSpelling == amount.description, "\(amount.description)")
         }
+        #expect(Decimal(string: "19.99")?.integerSpelling == "19.99")
+        #expect(Decimal(UInt64.max).integerSpelling == "18446744073709551615")
+        #expect(pastSixtyFourBits.integerSpelling == nil)
     }
 }
