@@ -628,9 +628,8 @@ struct DeliveryMachine {
             forget(entry.record.id)
             var inStore = true
             if case .persisting = entry.state { inStore = false }  // never written
-            if inStore { unsyncedRemovals += 1 }
-            actions.append(
-                .drop(entry.record, .overflow, detail: "over \(settings.maxEntries) records", inStore: inStore))
+            let detail = "over \(settings.maxEntries) records"
+            actions.append(removal(dropping: entry.record, .overflow, detail: detail, inStore: inStore))
         }
         // Entries delivered before they were ever dropped leave their place behind.
         droppableOrder.rebuildIfMostlyStale(live: counts.droppable) {
@@ -725,10 +724,13 @@ struct DeliveryMachine {
         return .remove([id])
     }
 
-    /// A drop of a record in the store, whose removal is flushed later (`syncIfDue`).
-    private mutating func removal(dropping record: DeliveryRecord, _ reason: DropReason, detail: String) -> Action {
-        unsyncedRemovals += 1
-        return .drop(record, reason, detail: detail, inStore: true)
+    /// A drop of a record, whose removal from the store, if it is there, is flushed later
+    /// (`syncIfDue`).
+    private mutating func removal(
+        dropping record: DeliveryRecord, _ reason: DropReason, detail: String, inStore: Bool = true
+    ) -> Action {
+        if inStore { unsyncedRemovals += 1 }
+        return .drop(record, reason, detail: detail, inStore: inStore)
     }
 
     /// Flushes the removals once nothing more is on its way (the deliveries ended or paused,

@@ -644,7 +644,7 @@ public final class FileDeliveryStore: DeliveryStore {
             // frame. One with nothing live is cut to its header, so that the next start reads no
             // history; a crash that keeps the old size keeps frames that leave nothing live too.
             let end = open.live.count == 0 ? Int64(DeliveryJournal.header.count) : open.size
-            if max(open.allocated, open.size) > end, !open.hasStrayTail { _ = ftruncate(open.fd, off_t(end)) }
+            if open.allocated > end, !open.hasStrayTail { _ = ftruncate(open.fd, off_t(end)) }
             POSIX.release(open.fd)
         }
         POSIX.release(open.lockFD)
