@@ -47,12 +47,15 @@ struct REPLCommand: Sendable {
     /// Whether a quit could happen by accident: such a command answers only to its full name or
     /// an alias, never to a prefix.
     let needsFullName: Bool
+    /// What `:help COMMAND` explains beyond the summary (the words its output uses).
+    let notes: [String]
     let handler: Handler
 
     init(
         _ name: String, _ arguments: String = "", _ summary: String, group: Group, example: String? = nil,
         related: [String] = [], aliases: [String] = [], completions: [[String]] = [],
-        subcompletions: [String: [[String]]] = [:], needsFullName: Bool = false, handler: @escaping Handler
+        subcompletions: [String: [[String]]] = [:], needsFullName: Bool = false, notes: [String] = [],
+        handler: @escaping Handler
     ) {
         self.name = name
         self.aliases = aliases
@@ -64,10 +67,11 @@ struct REPLCommand: Sendable {
         self.completions = completions
         self.subcompletions = subcompletions
         self.needsFullName = needsFullName
+        self.notes = notes
         self.handler = handler
     }
 
-    /// A command that takes no argument (any text after it is ignored) and always succeeds.
+    /// A command that takes no argument (the table refuses one) and always succeeds.
     static func plain(
         _ name: String, _ summary: String, group: Group, related: [String] = [],
         run: @escaping @Sendable (_ session: REPLSession) async -> Void

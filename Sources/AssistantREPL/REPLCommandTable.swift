@@ -85,7 +85,14 @@ struct REPLCommandTable: Sendable {
             session.output.line(.error, text)
             return true
         }
-        switch await command.handler(session, argument) {
+        // A word after a command that takes none is a slip, not a wish: `:quit now` must not quit.
+        let result: REPLCommand.Outcome
+        if command.arguments.isEmpty, !argument.isEmpty {
+            result = .usage(note: "it takes no argument")
+        } else {
+            result = await command.handler(session, argument)
+        }
+        switch result {
         case .done: return true
         case .quit: return false
         case .usage(let note):
@@ -126,7 +133,8 @@ struct REPLCommandTable: Sendable {
         let word = word.hasPrefix(":") ? String(word.dropFirst()) : word
         switch resolve(word) {
         case .command(let command):
-            var lines = [command.usage, "  " + command.summary, "  example: " + command.example]
+            var lines = [command.usage, "  " + command.summary] + command.notes.map { "  " + $0 }
+            lines.append("  example: " + command.example)
             if !command.aliases.isEmpty {
                 lines.append("  also:    " + command.aliases.map { ":" + $0 }.joined(separator: ", "))
             }
@@ -342,7 +350,13 @@ extension REPLCommandTable {
         REPLCommand(
             "queue", "[clear]",
             "show what waits for delivery: kind, age, server failures, status, next try; clear empties it",
-            group: .delivery, example: ":queue", related: ["flush", "offline", "log"], completions: [["clear"]]
+            group: .delivery, example: ":queue", related: ["flush", "offline", "log"], completions: [["clear"]],
+            notes: [
+                "persisting: being written · waiting: for its first attempt's turn",
+                "sending: its first attempt, retries included · queued: for the drain",
+                "draining: on the wire from the queue",
+                "only server failures (408, 429, 5xx) count; the 5th drops the entry",
+            ]
         ) { session, argument in
             switch argument {
             case "": await session.showQueue()

@@ -133,6 +133,8 @@ package struct REPLEnvironment: Sendable {
     package let clock: any Clock<Duration>
     /// Virtual time, when the clock is virtual.
     package let time: VirtualTime?
+    /// This session's hold on its conversation file, for as long as it lives.
+    let dialogClaim: DialogFileClaim?
     package let identityStore: any IdentityStore
     /// Where the first engine's delivery queue lives (an engine after `:restart` opens the
     /// same place: the same instance in memory, the same directory on disk).
@@ -193,9 +195,12 @@ package struct REPLEnvironment: Sendable {
             makeDeliveryStore = { FileDeliveryStore(directory: url) }
         }
         let dialogStore: any DialogStore
+        var dialogClaim: DialogFileClaim?
         switch policy.dialog {
         case .memory: dialogStore = InMemoryDialogStore()
-        case .file(let url): dialogStore = FileDialogStore(fileURL: url)
+        case .file(let url):
+            dialogStore = FileDialogStore(fileURL: url)
+            dialogClaim = DialogFileClaim(url)
         }
         if policy.startsNewChat { try? dialogStore.removeDialog() }  // `--new-chat`
         self.dialogStore = dialogStore
@@ -252,6 +257,8 @@ package struct REPLEnvironment: Sendable {
             engine: engine, demoStore: demoStore, output: output, settings: policy.settings, clock: clock, time: time,
             stepClock: stepClock, replaying: policy.replaying, uuid: uuid, network: network, wallClock: wallClock,
             restart: restart)
+        self.dialogClaim = dialogClaim
+        if dialogClaim?.isShared == true { await session.noteAtStart(DialogFileClaim.sharedWarning) }
     }
 
     /// Where the wall clock of a session on virtual time starts: every piped demo session and

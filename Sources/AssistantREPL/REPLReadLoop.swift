@@ -11,12 +11,15 @@ struct REPLReadLoop: Sendable {
     let onDemoStore: Bool
     /// Whether Ctrl-C ends what a line waits for: a terminal session on real time.
     let interruptible: Bool
+    /// Warnings under the banner (`REPLSession.noteAtStart`).
+    var notes: [String] = []
 
     /// Runs until `:quit` or the end of input.
     func run(reader: any LineReader, observer: (any REPLStepObserver)?) async {
         output.line(.bold, "Shopping assistant REPL — \(onDemoStore ? "built-in demo store" : "live services")")
         let start = onDemoStore ? ":product KIT-1001 or :home" : ":home or :product SKU (a SKU of your shop)"
         output.line(.dim, "Type :help for commands. Start with \(start).")
+        for note in notes { output.line(.warning, note) }
         while true {
             let event = await reader.nextEvent(prompt: await session.prompt())
             switch event {

@@ -13,6 +13,10 @@ import ShoppingAssistant
 package actor REPLSession {
     /// The reader of `run(reader:)`: a refused message goes back on its line.
     private var reader: (any LineReader)?
+    /// The text `keep` last put back on the line, until the next line is handled.
+    private var offeredLine: String?
+    /// Warnings the read loop prints under its banner.
+    private var notesAtStart: [String] = []
     /// The engine and the host side wired to it: replaced whole by `:restart`.
     private struct Parts: Sendable {
         let engine: AssistantEngine
@@ -92,13 +96,19 @@ package actor REPLSession {
             waitsForEachCommand: !settings.interactive)
     }
 
+    /// A warning to print under the banner: something about the session's state the user
+    /// should know before typing.
+    func noteAtStart(_ warning: String) {
+        notesAtStart.append(warning)
+    }
+
     /// Reads lines from `reader` and runs each to the end of its step, until `:quit` or the end
     /// of input; `observer` hears of each step.
     package func run(reader: any LineReader, observer: (any REPLStepObserver)? = nil) async {
         self.reader = reader
         let loop = REPLReadLoop(
             session: self, stepper: stepper, output: output, settings: settings,
-            onDemoStore: demoStore != nil, interruptible: settings.interactive && time == nil)
+            onDemoStore: demoStore != nil, interruptible: settings.interactive && time == nil, notes: notesAtStart)
         await loop.run(reader: reader, observer: observer)
     }
 
@@ -124,6 +134,20 @@ package actor REPLSession {
     /// `::text` sends `:text`; the words people type to leave other tools (`exit`, `\q`, …) are
     /// answered with the way out instead of being sent, and `::exit` sends the word itself.
     package func handle(_ line: String) async -> Bool {
+        // The text put back on the line, then a command typed after it as the warning advised
+        // (`hello` + `:open`): the command runs, and the text comes back on the next line.
+        let offered = offeredLine
+        offeredLine = nil
+        if let offered, line.count > offered.count, line.hasPrefix(offered) {
+            let typed = String(line.dropFirst(offered.count))
+            if typed.hasPrefix(":"), !typed.hasPrefix("::"),
+                case .command = commands.resolve(String(typed.dropFirst().prefix { $0 != " " }))
+            {
+                let keepGoing = await handle(typed)
+                if keepGoing, reader?.offerNextLine(offered) == true { offeredLine = offered }
+                return keepGoing
+            }
+        }
         if line.hasSuffix(" &"), line.count > 2, line.hasPrefix(":") || !settings.interactive {
             let command = String(line.dropLast(2)).trimmingCharacters(in: .whitespaces)
             let body: @Sendable () async -> Void = { _ = await self.handle(command) }
@@ -202,6 +226,7 @@ package actor REPLSession {
         guard !typed.isEmpty, !typed.unicodeScalars.contains(where: DisplayWidth.isControl),
             reader?.offerNextLine(typed) == true
         else { return "" }
+        offeredLine = typed
         return "; it is back on the line"
     }
 
@@ -359,11 +384,59 @@ package actor REPLSession {
         output.line("window:      \(await host.isForeground ? "foreground" : "background")")
     }
 
+    /// `:log`: what was tracked, once every first attempt under way has ended. On real time it
+    /// waits for them `logPatience` at most — offline, the retries of a first attempt take
+    /// seconds (DL1) — and says how many are still trying; on virtual time (a replay, a piped
+    /// session) waiting costs nothing, and the output does not depend on the machine's speed.
     func showLog() async {
-        await engine.flushTracking()
+        let engine = engine
+        let settled: Bool
+        if replaying || time != nil {
+            await engine.flushTracking()
+            settled = true
+        } else {
+            settled = await Self.ends(within: Self.logPatience, on: clock) { await engine.flushTracking() }
+        }
         let log = await engine.trackingLog
         if log.isEmpty { output.line(.dim, "(nothing tracked yet)") }
         for record in log { output.untrusted(Self.logLine(record), prefix: "  ") }
+        guard !settled else { return }
+        // Written, waiting for its turn or the session (B8), or on the wire: not in the log yet.
+        let untried = await engine.deliveryQueue.filter { [.persisting, .waiting, .sending].contains($0.status) }
+        guard !untried.isEmpty else { return }
+        output.line(
+            .dim,
+            untried.count == 1
+                ? "(1 more not in the log yet: its first attempt is still under way; :log again to see how it "
+                    + "ends, :queue to see it)"
+                : "(\(untried.count) more not in the log yet: their first attempts are still under way; :log again "
+                    + "to see how they end, :queue to see them)")
+    }
+
+    /// How long `:log` at a terminal waits for the first attempts under way.
+    static let logPatience: Duration = .milliseconds(300)
+
+    /// Whether `work` ends within `limit` on `clock`; it goes on either way.
+    static func ends(
+        within limit: Duration, on clock: any Clock<Duration>, _ work: @escaping @Sendable () async -> Void
+    ) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let slot = Locked<CheckedContinuation<Bool, Never>?>(continuation)
+            let finish: @Sendable (Bool) -> Void = { ended in
+                slot.withLock { waiting in
+                    defer { waiting = nil }
+                    return waiting
+                }?.resume(returning: ended)
+            }
+            Task {
+                await work()
+                finish(true)
+            }
+            Task {
+                try? await clock.sleep(for: limit)
+                finish(false)
+            }
+        }
     }
 
     /// One `:log` line: the record as the engine describes it, then when an event was raised

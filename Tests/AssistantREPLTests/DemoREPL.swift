@@ -71,7 +71,12 @@ struct DemoREPL {
     /// Runs a whole session on `lines`, banner to the end (`:quit` or the end of input), as
     /// the command does; returns everything printed.
     func runSession(_ lines: [String]) async -> [String] {
-        await session.run(reader: ScriptLineReader(lines: lines))  // each line on virtual time
+        await runSession(reader: ScriptLineReader(lines: lines))
+    }
+
+    /// Runs a whole session on what `reader` reads; returns everything printed.
+    func runSession(reader: some LineReader) async -> [String] {
+        await session.run(reader: reader)  // each line on virtual time
         return printed.withLock { lines in
             defer { lines = [] }
             return lines

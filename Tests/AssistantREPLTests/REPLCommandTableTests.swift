@@ -1,4 +1,5 @@
 import DemoStore
+import ShoppingAssistant
 import Testing
 
 @testable import AssistantREPL
@@ -37,6 +38,12 @@ import Testing
                 "  example: :tap 2", "  related: :left, :right, :b", "  group:   The chat",
             ])
         #expect(table.help(for: "suggest").contains("  also:    :suggest"))
+        // `:queue`'s words are explained where it is: each status it shows, and what counts.
+        let queue = table.help(for: "queue").joined(separator: "\n")
+        for status: PendingDelivery.Status in [.persisting, .waiting, .sending, .queued, .draining] {
+            #expect(queue.contains(status.rawValue + ":"), "\(status) is explained: \(queue)")
+        }
+        #expect(queue.contains("only server failures"))
         let repl = try await DemoREPL()
         for word in [":h", ":?", ":HELP", ":he"] {
             #expect(await repl.run(word + " wait").printed.first == ":wait DURATION", "\(word)")
@@ -125,6 +132,19 @@ import Testing
         #expect(result.printed == ["unknown command :frobnicate — :help lists them"])
         #expect(await repl.run(":").printed == ["unknown command ':' alone — :help lists them"])
         #expect(await repl.run(":help frobnicate").printed == ["no command :frobnicate — :help lists them"])
+    }
+
+    // A word after a command that takes none is a slip: the command does not run.
+    @Test func aCommandThatTakesNoArgumentRefusesOneAndDoesNothing() async throws {
+        let repl = try await DemoREPL()
+        let quit = await repl.run(":quit now")
+        #expect(quit.keepGoing, "it did not quit")
+        #expect(quit.printed == ["usage: :quit (it takes no argument)"])
+        await repl.run(lines: [":product KIT-1001", ":cart add KIT-1001 1"])
+        #expect(await repl.run(":buy now please").printed == ["usage: :buy (it takes no argument)"])
+        #expect(repl.demoStore?.receivedEvents.contains { $0.type == "purchase-v1" } == false, "nothing bought")
+        #expect(await repl.run(":restart now").printed == ["usage: :restart (it takes no argument)"])
+        #expect(await repl.run(":quit").keepGoing == false)
     }
 
     @Test func withTheChatOpenAnUnknownCommandSaysHowToSendItAsAMessage() async throws {

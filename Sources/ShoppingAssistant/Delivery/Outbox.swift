@@ -870,19 +870,20 @@ final class Outbox: Sendable {
             return (shell.answers.removeValue(forKey: record.id), watcher)
         }
         watcher?.cancel()
-        if case .failed(let failureClass, let reason) = outcome, failureClass != .final {
+        let (actions, kept) = state.withLock { shell -> (Performing, Bool) in
+            // The store work of this end is queued before a waiting stop hears of it.
+            let actions = queueStoreWork(
+                shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()), &shell)
+            let kept = shell.machine.holds(record.id)
+            // Whatever the machine forgot (delivered, dropped, unprotected or cleared), the log forgets.
+            if !kept { shell.details[record.id] = nil }
+            shell.releaseSpareCapacity()
+            return (actions, kept)
+        }
+        if kept, case .failed(let failureClass, let reason) = outcome, failureClass != .final {
             logger.log(
                 .info, "delivery: \(record.kind.rawValue) \(record.label) not delivered yet (\(reason)); kept for later"
             )
-        }
-        let actions = state.withLock { shell -> Performing in
-            defer {
-                // Whatever the machine forgot (delivered, unprotected or cleared), the log forgets.
-                if !shell.machine.holds(record.id) { shell.details[record.id] = nil }
-                shell.releaseSpareCapacity()
-            }
-            // The store work of this end is queued before a waiting stop hears of it.
-            return queueStoreWork(shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()), &shell)
         }
         // What the machine decided (a drop's log line among it) comes before the caller's own
         // account of its failure. The next send starts first: handing the answer's `user` over
@@ -906,22 +907,16 @@ final class Outbox: Sendable {
         }
         if let waiting {
             activity?.begin()
-            waiting.resume(returning: Self.saying(result, keptFor: record.id, unless: actions.actions))
+            waiting.resume(returning: Self.saying(result, kept: kept))
         }
         sendsOver?.fire()  // last: a stop waiting for it finds this send's work all done
     }
 
-    /// A host call's failure, saying that its record waits in the queue unless the machine gave
-    /// it up: the caller's log line must not read as a loss when nothing was lost.
-    static func saying(
-        _ result: Result<HTTPResponse, WireFailure>, keptFor id: UUID, unless actions: [DeliveryMachine.Action]
-    ) -> Result<HTTPResponse, WireFailure> {
-        guard case .failure(.failed(var error, let uncertain)) = result else { return result }
-        let dropped = actions.contains { action in
-            if case .drop(let record, _, _, _) = action { return record.id == id }
-            return false
-        }
-        guard !dropped else { return result }
+    /// A host call's failure, saying that its record waits in the queue when the machine still
+    /// holds it: the caller's log line must not read as a loss when nothing was lost, nor promise
+    /// a retry of a record dropped or cleared (DL8).
+    static func saying(_ result: Result<HTTPResponse, WireFailure>, kept: Bool) -> Result<HTTPResponse, WireFailure> {
+        guard kept, case .failure(.failed(var error, let uncertain)) = result else { return result }
         error.message += "; kept, and sent again from the queue"
         return .failure(.failed(error, uncertain: uncertain))
     }

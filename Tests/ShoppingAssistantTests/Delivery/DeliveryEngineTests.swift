@@ -33,6 +33,18 @@ struct DeliveryEngineTests {
 
     static var event: ScriptedTransport.Matcher { .request(.post, pathSuffix: "/event") }
 
+    /// A bed whose engine logs at `.info` into the lines returned beside it.
+    static func loggedBed() async -> (EngineTestBed, Locked<[String]>) {
+        let logs = Locked<[String]>([])
+        let logger = AssistantLogger(level: .info)
+        logger.setListener { _, message in logs.withLock { $0.append(message) } }
+        let bed = await EngineTestBed(
+            configuration: AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section),
+            identityStore: InMemoryIdentityStore(uid: "u-8f3c"), logger: logger, analytics: .scripted,
+            onUnexpected: { Issue.record(Comment(rawValue: $0)) })
+        return (bed, logs)
+    }
+
     // 503, 503, 200: three requests, the same bytes each time, one second then two apart.
     // covers: DL1
     @Test func aServerErrorIsRetriedWithinTheDeadlineWithTheSameBytes() async throws {
@@ -56,13 +68,7 @@ struct DeliveryEngineTests {
     // A 422 is final: not retried, not queued, dropped with its reason.
     // covers: DL1, DL3
     @Test func aRejectedEventIsNeitherRetriedNorQueued() async throws {
-        let logs = Locked<[String]>([])
-        let logger = AssistantLogger(level: .info)
-        logger.setListener { _, message in logs.withLock { $0.append(message) } }
-        let bed = await EngineTestBed(
-            configuration: AssistantEngineConfiguration(apiKey: Fixtures.apiKey, section: Fixtures.section),
-            identityStore: InMemoryIdentityStore(uid: "u-8f3c"), logger: logger, analytics: .scripted,
-            onUnexpected: { Issue.record(Comment(rawValue: $0)) })
+        let (bed, logs) = await Self.loggedBed()
         bed.transport.expect(Self.event, .respond(.text(422, "")))
         let call = Self.buy(bed)
         try await bed.runUntilIdle()
@@ -375,6 +381,31 @@ struct DeliveryEngineTests {
         try await bed.runUntilIdle()
         #expect(await bed.engine.outbox.detailCount == 0, "cleared while on the wire")
         #expect(await bed.engine.keptCompletionCount == 0, "the calls are over for the engine too")
+    }
+
+    // A purchase on the wire when the queue is cleared, whose attempt then fails, is not queued
+    // again, and the call's error line does not promise that it will be.
+    // covers: DL8
+    @Test func aCallClearedWhileOnTheWireDoesNotSayItIsKeptWhenItFails() async throws {
+        let (bed, logs) = await Self.loggedBed()
+        let onTheWire = bed.transport.expect(Self.event, .deferred)
+        let call = Self.buy(bed)
+        try await bed.runUntilIdle()
+        #expect(call.returnedValue == true, "kept: the call returned")
+        await bed.engine.clearQueue()
+        bed.transport.fail(onTheWire, with: .cannotConnect("refused"))
+        try await bed.runUntilIdle()
+        // The retry's pause ends (DL1), before the call's own deadline: no retry of a cleared record.
+        bed.clock.advance(by: .seconds(1))
+        try await bed.runUntilIdle()
+        bed.clock.advance(by: .seconds(60))
+        try await bed.runUntilIdle()
+        #expect(bed.transport.requests.count == 1, "never sent again")
+        #expect(await bed.engine.pendingDeliveries == 0)
+        let lines = logs.withLock { $0 }
+        let failure = lines.filter { $0.contains("POST /event") && $0.contains("failed") }
+        #expect(failure.count == 1 && failure.allSatisfy { $0.contains("refused") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("kept") }, "\(lines)")
     }
 
     // The key goes to the Gravity origin only: a tracking URL there carries it, a third-party

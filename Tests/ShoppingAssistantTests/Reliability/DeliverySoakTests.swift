@@ -90,6 +90,14 @@ struct DeliverySoakTests {
             try await settle("the drain, move \(moves)")
         }
         let pending = await engine.pendingDeliveries
+        if pending > 0 {
+            // What a drain that stopped short was waiting for, to tell a stuck lane from a
+            // pause nobody scheduled.
+            let statuses = Dictionary(grouping: await engine.deliveryQueue, by: \.status.rawValue).mapValues(\.count)
+            print(
+                "delivery soak: the drain stopped after \(moves) moves with \(pending) pending (\(statuses)); "
+                    + "sleepers \(clock.sleeperCount), busy \(activity.busy), live \(activity.liveTasks)")
+        }
         _ = await withinHangGuard("the engine shuts down") { await engine.shutdown() }
 
         let copies = gravity.copies
