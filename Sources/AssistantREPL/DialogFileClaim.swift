@@ -1,5 +1,4 @@
 import Foundation
-import ShoppingAssistant
 
 #if canImport(Glibc)
     import Glibc
@@ -23,7 +22,7 @@ final class DialogFileClaim: Sendable {
     /// Claims `file`'s conversation. A lock that cannot be taken at all (a file system without
     /// `flock`) tells nothing, and nothing is said.
     init(_ file: URL) {
-        let descriptor = open(file.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let descriptor = open(file.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
             (self.descriptor, isShared) = (-1, false)
             return

@@ -58,10 +58,17 @@ extension REPLSession {
     }
 
     /// At the end of a session: what is still queued stays in the store for the next start
-    /// (DL8), which a user leaving offline would otherwise not know.
+    /// (DL8), which a user leaving offline would otherwise not know — or, with the queue in
+    /// memory (a pipe without `--state-dir`), is lost with the session, which they must know.
     func sayWhatStaysQueued() async {
         let left = await engine.pendingDeliveries
         guard left > 0 else { return }
+        guard queueOnDisk else {
+            return output.aside(
+                .warning,
+                "(\(Self.entries(left)) still queued, in memory only: lost as this session ends; "
+                    + "--state-dir DIR keeps the queue for the next start)")
+        }
         output.aside(.dim, "(\(Self.entries(left)) still queued: kept, and sent when the assistant starts again)")
     }
 

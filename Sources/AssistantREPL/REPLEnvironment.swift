@@ -258,6 +258,7 @@ package struct REPLEnvironment: Sendable {
             stepClock: stepClock, replaying: policy.replaying, uuid: uuid, network: network, wallClock: wallClock,
             restart: restart)
         self.dialogClaim = dialogClaim
+        if case .directory = policy.delivery { await session.keepQueueOnDisk() }
         if dialogClaim?.isShared == true { await session.noteAtStart(DialogFileClaim.sharedWarning) }
     }
 

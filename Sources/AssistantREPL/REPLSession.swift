@@ -17,6 +17,13 @@ package actor REPLSession {
     private var offeredLine: String?
     /// Warnings the read loop prints under its banner.
     private var notesAtStart: [String] = []
+    /// Whether the delivery queue is kept in the state directory, for the next start.
+    private(set) var queueOnDisk = false
+
+    /// The delivery queue lives in the state directory: what is left at the end is kept.
+    func keepQueueOnDisk() {
+        queueOnDisk = true
+    }
     /// The engine and the host side wired to it: replaced whole by `:restart`.
     private struct Parts: Sendable {
         let engine: AssistantEngine
@@ -140,9 +147,11 @@ package actor REPLSession {
         offeredLine = nil
         if let offered, line.count > offered.count, line.hasPrefix(offered) {
             let typed = String(line.dropFirst(offered.count))
-            if typed.hasPrefix(":"), !typed.hasPrefix("::"),
-                case .command = commands.resolve(String(typed.dropFirst().prefix { $0 != " " }))
-            {
+            // Only a command by its full name (`:open`, `:queue clear`), never a prefix or an
+            // alias: `ok:D` must not rate a reply as `:dislike`. Never a quit, which would take
+            // the text along.
+            let word = typed.dropFirst().prefix { $0 != " " }.lowercased()
+            if typed.hasPrefix(":"), commands.commands.contains(where: { $0.name == word && !$0.needsFullName }) {
                 let keepGoing = await handle(typed)
                 if keepGoing, reader?.offerNextLine(offered) == true { offeredLine = offered }
                 return keepGoing
@@ -384,33 +393,31 @@ package actor REPLSession {
         output.line("window:      \(await host.isForeground ? "foreground" : "background")")
     }
 
-    /// `:log`: what was tracked, once every first attempt under way has ended. On real time it
-    /// waits for them `logPatience` at most — offline, the retries of a first attempt take
-    /// seconds (DL1) — and says how many are still trying; on virtual time (a replay, a piped
-    /// session) waiting costs nothing, and the output does not depend on the machine's speed.
+    /// `:log`: what was tracked, once every first attempt under way has ended. At a terminal on
+    /// real time it waits for them `logPatience` at most — offline, the retries of a first
+    /// attempt take seconds (DL1) — and says how many records are not in the log yet; anywhere
+    /// else (a pipe, a recording, virtual time) it waits for them all, so that what it prints
+    /// does not depend on the machine's speed and a recording replays.
     func showLog() async {
         let engine = engine
         let settled: Bool
-        if replaying || time != nil {
+        if settings.interactive && time == nil {
+            settled = await Self.ends(within: Self.logPatience, on: clock) { await engine.flushTracking() }
+        } else {
             await engine.flushTracking()
             settled = true
-        } else {
-            settled = await Self.ends(within: Self.logPatience, on: clock) { await engine.flushTracking() }
         }
         let log = await engine.trackingLog
         if log.isEmpty { output.line(.dim, "(nothing tracked yet)") }
         for record in log { output.untrusted(Self.logLine(record), prefix: "  ") }
         guard !settled else { return }
-        // Written, waiting for its turn or the session (B8), or on the wire: not in the log yet.
+        // Being written, waiting for their turn or the session (B8), or on the wire.
         let untried = await engine.deliveryQueue.filter { [.persisting, .waiting, .sending].contains($0.status) }
         guard !untried.isEmpty else { return }
         output.line(
             .dim,
-            untried.count == 1
-                ? "(1 more not in the log yet: its first attempt is still under way; :log again to see how it "
-                    + "ends, :queue to see it)"
-                : "(\(untried.count) more not in the log yet: their first attempts are still under way; :log again "
-                    + "to see how they end, :queue to see them)")
+            "(\(untried.count) more not in the log yet: not sent, or still being tried; :log again later, :queue "
+                + "to see \(untried.count == 1 ? "it" : "them"))")
     }
 
     /// How long `:log` at a terminal waits for the first attempts under way.
@@ -420,7 +427,8 @@ package actor REPLSession {
     static func ends(
         within limit: Duration, on clock: any Clock<Duration>, _ work: @escaping @Sendable () async -> Void
     ) async -> Bool {
-        await withCheckedContinuation { continuation in
+        let timer = Locked<Task<Void, Never>?>(nil)
+        let ended = await withCheckedContinuation { continuation in
             let slot = Locked<CheckedContinuation<Bool, Never>?>(continuation)
             let finish: @Sendable (Bool) -> Void = { ended in
                 slot.withLock { waiting in
@@ -428,15 +436,20 @@ package actor REPLSession {
                     return waiting
                 }?.resume(returning: ended)
             }
+            timer.withLock {
+                $0 = Task {
+                    // Cancelled when the work ends first: no sleeper is left on the clock.
+                    guard (try? await clock.sleep(for: limit)) != nil else { return }
+                    finish(false)
+                }
+            }
             Task {
                 await work()
                 finish(true)
             }
-            Task {
-                try? await clock.sleep(for: limit)
-                finish(false)
-            }
         }
+        if ended { timer.withLock { $0 }?.cancel() }
+        return ended
     }
 
     /// One `:log` line: the record as the engine describes it, then when an event was raised

@@ -50,13 +50,23 @@ import Testing
         #expect(await repl.run(":queue all").printed.first?.hasPrefix("usage: :queue") == true)
     }
 
-    // Leaving offline, the user learns that what waits is not lost: the next start sends it.
+    // Leaving offline, the user learns that what waits is not lost: the next start sends it —
+    // unless the queue lives in memory only, which is lost with the session, and says so.
     // covers: DL8
     @Test func leavingWithEntriesQueuedSaysTheNextStartSendsThem() async throws {
-        let repl = try await DemoREPL()
-        let printed = await repl.runSession([":product KIT-1001", ":offline", ":cart add KIT-1001 2", ":buy", ":quit"])
-        let said = "(2 entries still queued: kept, and sent when the assistant starts again)"
-        #expect(printed.last == said, "\(printed)")
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("queue-at-quit-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let lines = [":product KIT-1001", ":offline", ":cart add KIT-1001 2", ":buy", ":quit"]
+        let onDisk = try await DemoREPL(delivery: .directory(directory))
+        let printed = await onDisk.runSession(lines)
+        let kept = "(2 entries still queued: kept, and sent when the assistant starts again)"
+        #expect(printed.last == kept, "\(printed)")
+        let inMemory = try await DemoREPL(width: 200)
+        let lost = await inMemory.runSession(lines)
+        #expect(
+            lost.last == "(2 entries still queued, in memory only: lost as this session ends; --state-dir DIR keeps "
+                + "the queue for the next start)", "\(lost)")
         let online = try await DemoREPL()
         let quiet = await online.runSession([":product KIT-1001", ":cart add KIT-1001 2", ":buy", ":quit"])
         #expect(!quiet.contains { $0.contains("still queued") }, "\(quiet)")

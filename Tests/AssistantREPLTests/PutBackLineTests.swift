@@ -52,4 +52,15 @@ import Testing
         #expect(printed.contains("┌─ Помощник магазина"), ":open ran: \(printed)")
         #expect(printed.filter { $0.hasPrefix("you › ") } == ["you › hello"], "sent once the chat was open: \(printed)")
     }
+
+    // A prefix or an alias after the text is part of the text: `ok:D` is a smile, not `:dislike`;
+    // nor does a quit take the text along.
+    @Test func onlyACommandByItsFullNameIsTakenFromAfterTheText() async throws {
+        let repl = try await DemoREPL(width: 200)
+        let reader = PrefillingReader(typed: [":product KIT-1001", "ok", ":D", ":quit"])
+        let printed = await repl.runSession(reader: reader)
+        #expect(reader.lines == [":product KIT-1001", "ok", "ok:D", "ok:D:quit"], "\(printed)")
+        let refused = printed.filter { $0.hasPrefix("the chat is closed") }
+        #expect(refused.count == 3, "each line was a message the closed chat refused: \(printed)")
+    }
 }

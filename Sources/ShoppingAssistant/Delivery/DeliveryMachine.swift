@@ -268,6 +268,10 @@ struct DeliveryMachine {
     /// Whether the record is still kept or on its way: not once delivered, dropped or cleared.
     func holds(_ id: UUID) -> Bool { entries[id] != nil }
 
+    /// Whether the record waits in the store for a later attempt: held, and written there (an
+    /// unprotected one, which the store refused or the queue never took, is not).
+    func keepsInStore(_ id: UUID) -> Bool { entries[id].map { !$0.unprotected } ?? false }
+
     /// The records its storage has room for, summed over its collections: for tests that a
     /// drained burst gave its storage back.
     var storageCapacity: Int {

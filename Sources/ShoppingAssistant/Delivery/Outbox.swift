@@ -874,9 +874,9 @@ final class Outbox: Sendable {
             // The store work of this end is queued before a waiting stop hears of it.
             let actions = queueStoreWork(
                 shell.machine.attemptFinished(record.id, outcome, now: wiring.wallClock()), &shell)
-            let kept = shell.machine.holds(record.id)
             // Whatever the machine forgot (delivered, dropped, unprotected or cleared), the log forgets.
-            if !kept { shell.details[record.id] = nil }
+            if !shell.machine.holds(record.id) { shell.details[record.id] = nil }
+            let kept = shell.machine.keepsInStore(record.id)
             shell.releaseSpareCapacity()
             return (actions, kept)
         }
