@@ -103,6 +103,10 @@ package actor REPLSession {
             waitsForEachCommand: !settings.interactive)
     }
 
+    /// A person at a terminal, on the clock's own time: Ctrl-C ends what a line waits for, and
+    /// `:log` does not make them wait long.
+    private var atTerminalOnRealTime: Bool { settings.interactive && time == nil }
+
     /// A warning to print under the banner: something about the session's state the user
     /// should know before typing.
     func noteAtStart(_ warning: String) {
@@ -115,7 +119,7 @@ package actor REPLSession {
         self.reader = reader
         let loop = REPLReadLoop(
             session: self, stepper: stepper, output: output, settings: settings,
-            onDemoStore: demoStore != nil, interruptible: settings.interactive && time == nil, notes: notesAtStart)
+            onDemoStore: demoStore != nil, interruptible: atTerminalOnRealTime, notes: notesAtStart)
         await loop.run(reader: reader, observer: observer)
     }
 
@@ -401,7 +405,7 @@ package actor REPLSession {
     func showLog() async {
         let engine = engine
         let settled: Bool
-        if settings.interactive && time == nil {
+        if atTerminalOnRealTime {
             settled = await Self.ends(within: Self.logPatience, on: clock) { await engine.flushTracking() }
         } else {
             await engine.flushTracking()

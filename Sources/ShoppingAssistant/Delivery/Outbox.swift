@@ -913,7 +913,7 @@ final class Outbox: Sendable {
     }
 
     /// A host call's failure, saying that its record waits in the queue when the machine still
-    /// holds it: the caller's log line must not read as a loss when nothing was lost, nor promise
+    /// keeps it in the store: the caller's log line must not read as a loss when nothing was lost, nor promise
     /// a retry of a record dropped or cleared (DL8).
     static func saying(_ result: Result<HTTPResponse, WireFailure>, kept: Bool) -> Result<HTTPResponse, WireFailure> {
         guard kept, case .failure(.failed(var error, let uncertain)) = result else { return result }
